@@ -1,0 +1,132 @@
+//! The calling thread's cancelability: state (enabled/disabled) and type (deferred/asynchronous).
+
+use crate::current::current_control;
+use crate::point::slow_point;
+use crate::state;
+
+/// Whether requests are acted on (R02: a new thread starts `Enabled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CancelState {
+    /// Requests are acted on, when the [`CancelType`] says.
+    Enabled,
+    /// Requests are held pending until the state is `Enabled` again (R03).
+    Disabled,
+}
+
+/// When requests are acted on while enabled (R02: a new thread starts `Deferred`).
+///
+/// In Rust code, `Asynchronous` acts on a request at the next cancellation point, and at once
+/// when the type or state is switched with a request pending. Acting at any instruction needs
+/// an `async_region`, whose frames hold no resources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CancelType {
+    /// Only at cancellation points (R05).
+    Deferred,
+    /// As soon as possible (R06).
+    Asynchronous,
+}
+
+/// Sets the calling thread's cancel state and returns the previous one (R11).
+///
+/// Enabling with a request pending acts on it at the next cancellation point if the type is
+/// deferred (POSIX, R13), at once if asynchronous. After the thread has begun to act on a
+/// cancellation, it stays disabled (R19).
+///
+/// ```
+/// use thread_cancel::{set_cancel_state, CancelState};
+/// assert_eq!(set_cancel_state(CancelState::Disabled), CancelState::Enabled);
+/// assert_eq!(set_cancel_state(CancelState::Enabled), CancelState::Disabled);
+/// ```
+pub fn set_cancel_state(new: CancelState) -> CancelState {
+    let c = current_control();
+    let was_disabled = c.state.set_disabled(new == CancelState::Disabled);
+    if new == CancelState::Enabled {
+        act_if_async(&c);
+    }
+    if was_disabled {
+        CancelState::Disabled
+    } else {
+        CancelState::Enabled
+    }
+}
+
+/// Sets the calling thread's cancel type and returns the previous one (R12). Switching to
+/// asynchronous with a request pending (and enabled) acts on it at once.
+///
+/// ```
+/// use thread_cancel::{set_cancel_type, CancelType};
+/// assert_eq!(set_cancel_type(CancelType::Asynchronous), CancelType::Deferred);
+/// assert_eq!(set_cancel_type(CancelType::Deferred), CancelType::Asynchronous);
+/// ```
+pub fn set_cancel_type(new: CancelType) -> CancelType {
+    let c = current_control();
+    let was_async = c.state.set_async(new == CancelType::Asynchronous);
+    if new == CancelType::Asynchronous {
+        act_if_async(&c);
+    }
+    if was_async {
+        CancelType::Asynchronous
+    } else {
+        CancelType::Deferred
+    }
+}
+
+fn act_if_async(c: &crate::control::Control) {
+    let s = c.state.load();
+    if s & state::ASYNC != 0 && s & state::SLOW != 0 {
+        slow_point(c, s);
+    }
+}
+
+/// Disables cancellation until the guard is dropped, which restores the previous state.
+///
+/// ```
+/// let h = thread_cancel::spawn(|| {
+///     {
+///         let _g = thread_cancel::disable();
+///         thread_cancel::current().cancel().unwrap();
+///         thread_cancel::testcancel(); // held pending (R03)
+///     }
+///     thread_cancel::testcancel(); // acted on here
+///     unreachable!()
+/// });
+/// assert!(h.join().is_canceled());
+/// ```
+#[must_use = "cancellation is enabled again when the guard is dropped"]
+pub fn disable() -> DisableGuard {
+    DisableGuard {
+        prev: set_cancel_state(CancelState::Disabled),
+        _not_send: std::marker::PhantomData,
+    }
+}
+
+/// Restores the previous cancel state when dropped; see [`disable`].
+#[derive(Debug)]
+pub struct DisableGuard {
+    prev: CancelState,
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for DisableGuard {
+    fn drop(&mut self) {
+        set_cancel_state(self.prev);
+    }
+}
+
+/// Enables cancellation and acts at once on a pending request (the IRIX behaviour of R13);
+/// returns the previous state if there was nothing to act on.
+///
+/// ```
+/// let h = thread_cancel::spawn(|| {
+///     let _g = thread_cancel::disable();
+///     thread_cancel::current().cancel().unwrap();
+///     thread_cancel::enable_and_test();
+///     unreachable!()
+/// });
+/// assert!(h.join().is_canceled());
+/// ```
+pub fn enable_and_test() -> CancelState {
+    let prev = set_cancel_state(CancelState::Enabled);
+    crate::testcancel();
+    prev
+}

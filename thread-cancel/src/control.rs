@@ -1,0 +1,81 @@
+//! The per-thread control block, shared (`Arc`) by the thread and every handle that can cancel it.
+
+use crate::parker::Parker;
+use crate::state::{Request, StateWord};
+use std::any::{Any, TypeId};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Everything another thread may touch of a thread: its state word and its wake-up token.
+#[derive(Debug)]
+pub(crate) struct Control {
+    pub(crate) state: StateWord,
+    pub(crate) parker: Parker,
+    /// The thread blocked in `join` on this one, woken when this one finishes.
+    joiner: Mutex<Option<Arc<Control>>>,
+    /// The value passed to `exit()`, taken by the thread's root.
+    exit_value: Mutex<Option<Box<dyn Any + Send>>>,
+    /// For threads spawned by the crate: the type `exit()` must be given.
+    pub(crate) exit_type: Option<TypeId>,
+}
+
+impl Control {
+    pub(crate) fn new(exit_type: Option<TypeId>) -> Self {
+        Self {
+            state: StateWord::new(),
+            parker: Parker::new(),
+            joiner: Mutex::new(None),
+            exit_value: Mutex::new(None),
+            exit_type,
+        }
+    }
+
+    /// A control block for a thread that is already gone.
+    pub(crate) fn finished() -> Self {
+        Self {
+            state: StateWord::finished(),
+            ..Self::new(None)
+        }
+    }
+
+    /// Queues a cancellation request and wakes the thread if it waits (R01, R08).
+    pub(crate) fn cancel(&self) -> Result<(), crate::NoSuchThread> {
+        match self.state.request() {
+            Request::Finished => Err(crate::NoSuchThread),
+            Request::Merged => Ok(()),
+            Request::Queued { .. } => {
+                self.parker.unpark();
+                Ok(())
+            }
+        }
+    }
+
+    pub(crate) fn set_exit_value(&self, v: Box<dyn Any + Send>) {
+        *lock(&self.exit_value) = Some(v);
+    }
+
+    pub(crate) fn take_exit_value(&self) -> Option<Box<dyn Any + Send>> {
+        lock(&self.exit_value).take()
+    }
+
+    /// Registers (or, with `None`, removes) the thread waiting for this one to finish.
+    pub(crate) fn set_joiner(&self, joiner: Option<Arc<Control>>) {
+        *lock(&self.joiner) = joiner;
+    }
+
+    /// Owner, last step: mark finished and wake the joiner.
+    ///
+    /// Ordering: `FINISHED` is set before the joiner slot is read under its mutex; a joiner
+    /// registers under the same mutex before it reads `FINISHED`. So either the joiner sees
+    /// `FINISHED`, or this sees the joiner.
+    pub(crate) fn finish(&self) {
+        self.state.finish();
+        if let Some(j) = lock(&self.joiner).take() {
+            j.parker.unpark();
+        }
+    }
+}
+
+/// Locks a mutex that protects plain data; a poisoned lock still holds valid data.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,134 @@
+//! The link between a thread and its control block, and [`Canceler`] / [`current`].
+//!
+//! Every thread that has a control block keeps an `Arc` of it in the thread-local `LINK` and a
+//! raw pointer to it in `CURRENT`, a `const`-initialised thread-local without a destructor, so a
+//! cancellation point reads it with one TLS load and no lazy-initialisation check.
+//! Threads the crate did not spawn are adopted on first use ([`current`], `set_cancel_state`,
+//! ...); until then no one can hold a [`Canceler`] for them, so they have nothing to act on.
+
+use crate::control::Control;
+use crate::NoSuchThread;
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+
+thread_local! {
+    /// Non-null exactly while `LINK` holds the `Arc` it points into.
+    static CURRENT: Cell<*const Control> = const { Cell::new(std::ptr::null()) };
+    static LINK: RefCell<Option<Link>> = const { RefCell::new(None) };
+}
+
+/// Keeps the thread's control block alive; its destructor (at thread exit) detaches it.
+struct Link {
+    control: Arc<Control>,
+    /// Adopted threads have no root of ours: they are marked finished here.
+    adopted: bool,
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(std::ptr::null()));
+        if self.adopted {
+            self.control.finish();
+        }
+    }
+}
+
+/// Runs `f` on the calling thread's control block if it has one (no adoption). The fast path of
+/// every cancellation point.
+#[inline(always)]
+pub(crate) fn with_current<R>(f: impl FnOnce(&Control) -> R) -> Option<R> {
+    let p = CURRENT.with(Cell::get);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `CURRENT` is set to `Arc::as_ptr` of the `Arc` stored in this thread's `LINK`, and
+    // reset to null in `Link::drop` before that `Arc` is released. It is only read on this
+    // thread, so the pointee is alive for the whole of `f`.
+    Some(f(unsafe { &*p }))
+}
+
+/// The calling thread's control block, adopting the thread if needed.
+pub(crate) fn current_control() -> Arc<Control> {
+    LINK.try_with(|l| {
+        let mut l = l.borrow_mut();
+        if let Some(link) = &*l {
+            return link.control.clone();
+        }
+        let control = Arc::new(Control::new(None));
+        install(&mut l, control.clone(), true);
+        control
+    })
+    // The thread is being torn down: it can no longer be canceled.
+    .unwrap_or_else(|_| Arc::new(Control::finished()))
+}
+
+/// The calling thread's control block if it has one (no adoption).
+pub(crate) fn try_current_control() -> Option<Arc<Control>> {
+    LINK.try_with(|l| l.borrow().as_ref().map(|l| l.control.clone()))
+        .ok()
+        .flatten()
+}
+
+/// Called first thing on a thread the crate spawned.
+pub(crate) fn link_spawned(control: Arc<Control>) {
+    LINK.with(|l| install(&mut l.borrow_mut(), control, false));
+}
+
+fn install(slot: &mut Option<Link>, control: Arc<Control>, adopted: bool) {
+    CURRENT.with(|c| c.set(Arc::as_ptr(&control)));
+    *slot = Some(Link { control, adopted });
+}
+
+/// A handle that can send cancellation requests to one thread; `Clone + Send + Sync`.
+///
+/// It stays memory-safe forever: once its thread has finished, [`Canceler::cancel`] returns
+/// [`NoSuchThread`] (R18).
+///
+/// ```
+/// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
+/// let c = h.canceler();
+/// std::thread::spawn(move || c.cancel().unwrap()).join().unwrap();
+/// assert!(h.join().is_canceled());
+/// ```
+#[derive(Clone, Debug)]
+pub struct Canceler {
+    pub(crate) control: Arc<Control>,
+}
+
+impl Canceler {
+    /// Queues a cancellation request for the thread (R01). Returns as soon as it is queued (R08);
+    /// several requests before the thread acts count as one (R03).
+    ///
+    /// ```
+    /// let h = thread_cancel::spawn(|| thread_cancel::testcancel());
+    /// let c = h.canceler();
+    /// h.join();
+    /// assert_eq!(c.cancel(), Err(thread_cancel::NoSuchThread));
+    /// ```
+    pub fn cancel(&self) -> Result<(), NoSuchThread> {
+        self.control.cancel()
+    }
+
+    /// Whether the thread has finished (its handlers and destructors have all run).
+    ///
+    /// ```
+    /// assert!(!thread_cancel::current().is_finished());
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.control.state.load() & crate::state::FINISHED != 0
+    }
+}
+
+/// A [`Canceler`] for the calling thread, which need not have been spawned by this crate (the
+/// main thread, a `std` or rayon thread): such a thread is adopted on first use.
+///
+/// ```
+/// let me = thread_cancel::current();
+/// let _guard = thread_cancel::disable();
+/// me.cancel().unwrap(); // held pending while disabled
+/// ```
+pub fn current() -> Canceler {
+    Canceler {
+        control: current_control(),
+    }
+}

@@ -1,0 +1,93 @@
+//! POSIX thread cancellation, done right, for Rust threads.
+//!
+//! A thread spawned with [`spawn`] (or adopted with [`current`]) can be canceled: a request
+//! queued with [`JoinHandle::cancel`] or a [`Canceler`] is acted on when the thread is at a
+//! cancellation point ([`testcancel`], [`JoinHandle::join`], ...) with cancellation enabled.
+//! Acting on it unwinds the thread's stack (every `Drop` runs, the panic hook stays quiet),
+//! runs the [cleanup handlers](cleanup_push) last-pushed-first, then the [thread-specific data
+//! destructors](Key), and the thread's join reports [`Outcome::Canceled`].
+//!
+//! ```
+//! use thread_cancel::{cleanup_push, spawn, testcancel};
+//!
+//! let h = spawn(|| {
+//!     let _g = cleanup_push(|| eprintln!("cleanup ran"));
+//!     loop {
+//!         testcancel(); // a cancellation point
+//!     }
+//! });
+//! h.cancel().unwrap(); // queued; returns at once
+//! assert!(h.join().is_canceled());
+//! ```
+//!
+//! ## Decisions
+//!
+//! - **`panic = "abort"`**: acting on a cancellation needs an unwind. In an abort build, a
+//!   thread that acts on a request prints a message and aborts the process. Requests that are
+//!   never acted on (disabled, or no cancellation point reached) cost nothing.
+//! - **A panicking cleanup handler**: the panic is reported by the panic hook and caught; the
+//!   other handlers and the destructors still run and the join reports `Canceled`.
+//! - **Cancellation points inside `Drop` during a panic** do not act (an unwind cannot start
+//!   inside another); the request stays pending.
+//! - **`std::sync::Mutex`**: a `MutexGuard` held across a point where the thread is canceled is
+//!   dropped during the unwind and poisons the mutex, exactly as a panic would.
+//! - **`catch_unwind`** may catch the cancellation's [`CancelPayload`]; the next cancellation
+//!   point raises it again, and the join still reports `Canceled`.
+//! - **Threads the crate did not spawn** (main, `std`, rayon) are adopted on first use. When
+//!   such a thread acts on a cancellation, the unwind ends at that thread's own root: a `std`
+//!   join returns `Err` whose payload is a [`CancelPayload`]; on the main thread the process
+//!   exits with status 101. Its thread-specific data destructors run from a thread-local
+//!   destructor.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod cancel_state;
+mod cleanup;
+mod control;
+mod current;
+mod parker;
+mod point;
+mod scope;
+mod state;
+mod sys;
+mod thread;
+mod tsd;
+mod wait;
+
+pub use cancel_state::{
+    disable, enable_and_test, set_cancel_state, set_cancel_type, CancelState, CancelType,
+    DisableGuard,
+};
+pub use cleanup::{cleanup_push, CleanupGuard};
+pub use current::{current, Canceler};
+pub use point::{exit, testcancel, CancelPayload};
+pub use scope::{scope, Scope, ScopedJoinHandle};
+pub use thread::{spawn, Builder, JoinHandle, Outcome};
+pub use tsd::{Key, DESTRUCTOR_ITERATIONS};
+
+/// The error of canceling a thread that does not exist: it finished, was joined, or its
+/// handle is otherwise stale (R18; C: `ESRCH`).
+///
+/// ```
+/// let h = thread_cancel::spawn(|| ());
+/// let c = h.canceler();
+/// h.join();
+/// let e = c.cancel().unwrap_err();
+/// assert_eq!(std::io::Error::from(e).raw_os_error(), Some(libc::ESRCH));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NoSuchThread;
+
+impl std::fmt::Display for NoSuchThread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no such thread")
+    }
+}
+
+impl std::error::Error for NoSuchThread {}
+
+impl From<NoSuchThread> for std::io::Error {
+    fn from(_: NoSuchThread) -> Self {
+        std::io::Error::from_raw_os_error(libc::ESRCH)
+    }
+}

@@ -1,0 +1,56 @@
+//! A per-thread wake-up token on a futex word: the one place a canceled thread is woken from.
+//!
+//! Same protocol as std's futex parker: `unpark` leaves a token that the next `park` consumes,
+//! so a wake-up that arrives before the thread sleeps is never lost.
+
+use crate::sys;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+const EMPTY: u32 = 0;
+const NOTIFIED: u32 = 1;
+const PARKED: u32 = u32::MAX;
+
+#[derive(Debug)]
+pub(crate) struct Parker {
+    state: AtomicU32,
+}
+
+impl Parker {
+    pub(crate) const fn new() -> Self {
+        Self {
+            state: AtomicU32::new(EMPTY),
+        }
+    }
+
+    /// Owner only: sleeps until a token is available (consuming it) or `deadline` passes.
+    /// May return spuriously; callers re-check their condition.
+    pub(crate) fn park(&self, deadline: Option<Instant>) {
+        // EMPTY -> PARKED, or NOTIFIED -> EMPTY (token consumed, no sleep).
+        if self.state.fetch_sub(1, Ordering::Acquire) == NOTIFIED {
+            return;
+        }
+        loop {
+            let in_time = sys::futex_wait(&self.state, PARKED, deadline);
+            if self
+                .state
+                .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Acquire)
+                .is_ok()
+            {
+                return;
+            }
+            if !in_time {
+                // Timed out: leave PARKED (or take a token that raced in).
+                self.state.swap(EMPTY, Ordering::Acquire);
+                return;
+            }
+        }
+    }
+
+    /// Any thread: makes the token available and wakes the owner if it sleeps.
+    pub(crate) fn unpark(&self) {
+        if self.state.swap(NOTIFIED, Ordering::Release) == PARKED {
+            sys::futex_wake(&self.state);
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Cancellation points and acting on a request: the unwind that terminates a thread.
+//!
+//! Acting on a request (or on [`exit`]) sets `CANCELING` (or `EXITING`) with `DISABLED` in the
+//! state word and then unwinds the stack with [`std::panic::resume_unwind`] and a private
+//! payload, [`CancelPayload`]. `resume_unwind` does not call the panic hook, so nothing is
+//! printed; every `Drop` on the way runs, cleanup guards among them. The thread's root (see
+//! `thread.rs`) recognises the payload, runs the thread-specific-data destructors and reports
+//! the outcome.
+
+use crate::current::{current_control, with_current};
+use crate::state::{self, Action};
+use std::any::TypeId;
+
+/// The payload of the unwind by which a thread acts on a cancellation or on [`exit`].
+///
+/// Code that catches unwinds (`catch_unwind`) can recognise it with
+/// `payload.is::<CancelPayload>()`; it should resume the unwind. If it does not, the thread's
+/// next cancellation point raises it again, and a join still reports the thread canceled.
+///
+/// ```
+/// let h = thread_cancel::spawn(|| {
+///     let r = std::panic::catch_unwind(|| loop { thread_cancel::testcancel() });
+///     r.unwrap_err().is::<thread_cancel::CancelPayload>()
+/// });
+/// h.cancel().unwrap();
+/// assert!(h.join().is_canceled()); // the swallowed cancellation still counts
+/// ```
+#[derive(Debug)]
+pub struct CancelPayload {
+    _private: (),
+}
+
+/// A cancellation point (R14): if cancellation is enabled and a request is pending, the calling
+/// thread acts on it here and does not return.
+///
+/// With nothing pending this is one thread-local load and one atomic load (target P1).
+///
+/// ```
+/// let h = thread_cancel::spawn(|| {
+///     let mut n = 0u64;
+///     loop {
+///         n = n.wrapping_add(1);
+///         thread_cancel::testcancel();
+///     }
+/// });
+/// h.cancel().unwrap();
+/// assert!(h.join().is_canceled());
+/// ```
+#[inline]
+pub fn testcancel() {
+    with_current(|c| {
+        let s = c.state.load();
+        if s & state::SLOW != 0 {
+            slow_point(c, s);
+        }
+    });
+}
+
+/// The slow path of a cancellation point: act, resume a swallowed unwind, or return.
+#[cold]
+#[inline(never)]
+pub(crate) fn slow_point(c: &crate::control::Control, s: u32) {
+    // Starting an unwind while another one runs (a point called from a Drop during a panic, or
+    // from a cleanup handler) would abort the process: the request stays pending instead.
+    if std::thread::panicking() {
+        return;
+    }
+    match state::classify(s) {
+        Action::None => {}
+        Action::Act => {
+            c.state.begin_cancel();
+            raise();
+        }
+        Action::Resume => raise(),
+    }
+}
+
+/// Whether the calling thread is unwinding because it acts on a cancellation or an exit (the
+/// condition under which cleanup handlers run, R16).
+pub(crate) fn terminating() -> bool {
+    std::thread::panicking()
+        && with_current(|c| {
+            let s = c.state.load();
+            s & state::TERMINATING != 0 && s & state::ROOT == 0
+        })
+        .unwrap_or(false)
+}
+
+/// Starts (or resumes) the termination unwind.
+#[cold]
+pub(crate) fn raise() -> ! {
+    #[cfg(panic = "abort")]
+    {
+        eprintln!("thread-cancel: a thread acted on a cancellation in a panic=abort build; aborting");
+        std::process::abort();
+    }
+    #[cfg(not(panic = "abort"))]
+    std::panic::resume_unwind(Box::new(CancelPayload { _private: () }))
+}
+
+/// Terminates the calling thread with `value` (R21): cleanup handlers run (last pushed first),
+/// then thread-specific-data destructors; a join of the thread reports
+/// [`Outcome::Exited`](crate::Outcome::Exited)`(value)`.
+///
+/// For a thread spawned by this crate, `value` must have the thread's return type `T`;
+/// otherwise `exit` panics at the call. In a thread the crate did not spawn, the unwind ends at
+/// that thread's own root (for a `std` thread, its join returns `Err` with a [`CancelPayload`]).
+/// If the thread is already terminating (an earlier cancellation or exit was swallowed by
+/// `catch_unwind`), that termination continues and `value` is dropped.
+///
+/// ```
+/// let h = thread_cancel::spawn(|| -> u32 {
+///     let _g = thread_cancel::cleanup_push(|| println!("runs on exit"));
+///     thread_cancel::exit(7u32)
+/// });
+/// assert_eq!(h.join().unwrap(), 7);
+/// ```
+pub fn exit<V: Send + 'static>(value: V) -> ! {
+    let c = current_control();
+    if let Some(expected) = c.exit_type {
+        assert!(
+            expected == TypeId::of::<V>(),
+            "thread_cancel::exit: the value's type is not the thread's return type ({})",
+            std::any::type_name::<V>()
+        );
+    }
+    if c.state.load() & state::TERMINATING == 0 {
+        c.set_exit_value(Box::new(value));
+        c.state.begin_exit();
+    }
+    drop(c);
+    raise()
+}

@@ -1,0 +1,154 @@
+//! Scoped cancelable threads, over [`std::thread::scope`].
+
+use crate::control::Control;
+use crate::thread::{new_control, root, wait_finished, Outcome};
+use crate::{Canceler, NoSuchThread};
+use std::io;
+use std::sync::Arc;
+
+/// A scope to spawn cancelable threads that may borrow from the enclosing stack; see [`scope`].
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct Scope<'scope, 'env: 'scope> {
+    inner: std::thread::Scope<'scope, 'env>,
+}
+
+/// Like [`std::thread::scope`]: every thread spawned in it is joined before `scope` returns,
+/// and each one can be canceled. A thread that panicked and was not joined makes `scope` panic,
+/// as in `std`; a canceled thread is not a failure.
+///
+/// A scoped thread's result type must be `'static`, because [`exit`](crate::exit) hands it over
+/// as a `Box<dyn Any>`.
+///
+/// ```
+/// let data = [1u64, 2, 3];
+/// thread_cancel::scope(|s| {
+///     let sum = s.spawn(|| data.iter().sum::<u64>());
+///     let spinner = s.spawn(|| loop { thread_cancel::testcancel() });
+///     spinner.cancel().unwrap();
+///     assert!(spinner.join().is_canceled());
+///     assert_eq!(sum.join().unwrap(), 6);
+/// });
+/// ```
+pub fn scope<'env, F, T>(f: F) -> T
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
+{
+    std::thread::scope(|s| {
+        // SAFETY: `Scope` is `repr(transparent)` over `std::thread::Scope`, so the two references
+        // have the same layout and validity; the lifetime `'scope` is carried over unchanged.
+        let ours = unsafe { &*(s as *const std::thread::Scope<'_, 'env>).cast::<Scope<'_, 'env>>() };
+        f(ours)
+    })
+}
+
+impl<'scope, 'env> Scope<'scope, 'env> {
+    /// Spawns a cancelable thread in this scope (panics if the OS refuses).
+    ///
+    /// ```
+    /// let mut n = 0;
+    /// thread_cancel::scope(|s| { s.spawn(|| n += 1); });
+    /// assert_eq!(n, 1);
+    /// ```
+    pub fn spawn<F, T>(&'scope self, f: F) -> ScopedJoinHandle<'scope, T>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'static,
+    {
+        spawn_in(std::thread::Builder::new(), self, f).expect("failed to spawn thread")
+    }
+}
+
+pub(crate) fn spawn_in<'scope, 'env, F, T>(
+    builder: std::thread::Builder,
+    scope: &'scope Scope<'scope, 'env>,
+    f: F,
+) -> io::Result<ScopedJoinHandle<'scope, T>>
+where
+    F: FnOnce() -> T + Send + 'scope,
+    T: Send + 'static,
+{
+    let control = new_control::<T>();
+    let c = control.clone();
+    let inner = builder.spawn_scoped(&scope.inner, move || match root(c, f) {
+        // Re-raised after the root's work so that `std::thread::scope` sees an unjoined panic.
+        Outcome::Panicked(p) => std::panic::resume_unwind(p),
+        other => other,
+    })?;
+    Ok(ScopedJoinHandle { inner, control })
+}
+
+/// A handle to a scoped cancelable thread; like [`JoinHandle`](crate::JoinHandle).
+#[derive(Debug)]
+pub struct ScopedJoinHandle<'scope, T> {
+    inner: std::thread::ScopedJoinHandle<'scope, Outcome<T>>,
+    control: Arc<Control>,
+}
+
+impl<T> ScopedJoinHandle<'_, T> {
+    /// Queues a cancellation request; `Err(NoSuchThread)` once the thread has finished.
+    ///
+    /// ```
+    /// thread_cancel::scope(|s| {
+    ///     let h = s.spawn(|| loop { thread_cancel::testcancel() });
+    ///     h.cancel().unwrap();
+    ///     assert!(h.join().is_canceled());
+    /// });
+    /// ```
+    pub fn cancel(&self) -> Result<(), NoSuchThread> {
+        self.control.cancel()
+    }
+
+    /// A handle that can cancel the thread from anywhere.
+    ///
+    /// ```
+    /// thread_cancel::scope(|s| {
+    ///     let h = s.spawn(|| loop { thread_cancel::testcancel() });
+    ///     let c = h.canceler();
+    ///     s.spawn(move || c.cancel().unwrap());
+    ///     assert!(h.join().is_canceled());
+    /// });
+    /// ```
+    pub fn canceler(&self) -> Canceler {
+        Canceler {
+            control: self.control.clone(),
+        }
+    }
+
+    /// Waits for the thread and reports how it ended; a cancellation point for the caller.
+    ///
+    /// ```
+    /// thread_cancel::scope(|s| {
+    ///     let h = s.spawn(|| panic!("boom"));
+    ///     assert!(matches!(h.join(), thread_cancel::Outcome::Panicked(_)));
+    /// });
+    /// ```
+    pub fn join(self) -> Outcome<T> {
+        wait_finished(&self.control);
+        self.inner.join().unwrap_or_else(Outcome::Panicked)
+    }
+
+    /// The underlying `std` thread.
+    ///
+    /// ```
+    /// thread_cancel::scope(|s| {
+    ///     let h = s.spawn(|| ());
+    ///     let _ = h.thread().id();
+    /// });
+    /// ```
+    pub fn thread(&self) -> &std::thread::Thread {
+        self.inner.thread()
+    }
+
+    /// Whether the thread has finished running.
+    ///
+    /// ```
+    /// thread_cancel::scope(|s| {
+    ///     let h = s.spawn(|| ());
+    ///     while !h.is_finished() { std::thread::yield_now() }
+    /// });
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+}

@@ -1,0 +1,257 @@
+//! The cancellation state word: one `AtomicU32` per thread, every transition one atomic operation.
+//!
+//! Bits (see ARCHITECTURE.md for the full argument):
+//!
+//! | bit | name | set by | cleared by |
+//! |---|---|---|---|
+//! | 0 | `DISABLED` | owner | owner (never after `CANCELING`/`EXITING`) |
+//! | 1 | `ASYNC` | owner | owner |
+//! | 2 | `PENDING` | any thread (`request`) | never |
+//! | 3 | `CANCELING` | owner, when it acts on a request | never |
+//! | 4 | `EXITING` | owner, in `exit()` | never |
+//! | 5 | `ROOT` | owner, when the unwind reached the thread's root | never |
+//! | 6 | `FINISHED` | owner, last thing it does | never |
+//!
+//! Invariants:
+//!
+//! - **I1 (ownership)**: only the owner thread changes any bit but `PENDING`; other threads only
+//!   `fetch_or(PENDING)`. Owner transitions are `fetch_or`/`fetch_and` on their own bits, so a
+//!   concurrent request is never lost.
+//! - **I2 (monotonic)**: `PENDING`, `CANCELING`, `EXITING`, `ROOT` and `FINISHED` are never
+//!   cleared. Several requests are one request (R03).
+//! - **I3 (act once)**: `CANCELING` and `EXITING` are set together with `DISABLED`, and a thread
+//!   with either bit never acts on a request again (R19).
+//! - **I4 (no such thread)**: a request that observes `FINISHED` fails; one that does not was
+//!   queued before the owner's final transition.
+//! - **I5 (fast path)**: a cancellation point with nothing to do sees
+//!   `word & (PENDING | CANCELING | EXITING) == 0` and does nothing else.
+
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU32, Ordering};
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicU32, Ordering};
+
+pub(crate) const DISABLED: u32 = 1 << 0;
+pub(crate) const ASYNC: u32 = 1 << 1;
+pub(crate) const PENDING: u32 = 1 << 2;
+pub(crate) const CANCELING: u32 = 1 << 3;
+pub(crate) const EXITING: u32 = 1 << 4;
+pub(crate) const ROOT: u32 = 1 << 5;
+pub(crate) const FINISHED: u32 = 1 << 6;
+
+/// Bits that make a cancellation point leave its fast path.
+pub(crate) const SLOW: u32 = PENDING | CANCELING | EXITING;
+/// The thread is acting on a cancellation or an exit (its unwind has begun).
+pub(crate) const TERMINATING: u32 = CANCELING | EXITING;
+
+/// What a cancellation point must do, decided from one load of the word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Nothing: carry on.
+    None,
+    /// Act on the pending request now (start the cancellation unwind).
+    Act,
+    /// The thread is already terminating but its unwind was swallowed (`catch_unwind`):
+    /// raise it again.
+    Resume,
+}
+
+/// Result of [`StateWord::request`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Request {
+    /// The request was queued; `prev` is the word just before.
+    Queued { prev: u32 },
+    /// A request was already pending; this one merges with it (R03).
+    Merged,
+    /// The thread has finished: there is no such thread (R18).
+    Finished,
+}
+
+/// The per-thread state word.
+#[derive(Debug)]
+pub(crate) struct StateWord(AtomicU32);
+
+impl StateWord {
+    /// ENABLED + DEFERRED, nothing pending (R02).
+    pub(crate) fn new() -> Self {
+        Self(AtomicU32::new(0))
+    }
+
+    /// A word for a thread that has already gone (used when a thread is torn down).
+    pub(crate) fn finished() -> Self {
+        Self(AtomicU32::new(FINISHED | ROOT | DISABLED))
+    }
+
+    #[inline(always)]
+    pub(crate) fn load(&self) -> u32 {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Any thread: queue a cancellation request (R01, R08). One `fetch_or`.
+    pub(crate) fn request(&self) -> Request {
+        let prev = self.0.fetch_or(PENDING, Ordering::AcqRel);
+        if prev & FINISHED != 0 {
+            Request::Finished
+        } else if prev & PENDING != 0 {
+            Request::Merged
+        } else {
+            Request::Queued { prev }
+        }
+    }
+
+    /// Owner: set or clear `DISABLED`; returns whether it was set. Once the thread acts on a
+    /// cancellation it stays disabled (I3): enabling then has no effect.
+    pub(crate) fn set_disabled(&self, disabled: bool) -> bool {
+        let prev = if disabled {
+            self.0.fetch_or(DISABLED, Ordering::AcqRel)
+        } else if self.load() & TERMINATING != 0 {
+            self.load()
+        } else {
+            self.0.fetch_and(!DISABLED, Ordering::AcqRel)
+        };
+        prev & DISABLED != 0
+    }
+
+    /// Owner: set or clear `ASYNC`; returns whether it was set.
+    pub(crate) fn set_async(&self, asynchronous: bool) -> bool {
+        let prev = if asynchronous {
+            self.0.fetch_or(ASYNC, Ordering::AcqRel)
+        } else {
+            self.0.fetch_and(!ASYNC, Ordering::AcqRel)
+        };
+        prev & ASYNC != 0
+    }
+
+    /// Owner: start acting on a request (R07, R19). Returns the previous word.
+    pub(crate) fn begin_cancel(&self) -> u32 {
+        self.0.fetch_or(CANCELING | DISABLED, Ordering::AcqRel)
+    }
+
+    /// Owner: start `exit()` (R21). Returns the previous word.
+    pub(crate) fn begin_exit(&self) -> u32 {
+        self.0.fetch_or(EXITING | DISABLED, Ordering::AcqRel)
+    }
+
+    /// Owner: the unwind reached the thread's root; destructors run from here on, and no
+    /// cancellation point acts or resumes any more.
+    pub(crate) fn enter_root(&self) -> u32 {
+        self.0.fetch_or(ROOT | DISABLED, Ordering::AcqRel)
+    }
+
+    /// Owner: the thread is gone; later requests fail (R18). Returns the previous word.
+    pub(crate) fn finish(&self) -> u32 {
+        self.0.fetch_or(FINISHED | ROOT | DISABLED, Ordering::AcqRel)
+    }
+}
+
+/// The decision of a cancellation point for the word `s` (pure; the slow path of I5).
+#[inline]
+pub(crate) fn classify(s: u32) -> Action {
+    if s & SLOW == 0 || s & ROOT != 0 {
+        Action::None
+    } else if s & TERMINATING != 0 {
+        Action::Resume
+    } else if s & DISABLED == 0 {
+        Action::Act
+    } else {
+        Action::None
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    //! Model checks of the state machine: cancel vs set_cancel_state vs testcancel vs exit.
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// The owner's view of a cancellation point: act (and record it) if the word says so.
+    /// Returns whether it acted and the word it saw.
+    fn point_seen(w: &StateWord) -> (bool, u32) {
+        let s = w.load();
+        if classify(s) == Action::Act {
+            assert_eq!(s & DISABLED, 0, "acted while disabled");
+            let prev = w.begin_cancel();
+            assert_eq!(prev & TERMINATING, 0, "acted twice");
+            (true, s)
+        } else {
+            (false, s)
+        }
+    }
+
+    fn point(w: &StateWord) -> bool {
+        point_seen(w).0
+    }
+
+    #[test]
+    fn loom_cancel_vs_disabled_region_vs_exit() {
+        loom::model(|| {
+            let w = Arc::new(StateWord::new());
+            let w2 = w.clone();
+            let canceler = thread::spawn(move || w2.request());
+            // Owner: a disabled region with a point inside, enable, a point, finish.
+            assert!(!w.set_disabled(true));
+            assert!(!point(&w), "a disabled point acted");
+            w.set_disabled(false);
+            let (acted, seen) = point_seen(&w);
+            w.enter_root();
+            w.finish();
+            let r = canceler.join().unwrap();
+            // The enabled point acts exactly when it saw the request.
+            assert_eq!(acted, seen & PENDING != 0);
+            match r {
+                // Queued before the owner finished: acted on, unless it landed after the point.
+                Request::Queued { prev } => assert_eq!(prev & FINISHED, 0),
+                Request::Merged => unreachable!("only one request was made"),
+                // Refused: the owner had finished, so it cannot have acted on it.
+                Request::Finished => assert!(!acted),
+            }
+        });
+    }
+
+    #[test]
+    fn loom_two_requests_count_as_one() {
+        loom::model(|| {
+            let w = Arc::new(StateWord::new());
+            w.set_disabled(true);
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let w = w.clone();
+                    thread::spawn(move || w.request())
+                })
+                .collect();
+            let rs: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+            let queued = rs
+                .iter()
+                .filter(|r| matches!(r, Request::Queued { .. }))
+                .count();
+            assert_eq!(queued, 1);
+            assert!(rs.contains(&Request::Merged));
+            assert!(!point(&w));
+            w.set_disabled(false);
+            assert!(point(&w));
+            // R19: once acting, it never acts again, even if enabled again.
+            w.set_disabled(false);
+            assert_eq!(classify(w.load()), Action::Resume);
+        });
+    }
+
+    #[test]
+    fn loom_exit_races_cancel() {
+        loom::model(|| {
+            let w = Arc::new(StateWord::new());
+            let w2 = w.clone();
+            let canceler = thread::spawn(move || w2.request());
+            let prev = w.begin_exit();
+            // Whether or not the request arrived, an exiting thread never acts on it.
+            assert_eq!(prev & TERMINATING, 0);
+            assert_ne!(classify(w.load()), Action::Act);
+            w.enter_root();
+            assert_eq!(classify(w.load()), Action::None);
+            w.finish();
+            let r = canceler.join().unwrap();
+            assert_ne!(r, Request::Merged);
+            assert_eq!(classify(w.load()), Action::None);
+        });
+    }
+}

@@ -1,0 +1,16 @@
+//! Platform layer: everything that talks to the operating system lives below this module.
+//!
+//! The rest of the crate sees a narrow interface:
+//!
+//! - [`futex_wait`] / [`futex_wake`]: block on a 32-bit word until it changes or a deadline passes.
+//!
+//! Porting to another platform means adding one folder next to `linux/` that provides the same
+//! functions.
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+pub(crate) use linux::futex::{futex_wait, futex_wake};
+
+#[cfg(not(target_os = "linux"))]
+compile_error!("thread-cancel supports Linux only for now (see ARCHITECTURE.md, `sys/`)");

@@ -1,0 +1,278 @@
+//! Spawning cancelable threads, their root, [`JoinHandle`] and [`Outcome`].
+
+use crate::control::Control;
+use crate::current::{link_spawned, try_current_control};
+use crate::state::{self, CANCELING, EXITING};
+use crate::{tsd, Canceler, NoSuchThread};
+use std::any::{Any, TypeId};
+use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// How a thread ended, as reported by [`JoinHandle::join`].
+#[derive(Debug)]
+pub enum Outcome<T> {
+    /// The start function returned this value.
+    Returned(T),
+    /// The thread called [`exit`](crate::exit) with this value (R21).
+    Exited(T),
+    /// The thread acted on a cancellation request (R09; C: `PTHREAD_CANCELED`).
+    Canceled,
+    /// The thread panicked; the panic's payload.
+    Panicked(Box<dyn Any + Send + 'static>),
+}
+
+impl<T> Outcome<T> {
+    /// Whether the thread was canceled.
+    ///
+    /// ```
+    /// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
+    /// h.cancel().unwrap();
+    /// assert!(h.join().is_canceled());
+    /// ```
+    pub fn is_canceled(&self) -> bool {
+        matches!(self, Outcome::Canceled)
+    }
+
+    /// The value, if the thread returned or exited with one.
+    ///
+    /// ```
+    /// assert_eq!(thread_cancel::spawn(|| 3).join().value(), Some(3));
+    /// ```
+    pub fn value(self) -> Option<T> {
+        match self {
+            Outcome::Returned(v) | Outcome::Exited(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The value if the thread returned or exited; panics if it was canceled, and resumes the
+    /// thread's panic if it panicked.
+    ///
+    /// ```
+    /// assert_eq!(thread_cancel::spawn(|| "done").join().unwrap(), "done");
+    /// ```
+    pub fn unwrap(self) -> T {
+        match self {
+            Outcome::Returned(v) | Outcome::Exited(v) => v,
+            Outcome::Canceled => panic!("called `Outcome::unwrap()` on a canceled thread"),
+            Outcome::Panicked(p) => std::panic::resume_unwind(p),
+        }
+    }
+}
+
+/// Runs `f` as the body of a spawned thread: link the control block, catch the termination
+/// unwind, run the thread-specific-data destructors (R07 step 2), mark finished (R18).
+pub(crate) fn root<T: 'static>(control: Arc<Control>, f: impl FnOnce() -> T) -> Outcome<T> {
+    link_spawned(control.clone());
+    let result = catch_unwind(AssertUnwindSafe(f));
+    let s = control.state.enter_root();
+    let outcome = if s & CANCELING != 0 {
+        Outcome::Canceled
+    } else if s & EXITING != 0 {
+        let v = control
+            .take_exit_value()
+            .and_then(|b| b.downcast::<T>().ok())
+            .expect("exit() stores a value of the thread's type");
+        Outcome::Exited(*v)
+    } else {
+        match result {
+            Ok(v) => Outcome::Returned(v),
+            Err(p) => Outcome::Panicked(p),
+        }
+    };
+    tsd::run_destructors();
+    control.finish();
+    outcome
+}
+
+pub(crate) fn new_control<T: 'static>() -> Arc<Control> {
+    Arc::new(Control::new(Some(TypeId::of::<T>())))
+}
+
+/// Blocks until `target` has finished, as a cancellation point for the caller (R09).
+///
+/// A caller that cannot act on a request during the wait (it has no control block, so no one
+/// can cancel it, or its cancellation is disabled) is not registered at all.
+pub(crate) fn wait_finished(target: &Arc<Control>) {
+    let finished = || target.state.load() & state::FINISHED != 0;
+    let Some(me) = try_current_control() else {
+        return;
+    };
+    if finished() || me.state.load() & state::DISABLED != 0 {
+        return;
+    }
+    target.set_joiner(Some(me.clone()));
+    struct Unregister<'a>(&'a Control);
+    impl Drop for Unregister<'_> {
+        fn drop(&mut self) {
+            self.0.set_joiner(None);
+        }
+    }
+    let _unregister = Unregister(target);
+    crate::wait::block_until(&me, finished, None);
+}
+
+/// An owned permission to join a cancelable thread, and to cancel it.
+///
+/// Dropping it detaches the thread (it can still be canceled through a [`Canceler`]).
+#[derive(Debug)]
+pub struct JoinHandle<T> {
+    inner: std::thread::JoinHandle<Outcome<T>>,
+    control: Arc<Control>,
+}
+
+impl<T> JoinHandle<T> {
+    /// Queues a cancellation request (R01); `Err(NoSuchThread)` once the thread has finished
+    /// (R18).
+    ///
+    /// ```
+    /// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
+    /// assert_eq!(h.cancel(), Ok(()));
+    /// assert_eq!(h.cancel(), Ok(())); // merged with the first (R03)
+    /// assert!(h.join().is_canceled());
+    /// ```
+    pub fn cancel(&self) -> Result<(), NoSuchThread> {
+        self.control.cancel()
+    }
+
+    /// A handle that can cancel the thread from anywhere, and outlives this one.
+    ///
+    /// ```
+    /// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
+    /// let c = h.canceler();
+    /// c.cancel().unwrap();
+    /// assert!(h.join().is_canceled());
+    /// ```
+    pub fn canceler(&self) -> Canceler {
+        Canceler {
+            control: self.control.clone(),
+        }
+    }
+
+    /// Waits for the thread to end and reports how (R09). It is a cancellation point for the
+    /// calling thread.
+    ///
+    /// ```
+    /// let h = thread_cancel::spawn(|| 40 + 2);
+    /// assert_eq!(h.join().unwrap(), 42);
+    /// ```
+    pub fn join(self) -> Outcome<T> {
+        wait_finished(&self.control);
+        self.inner.join().unwrap_or_else(Outcome::Panicked)
+    }
+
+    /// The underlying `std` thread.
+    ///
+    /// ```
+    /// let h = thread_cancel::Builder::new().name("worker".into()).spawn(|| ()).unwrap();
+    /// assert_eq!(h.thread().name(), Some("worker"));
+    /// h.join();
+    /// ```
+    pub fn thread(&self) -> &std::thread::Thread {
+        self.inner.thread()
+    }
+
+    /// Whether the thread has finished running (like `std`'s `is_finished`).
+    ///
+    /// ```
+    /// let h = thread_cancel::spawn(|| ());
+    /// while !h.is_finished() { std::thread::yield_now() }
+    /// h.join();
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+}
+
+/// Thread factory, like [`std::thread::Builder`].
+///
+/// ```
+/// let h = thread_cancel::Builder::new()
+///     .name("reader".into())
+///     .stack_size(256 * 1024)
+///     .spawn(|| 1)
+///     .unwrap();
+/// assert_eq!(h.join().unwrap(), 1);
+/// ```
+#[derive(Debug)]
+pub struct Builder {
+    inner: std::thread::Builder,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// A builder with `std`'s defaults.
+    pub fn new() -> Self {
+        Self {
+            inner: std::thread::Builder::new(),
+        }
+    }
+
+    /// Names the thread.
+    pub fn name(self, name: String) -> Self {
+        Self {
+            inner: self.inner.name(name),
+        }
+    }
+
+    /// Sets the stack size in bytes.
+    pub fn stack_size(self, size: usize) -> Self {
+        Self {
+            inner: self.inner.stack_size(size),
+        }
+    }
+
+    /// Spawns a cancelable thread; errors are the OS's (as `std`).
+    pub fn spawn<F, T>(self, f: F) -> io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let control = new_control::<T>();
+        let c = control.clone();
+        let inner = self.inner.spawn(move || root(c, f))?;
+        Ok(JoinHandle { inner, control })
+    }
+
+    /// Spawns a cancelable thread in `scope`.
+    ///
+    /// ```
+    /// let v = vec![1, 2, 3];
+    /// thread_cancel::scope(|s| {
+    ///     let h = thread_cancel::Builder::new().spawn_scoped(s, || v.len()).unwrap();
+    ///     assert_eq!(h.join().unwrap(), 3);
+    /// });
+    /// ```
+    pub fn spawn_scoped<'scope, 'env, F, T>(
+        self,
+        scope: &'scope crate::Scope<'scope, 'env>,
+        f: F,
+    ) -> io::Result<crate::ScopedJoinHandle<'scope, T>>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'static,
+    {
+        crate::scope::spawn_in(self.inner, scope, f)
+    }
+}
+
+/// Spawns a cancelable thread (panics if the OS refuses, like `std::thread::spawn`).
+///
+/// ```
+/// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
+/// h.cancel().unwrap();
+/// assert!(h.join().is_canceled());
+/// ```
+pub fn spawn<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    Builder::new().spawn(f).expect("failed to spawn thread")
+}
