@@ -26,6 +26,84 @@ pub enum CancelType {
     Asynchronous,
 }
 
+/// A cancel state or type given as a number that is none of its values (C: `EINVAL`).
+///
+/// ```
+/// use thread_cancel::{CancelState, InvalidValue};
+/// assert_eq!(CancelState::try_from(7), Err(InvalidValue));
+/// assert_eq!(std::io::Error::from(InvalidValue).raw_os_error(), Some(libc::EINVAL));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InvalidValue;
+
+impl std::fmt::Display for InvalidValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("invalid cancel state or type value")
+    }
+}
+
+impl std::error::Error for InvalidValue {}
+
+impl From<InvalidValue> for std::io::Error {
+    fn from(_: InvalidValue) -> Self {
+        std::io::Error::from_raw_os_error(libc::EINVAL)
+    }
+}
+
+/// glibc's values: `PTHREAD_CANCEL_ENABLE = 0`, `PTHREAD_CANCEL_DISABLE = 1`.
+///
+/// ```
+/// use thread_cancel::CancelState;
+/// assert_eq!(CancelState::try_from(1), Ok(CancelState::Disabled));
+/// assert_eq!(i32::from(CancelState::Enabled), 0);
+/// ```
+impl TryFrom<i32> for CancelState {
+    type Error = InvalidValue;
+    fn try_from(v: i32) -> Result<Self, InvalidValue> {
+        match v {
+            0 => Ok(Self::Enabled),
+            1 => Ok(Self::Disabled),
+            _ => Err(InvalidValue),
+        }
+    }
+}
+
+impl From<CancelState> for i32 {
+    fn from(s: CancelState) -> i32 {
+        match s {
+            CancelState::Enabled => 0,
+            CancelState::Disabled => 1,
+        }
+    }
+}
+
+/// glibc's values: `PTHREAD_CANCEL_DEFERRED = 0`, `PTHREAD_CANCEL_ASYNCHRONOUS = 1`.
+///
+/// ```
+/// use thread_cancel::CancelType;
+/// assert_eq!(CancelType::try_from(1), Ok(CancelType::Asynchronous));
+/// assert_eq!(i32::from(CancelType::Deferred), 0);
+/// ```
+impl TryFrom<i32> for CancelType {
+    type Error = InvalidValue;
+    fn try_from(v: i32) -> Result<Self, InvalidValue> {
+        match v {
+            0 => Ok(Self::Deferred),
+            1 => Ok(Self::Asynchronous),
+            _ => Err(InvalidValue),
+        }
+    }
+}
+
+impl From<CancelType> for i32 {
+    fn from(t: CancelType) -> i32 {
+        match t {
+            CancelType::Deferred => 0,
+            CancelType::Asynchronous => 1,
+        }
+    }
+}
+
 /// Sets the calling thread's cancel state and returns the previous one (R11).
 ///
 /// Enabling with a request pending acts on it at the next cancellation point if the type is

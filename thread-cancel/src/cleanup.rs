@@ -38,7 +38,12 @@ pub fn cleanup_push<F: FnOnce()>(routine: F) -> CleanupGuard<F> {
 }
 
 /// An installed cleanup handler; see [`cleanup_push`]. It is not `Send`: it belongs to the
-/// thread whose stack it is on.
+/// thread whose stack it is on, and it pairs push and pop in one lexical scope (R17).
+///
+/// ```compile_fail
+/// let g = thread_cancel::cleanup_push(|| ());
+/// std::thread::spawn(move || g.pop(true)); // error: the guard cannot leave its thread
+/// ```
 #[derive(Debug)]
 pub struct CleanupGuard<F: FnOnce()> {
     routine: Option<F>,

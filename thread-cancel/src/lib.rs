@@ -56,7 +56,7 @@ mod wait;
 
 pub use cancel_state::{
     disable, enable_and_test, set_cancel_state, set_cancel_type, CancelState, CancelType,
-    DisableGuard,
+    DisableGuard, InvalidValue,
 };
 pub use cleanup::{cleanup_push, CleanupGuard};
 pub use current::{current, Canceler};

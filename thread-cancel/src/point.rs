@@ -91,7 +91,9 @@ pub(crate) fn terminating() -> bool {
 pub(crate) fn raise() -> ! {
     #[cfg(panic = "abort")]
     {
-        eprintln!("thread-cancel: a thread acted on a cancellation in a panic=abort build; aborting");
+        eprintln!(
+            "thread-cancel: a thread acted on a cancellation in a panic=abort build; aborting"
+        );
         std::process::abort();
     }
     #[cfg(not(panic = "abort"))]

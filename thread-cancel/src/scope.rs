@@ -37,7 +37,8 @@ where
     std::thread::scope(|s| {
         // SAFETY: `Scope` is `repr(transparent)` over `std::thread::Scope`, so the two references
         // have the same layout and validity; the lifetime `'scope` is carried over unchanged.
-        let ours = unsafe { &*(s as *const std::thread::Scope<'_, 'env>).cast::<Scope<'_, 'env>>() };
+        let ours =
+            unsafe { &*(s as *const std::thread::Scope<'_, 'env>).cast::<Scope<'_, 'env>>() };
         f(ours)
     })
 }

@@ -140,7 +140,8 @@ impl StateWord {
 
     /// Owner: the thread is gone; later requests fail (R18). Returns the previous word.
     pub(crate) fn finish(&self) -> u32 {
-        self.0.fetch_or(FINISHED | ROOT | DISABLED, Ordering::AcqRel)
+        self.0
+            .fetch_or(FINISHED | ROOT | DISABLED, Ordering::AcqRel)
     }
 }
 
