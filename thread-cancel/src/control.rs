@@ -16,6 +16,24 @@ pub(crate) struct Control {
     exit_value: Mutex<Option<Box<dyn Any + Send>>>,
     /// For threads spawned by the crate: the type `exit()` must be given.
     pub(crate) exit_type: Option<TypeId>,
+    /// The `std` handle of the thread, to wake it from `std::thread::park`.
+    thread: std::sync::OnceLock<std::thread::Thread>,
+    /// `on_cancel` callbacks, run by the first request.
+    callbacks: Mutex<Callbacks>,
+}
+
+#[derive(Default)]
+struct Callbacks {
+    next_id: u64,
+    list: Vec<(u64, Box<dyn FnOnce() + Send>)>,
+}
+
+impl std::fmt::Debug for Callbacks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Callbacks")
+            .field("len", &self.list.len())
+            .finish()
+    }
 }
 
 impl Control {
@@ -26,6 +44,8 @@ impl Control {
             joiner: Mutex::new(None),
             exit_value: Mutex::new(None),
             exit_type,
+            thread: std::sync::OnceLock::new(),
+            callbacks: Mutex::new(Callbacks::default()),
         }
     }
 
@@ -44,9 +64,45 @@ impl Control {
             Request::Merged => Ok(()),
             Request::Queued { .. } => {
                 self.parker.unpark();
+                if let Some(t) = self.thread.get() {
+                    t.unpark();
+                }
+                let run = std::mem::take(&mut lock(&self.callbacks).list);
+                for (_, f) in run {
+                    f();
+                }
                 Ok(())
             }
         }
+    }
+
+    /// Owner: records its `std` handle (for `park`).
+    pub(crate) fn set_thread(&self, t: std::thread::Thread) {
+        let _ = self.thread.set(t);
+    }
+
+    /// Registers a callback run by the first request; runs it at once (and returns `None`) if a
+    /// request is already pending. Exactly once either way: the request's `fetch_or` precedes
+    /// its drain under the same mutex that this check-and-push holds.
+    pub(crate) fn add_callback(&self, f: Box<dyn FnOnce() + Send>) -> Option<u64> {
+        let mut cbs = lock(&self.callbacks);
+        if self.state.load() & crate::state::PENDING != 0 {
+            drop(cbs);
+            f();
+            return None;
+        }
+        let id = cbs.next_id;
+        cbs.next_id += 1;
+        cbs.list.push((id, f));
+        Some(id)
+    }
+
+    /// Removes a callback that has not run; returns whether it was still registered.
+    pub(crate) fn remove_callback(&self, id: u64) -> bool {
+        let mut cbs = lock(&self.callbacks);
+        let before = cbs.list.len();
+        cbs.list.retain(|(i, _)| *i != id);
+        cbs.list.len() != before
     }
 
     pub(crate) fn set_exit_value(&self, v: Box<dyn Any + Send>) {

@@ -75,6 +75,7 @@ pub(crate) fn link_spawned(control: Arc<Control>) {
 }
 
 fn install(slot: &mut Option<Link>, control: Arc<Control>, adopted: bool) {
+    control.set_thread(std::thread::current());
     CURRENT.with(|c| c.set(Arc::as_ptr(&control)));
     *slot = Some(Link { control, adopted });
 }

@@ -45,10 +45,13 @@ mod cancel_state;
 mod cleanup;
 mod control;
 mod current;
+mod on_cancel;
 mod parker;
 mod point;
 mod scope;
+mod sleep;
 mod state;
+pub mod sync;
 mod sys;
 mod thread;
 mod tsd;
@@ -60,8 +63,10 @@ pub use cancel_state::{
 };
 pub use cleanup::{cleanup_push, CleanupGuard};
 pub use current::{current, Canceler};
+pub use on_cancel::{on_cancel, OnCancelGuard};
 pub use point::{exit, testcancel, CancelPayload};
 pub use scope::{scope, Scope, ScopedJoinHandle};
+pub use sleep::{park, park_timeout, sleep};
 pub use thread::{spawn, Builder, JoinHandle, Outcome};
 pub use tsd::{Key, DESTRUCTOR_ITERATIONS};
 

@@ -1,33 +1,76 @@
 //! Blocking as a cancellation point: the wait loop every blocking primitive goes through.
 
 use crate::control::Control;
-use crate::point::slow_point;
-use crate::state;
+use crate::point::{raise, slow_point};
+use crate::state::{self, Action};
 use std::time::Instant;
 
-/// Blocks the calling thread (whose control block is `me`) until `ready()` returns true, a
-/// cancellation request must be acted on, or `deadline` passes. Returns whether `ready()` held.
+/// Why [`wait_until`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// The condition holds.
+    Ready,
+    /// A cancellation request must be acted on; the caller undoes what it must, then calls
+    /// [`act`].
+    Cancel,
+    /// The deadline passed with the condition false.
+    Timeout,
+}
+
+/// Whether the word `s` makes a point act now (or resume a swallowed termination).
+#[inline]
+fn must_act(s: u32) -> bool {
+    s & state::SLOW != 0 && state::classify(s) != Action::None && !std::thread::panicking()
+}
+
+/// Blocks the calling thread (whose control block is `me`) until `ready()` holds, a
+/// cancellation request must be acted on, or `deadline` passes. It never acts itself.
 ///
 /// The waker's side: make `ready()` true, then `me.parker.unpark()`. A cancel request unparks
-/// too, so a blocked thread acts on it at once (R05: "blocked in a cancellation point").
-/// `ready()` is checked after every wake-up and before acting, so a wait that completed is
-/// reported as completed and the request is acted on at the next point (R10, R22).
-pub(crate) fn block_until(
+/// too, so a blocked thread sees it at once (R05: "blocked in a cancellation point").
+/// `ready()` is checked first after every wake-up, so a wait that completed is reported as
+/// completed even with a request pending (R10, R22): the request is acted on at the next point.
+pub(crate) fn wait_until(
     me: &Control,
     mut ready: impl FnMut() -> bool,
     deadline: Option<Instant>,
-) -> bool {
+) -> Wake {
     loop {
         if ready() {
-            return true;
+            return Wake::Ready;
         }
-        let s = me.state.load();
-        if s & state::SLOW != 0 {
-            slow_point(me, s);
+        if must_act(me.state.load()) {
+            return Wake::Cancel;
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            return ready();
+            return if ready() { Wake::Ready } else { Wake::Timeout };
         }
         me.parker.park(deadline);
     }
+}
+
+/// Acts on the request that made [`wait_until`] return [`Wake::Cancel`].
+pub(crate) fn act(me: &Control) -> ! {
+    slow_point(me, me.state.load());
+    // `wait_until` saw a word that acts; only the owner could have changed it since, and it
+    // did not: acting is certain. Raise in any case rather than return into a finished wait.
+    raise()
+}
+
+/// [`wait_until`], acting on a request at once: for waits with nothing to undo.
+pub(crate) fn block_until(
+    me: &Control,
+    ready: impl FnMut() -> bool,
+    deadline: Option<Instant>,
+) -> bool {
+    match wait_until(me, ready, deadline) {
+        Wake::Ready => true,
+        Wake::Timeout => false,
+        Wake::Cancel => act(me),
+    }
+}
+
+/// A deadline `d` from now, or `None` (forever) if it overflows.
+pub(crate) fn deadline_after(d: std::time::Duration) -> Option<Instant> {
+    Instant::now().checked_add(d)
 }

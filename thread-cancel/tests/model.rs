@@ -127,9 +127,11 @@ impl Model {
             self.next_id += 1;
             match op {
                 Op::SetState(s) => {
-                    self.log.push(Event::PrevState(self.state()));
+                    let prev = self.state();
                     self.enabled = *s == CancelState::Enabled;
                     self.act_if(self.enabled && self.asynchronous && self.pending)?;
+                    // The previous state is returned (and logged) only if it did not act.
+                    self.log.push(Event::PrevState(prev));
                 }
                 Op::SetType(t) => {
                     let prev = if self.asynchronous {
@@ -137,9 +139,9 @@ impl Model {
                     } else {
                         CancelType::Deferred
                     };
-                    self.log.push(Event::PrevType(prev));
                     self.asynchronous = *t == CancelType::Asynchronous;
                     self.act_if(self.enabled && self.asynchronous && self.pending)?;
+                    self.log.push(Event::PrevType(prev));
                 }
                 Op::Test => self.act_if(self.enabled && self.pending)?,
                 Op::Cancel => self.pending = true,
@@ -289,7 +291,12 @@ fn check(ops: &[Op]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig {
+        cases: 1024,
+        // No regression files: this test must not write beside the sources.
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// Random nested sequences of state/type changes, tests, requests from another thread,
     /// cleanup push/pop and exit: the real thread's event log (operations completed, handlers
@@ -330,12 +337,7 @@ fn r03_r06_r13_async_request_acted_at_next_transition() {
     assert_eq!(end, End::Canceled);
     assert_eq!(
         log,
-        vec![
-            Event::PrevType(Deferred),
-            Event::Done(0),
-            Event::Done(1),
-            Event::PrevState(Enabled),
-        ]
+        vec![Event::PrevType(Deferred), Event::Done(0), Event::Done(1)]
     );
 }
 

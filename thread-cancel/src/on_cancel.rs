@@ -1,0 +1,58 @@
+//! `on_cancel`: run a callback in the canceling thread, to make a foreign blocking call return.
+
+use crate::control::Control;
+use crate::current::current_control;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// While the returned guard lives, the first cancellation request for the calling thread runs
+/// `f` once, in the thread that calls `cancel` (like C++'s `std::stop_callback`). If a request
+/// is already pending, `f` runs at once, here. Use it to make a blocking call that is not a
+/// cancellation point return (shut a socket down, close a foreign handle, signal a condition),
+/// so the thread reaches its next point.
+///
+/// `f` runs whatever the cancel state: a disabled thread is woken, and holds the request.
+///
+/// ```
+/// use std::net::{TcpListener, Shutdown};
+/// let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+/// let addr = listener.local_addr().unwrap();
+/// let h = thread_cancel::spawn(move || {
+///     let (stream, _) = listener.accept().unwrap();
+///     let s2 = stream.try_clone().unwrap();
+///     let _g = thread_cancel::on_cancel(move || { let _ = s2.shutdown(Shutdown::Both); });
+///     let mut buf = [0u8; 16];
+///     let _ = std::io::Read::read(&mut &stream, &mut buf); // std read: returns 0 on shutdown
+///     thread_cancel::testcancel();
+/// });
+/// let _client = std::net::TcpStream::connect(addr).unwrap();
+/// std::thread::sleep(std::time::Duration::from_millis(20));
+/// h.cancel().unwrap();
+/// assert!(h.join().is_canceled());
+/// ```
+#[must_use = "the callback is unregistered when the guard is dropped"]
+pub fn on_cancel<F: FnOnce() + Send + 'static>(f: F) -> OnCancelGuard {
+    let control = current_control();
+    let id = control.add_callback(Box::new(f));
+    OnCancelGuard {
+        control,
+        id,
+        _not_send: PhantomData,
+    }
+}
+
+/// Unregisters an [`on_cancel`] callback when dropped (if it has not run).
+#[derive(Debug)]
+pub struct OnCancelGuard {
+    control: Arc<Control>,
+    id: Option<u64>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for OnCancelGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            self.control.remove_callback(id);
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! `sleep`, `park`, `park_timeout`: cancellation points that a request wakes at once.
+
+use crate::current::current_control;
+use crate::wait::{block_until, deadline_after};
+use std::time::Duration;
+
+/// Sleeps for `dur`; a cancellation point that a request interrupts at once (SPEC §3 `sleep`,
+/// `nanosleep`, `clock_nanosleep`).
+///
+/// ```
+/// let h = thread_cancel::spawn(|| thread_cancel::sleep(std::time::Duration::from_secs(3600)));
+/// h.cancel().unwrap();
+/// assert!(h.join().is_canceled()); // not an hour later
+/// ```
+pub fn sleep(dur: Duration) {
+    let me = current_control();
+    crate::testcancel();
+    block_until(&me, || false, deadline_after(dur));
+}
+
+/// Blocks until the thread's `std` park token is made available (`Thread::unpark`) or a
+/// cancellation request arrives; a cancellation point. Like `std::thread::park`, it may return
+/// spuriously.
+///
+/// ```
+/// let h = thread_cancel::spawn(|| loop { thread_cancel::park() });
+/// h.cancel().unwrap();
+/// assert!(h.join().is_canceled());
+/// ```
+pub fn park() {
+    crate::testcancel();
+    let _adopted = current_control();
+    std::thread::park();
+    crate::testcancel();
+}
+
+/// [`park`] with a time limit.
+///
+/// ```
+/// thread_cancel::park_timeout(std::time::Duration::from_millis(1));
+/// ```
+pub fn park_timeout(dur: Duration) {
+    crate::testcancel();
+    let _adopted = current_control();
+    std::thread::park_timeout(dur);
+    crate::testcancel();
+}

@@ -1,0 +1,341 @@
+//! Channels whose blocking operations are cancellation points: `recv` (and a full bounded
+//! `send`) are woken by a request, and a message is never both taken and lost (R10 for
+//! channels): a `recv` that took a message returns it; a canceled `recv` took nothing.
+
+use super::{Condvar, Mutex, MutexGuard};
+use crate::point::terminating;
+use std::collections::VecDeque;
+use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+struct Chan<T> {
+    items: VecDeque<T>,
+    senders: usize,
+    receiver: bool,
+    /// `None`: unbounded. `Some(0)`: rendezvous.
+    bound: Option<usize>,
+    /// Messages ever pushed / ever taken: a message's sequence number locates it in `items`.
+    pushed: u64,
+    taken: u64,
+}
+
+struct Shared<T> {
+    chan: Mutex<Chan<T>>,
+    not_empty: Condvar,
+    not_full: Condvar,
+}
+
+impl<T> Shared<T> {
+    fn lock(&self) -> MutexGuard<'_, Chan<T>> {
+        self.chan.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn new_shared<T>(bound: Option<usize>) -> Arc<Shared<T>> {
+    Arc::new(Shared {
+        chan: Mutex::new(Chan {
+            items: VecDeque::new(),
+            senders: 1,
+            receiver: true,
+            bound,
+            pushed: 0,
+            taken: 0,
+        }),
+        not_empty: Condvar::new(),
+        not_full: Condvar::new(),
+    })
+}
+
+/// An unbounded channel, like `std::sync::mpsc::channel`; `recv` is a cancellation point.
+///
+/// ```
+/// let (tx, rx) = thread_cancel::sync::channel::<u32>();
+/// let h = thread_cancel::spawn(move || rx.recv());
+/// h.cancel().unwrap(); // blocked in recv: woken and canceled
+/// assert!(h.join().is_canceled());
+/// drop(tx);
+/// ```
+pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
+    let s = new_shared(None);
+    (Sender { shared: s.clone() }, Receiver { shared: s })
+}
+
+/// A bounded channel of capacity `bound`, like `std::sync::mpsc::sync_channel` (0 is a
+/// rendezvous: `send` returns once the message is received). A `send` that blocks is a
+/// cancellation point; a canceled `send` did not send.
+///
+/// ```
+/// let (tx, rx) = thread_cancel::sync::sync_channel::<u8>(1);
+/// tx.send(1).unwrap();
+/// let h = thread_cancel::spawn(move || tx.send(2)); // full: blocks
+/// h.cancel().unwrap();
+/// assert!(h.join().is_canceled());
+/// assert_eq!(rx.recv(), Ok(1));
+/// assert!(rx.recv().is_err()); // 2 was never sent
+/// ```
+pub fn sync_channel<T>(bound: usize) -> (SyncSender<T>, Receiver<T>) {
+    let s = new_shared(Some(bound));
+    (SyncSender { shared: s.clone() }, Receiver { shared: s })
+}
+
+/// The sending half of [`channel`].
+pub struct Sender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// The sending half of [`sync_channel`].
+pub struct SyncSender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// The receiving half of a channel.
+pub struct Receiver<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> std::fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sender { .. }")
+    }
+}
+impl<T> std::fmt::Debug for SyncSender<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SyncSender { .. }")
+    }
+}
+impl<T> std::fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Receiver { .. }")
+    }
+}
+
+fn push<T>(shared: &Shared<T>, c: &mut Chan<T>, v: T) -> u64 {
+    c.items.push_back(v);
+    c.pushed += 1;
+    shared.not_empty.notify_one();
+    c.pushed - 1
+}
+
+impl<T> Sender<T> {
+    /// Sends; never blocks, not a cancellation point. `Err` gives the value back if the receiver
+    /// is gone.
+    ///
+    /// ```
+    /// let (tx, rx) = thread_cancel::sync::channel();
+    /// tx.send(1).unwrap();
+    /// assert_eq!(rx.recv(), Ok(1));
+    /// ```
+    pub fn send(&self, v: T) -> Result<(), SendError<T>> {
+        let mut c = self.shared.lock();
+        if !c.receiver {
+            return Err(SendError(v));
+        }
+        push(&self.shared, &mut c, v);
+        Ok(())
+    }
+}
+
+/// Removes an unreceived rendezvous message if its `send` is canceled (R10: no effect).
+struct Unsend<'a, T> {
+    shared: &'a Shared<T>,
+    seq: u64,
+}
+
+impl<T> Drop for Unsend<'_, T> {
+    fn drop(&mut self) {
+        if terminating() {
+            let mut c = self.shared.lock();
+            if c.taken <= self.seq {
+                let index = (self.seq - c.taken) as usize;
+                let unsent = c.items.remove(index);
+                c.pushed -= 1;
+                drop(c);
+                drop(unsent);
+            }
+        }
+    }
+}
+
+impl<T> SyncSender<T> {
+    /// Sends, blocking while the channel is full (and, for a rendezvous channel, until the
+    /// message is received). A cancellation point while it blocks; a canceled `send` did not
+    /// send (the value is dropped).
+    ///
+    /// ```
+    /// let (tx, rx) = thread_cancel::sync::sync_channel(0);
+    /// let h = thread_cancel::spawn(move || tx.send("hi"));
+    /// assert_eq!(rx.recv(), Ok("hi"));
+    /// h.join().unwrap().unwrap();
+    /// ```
+    pub fn send(&self, v: T) -> Result<(), SendError<T>> {
+        let sh = &*self.shared;
+        let mut c = sh.lock();
+        let cap = c.bound.unwrap_or(usize::MAX).max(1);
+        while c.receiver && c.items.len() >= cap {
+            c = sh.not_full.wait(c).unwrap_or_else(|p| p.into_inner());
+        }
+        if !c.receiver {
+            return Err(SendError(v));
+        }
+        let seq = push(sh, &mut c, v);
+        if c.bound == Some(0) {
+            let unsend = Unsend { shared: sh, seq };
+            while c.receiver && c.taken <= seq {
+                c = sh.not_full.wait(c).unwrap_or_else(|p| p.into_inner());
+            }
+            std::mem::forget(unsend);
+            if c.taken <= seq {
+                // The receiver went away without taking it.
+                let index = (seq - c.taken) as usize;
+                if let Some(v) = c.items.remove(index) {
+                    c.pushed -= 1;
+                    return Err(SendError(v));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T> Receiver<T> {
+    /// Receives, blocking while the channel is empty; a cancellation point while it blocks.
+    /// `Err` once every sender is gone and the channel is empty.
+    ///
+    /// ```
+    /// let (tx, rx) = thread_cancel::sync::channel();
+    /// std::thread::spawn(move || tx.send(7).unwrap());
+    /// assert_eq!(rx.recv(), Ok(7));
+    /// assert!(rx.recv().is_err());
+    /// ```
+    pub fn recv(&self) -> Result<T, RecvError> {
+        self.recv_deadline(None).map_err(|_| RecvError)
+    }
+
+    /// [`recv`](Self::recv) with a time limit.
+    ///
+    /// ```
+    /// use std::sync::mpsc::RecvTimeoutError;
+    /// let (_tx, rx) = thread_cancel::sync::channel::<u8>();
+    /// let r = rx.recv_timeout(std::time::Duration::from_millis(5));
+    /// assert_eq!(r, Err(RecvTimeoutError::Timeout));
+    /// ```
+    pub fn recv_timeout(&self, dur: Duration) -> Result<T, RecvTimeoutError> {
+        self.recv_deadline(Instant::now().checked_add(dur))
+    }
+
+    /// Receives if a message is ready; never blocks, not a cancellation point.
+    ///
+    /// ```
+    /// let (tx, rx) = thread_cancel::sync::channel::<u8>();
+    /// assert!(rx.try_recv().is_err());
+    /// tx.send(1).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// ```
+    pub fn try_recv(&self) -> Result<T, TryRecvError> {
+        let mut c = self.shared.lock();
+        match self.take(&mut c) {
+            Some(v) => Ok(v),
+            None if c.senders == 0 => Err(TryRecvError::Disconnected),
+            None => Err(TryRecvError::Empty),
+        }
+    }
+
+    /// An iterator of [`recv`](Self::recv) until every sender is gone.
+    ///
+    /// ```
+    /// let (tx, rx) = thread_cancel::sync::channel();
+    /// for i in 0..3 { tx.send(i).unwrap(); }
+    /// drop(tx);
+    /// assert_eq!(rx.iter().collect::<Vec<_>>(), [0, 1, 2]);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        std::iter::from_fn(move || self.recv().ok())
+    }
+
+    fn take(&self, c: &mut Chan<T>) -> Option<T> {
+        let v = c.items.pop_front()?;
+        c.taken += 1;
+        if c.bound == Some(0) {
+            self.shared.not_full.notify_all(); // rendezvous senders wait for their own message
+        } else if c.bound.is_some() {
+            self.shared.not_full.notify_one();
+        }
+        Some(v)
+    }
+
+    fn recv_deadline(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
+        let sh = &*self.shared;
+        let mut c = sh.lock();
+        loop {
+            if let Some(v) = self.take(&mut c) {
+                return Ok(v);
+            }
+            if c.senders == 0 {
+                return Err(RecvTimeoutError::Disconnected);
+            }
+            c = match deadline {
+                None => sh.not_empty.wait(c).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(RecvTimeoutError::Timeout);
+                    }
+                    match sh.not_empty.wait_timeout(c, left) {
+                        Ok((g, _)) => g,
+                        Err(p) => p.into_inner().0,
+                    }
+                }
+            };
+        }
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        self.shared.lock().senders += 1;
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T> Clone for SyncSender<T> {
+    fn clone(&self) -> Self {
+        self.shared.lock().senders += 1;
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+fn drop_sender<T>(shared: &Shared<T>) {
+    let mut c = shared.lock();
+    c.senders -= 1;
+    if c.senders == 0 {
+        shared.not_empty.notify_all();
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        drop_sender(&self.shared);
+    }
+}
+
+impl<T> Drop for SyncSender<T> {
+    fn drop(&mut self) {
+        drop_sender(&self.shared);
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        let mut c = self.shared.lock();
+        c.receiver = false;
+        let left = std::mem::take(&mut c.items);
+        self.shared.not_full.notify_all();
+        drop(c);
+        drop(left);
+    }
+}

@@ -1,0 +1,199 @@
+//! A condition variable whose waits are cancellation points and never lose a notification.
+
+use super::mutex::{Mutex, MutexGuard};
+use crate::control::Control;
+use crate::current::current_control;
+use crate::wait::{act, deadline_after, wait_until, Wake};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LockResult, PoisonError};
+use std::time::{Duration, Instant};
+
+/// One waiting thread: woken through its control block's parker.
+#[derive(Debug)]
+struct Waiter {
+    control: Arc<Control>,
+    notified: AtomicBool,
+}
+
+/// A condition variable for [`Mutex`]; `wait` is a cancellation point (SPEC §3 "condition
+/// wait").
+///
+/// R22: a canceled wait re-acquires the mutex before the request is acted on (so before the
+/// first cleanup handler runs), and a notification it consumed is never lost: a waiter that was
+/// notified returns normally — the request is then acted on at its next point — and a waiter
+/// that was not notified leaves the queue, so the notification goes to another waiter.
+///
+/// ```
+/// use std::sync::Arc;
+/// use thread_cancel::sync::{Condvar, Mutex};
+/// let pair = Arc::new((Mutex::new(false), Condvar::new()));
+/// let p = pair.clone();
+/// let h = thread_cancel::spawn(move || {
+///     let (m, cv) = &*p;
+///     let _g = cv.wait_while(m.lock().unwrap(), |ready| !*ready).unwrap();
+/// });
+/// h.cancel().unwrap(); // nobody will ever set `ready`: cancel the waiter
+/// assert!(h.join().is_canceled());
+/// assert!(!pair.0.is_poisoned()); // a cancellation does not poison
+/// ```
+#[derive(Debug, Default)]
+pub struct Condvar {
+    waiters: std::sync::Mutex<VecDeque<Arc<Waiter>>>,
+}
+
+/// Whether a timed wait timed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitTimeoutResult(bool);
+
+impl WaitTimeoutResult {
+    /// True if the wait ended because its time ran out.
+    pub fn timed_out(&self) -> bool {
+        self.0
+    }
+}
+
+fn relock<'a, T: ?Sized>(m: &'a Mutex<T>) -> LockResult<MutexGuard<'a, T>> {
+    m.lock()
+}
+
+impl Condvar {
+    /// A condition variable with no waiters.
+    pub const fn new() -> Self {
+        Self {
+            waiters: std::sync::Mutex::new(VecDeque::new()),
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, VecDeque<Arc<Waiter>>> {
+        self.waiters.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Unlocks, waits for a notification, re-locks. A cancellation point; may wake spuriously.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use thread_cancel::sync::{Condvar, Mutex};
+    /// let pair = Arc::new((Mutex::new(0), Condvar::new()));
+    /// let p = pair.clone();
+    /// let h = thread_cancel::spawn(move || {
+    ///     let mut g = p.0.lock().unwrap();
+    ///     while *g == 0 { g = p.1.wait(g).unwrap(); }
+    ///     *g
+    /// });
+    /// *pair.0.lock().unwrap() = 5;
+    /// pair.1.notify_one();
+    /// assert_eq!(h.join().unwrap(), 5);
+    /// ```
+    pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
+        self.wait_deadline(guard, None).0
+    }
+
+    /// Waits while `condition` holds.
+    ///
+    /// ```
+    /// use thread_cancel::sync::{Condvar, Mutex};
+    /// let (m, cv) = (Mutex::new(1), Condvar::new());
+    /// let g = cv.wait_while(m.lock().unwrap(), |v| *v == 0).unwrap();
+    /// assert_eq!(*g, 1);
+    /// ```
+    pub fn wait_while<'a, T: ?Sized>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        mut condition: impl FnMut(&mut T) -> bool,
+    ) -> LockResult<MutexGuard<'a, T>> {
+        while condition(&mut *guard) {
+            guard = self.wait(guard)?;
+        }
+        Ok(guard)
+    }
+
+    /// Waits for a notification at most `dur`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use thread_cancel::sync::{Condvar, Mutex};
+    /// let (m, cv) = (Mutex::new(()), Condvar::new());
+    /// let (_g, r) = cv.wait_timeout(m.lock().unwrap(), Duration::from_millis(5)).unwrap();
+    /// assert!(r.timed_out());
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn wait_timeout<'a, T: ?Sized>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        dur: Duration,
+    ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
+        let (r, timed_out) = self.wait_deadline(guard, deadline_after(dur));
+        match r {
+            Ok(g) => Ok((g, WaitTimeoutResult(timed_out))),
+            Err(p) => Err(PoisonError::new((
+                p.into_inner(),
+                WaitTimeoutResult(timed_out),
+            ))),
+        }
+    }
+
+    /// Wakes one waiter, the longest waiting.
+    ///
+    /// ```
+    /// thread_cancel::sync::Condvar::new().notify_one(); // nobody waits: no effect
+    /// ```
+    pub fn notify_one(&self) {
+        let w = self.queue().pop_front();
+        if let Some(w) = w {
+            w.notified.store(true, Ordering::Release);
+            w.control.parker.unpark();
+        }
+    }
+
+    /// Wakes every waiter.
+    ///
+    /// ```
+    /// thread_cancel::sync::Condvar::new().notify_all();
+    /// ```
+    pub fn notify_all(&self) {
+        let all = std::mem::take(&mut *self.queue());
+        for w in all {
+            w.notified.store(true, Ordering::Release);
+            w.control.parker.unpark();
+        }
+    }
+
+    fn wait_deadline<'a, T: ?Sized>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        deadline: Option<Instant>,
+    ) -> (LockResult<MutexGuard<'a, T>>, bool) {
+        let me = current_control();
+        // Entering the point: act with the lock held (the guard unlocks as the unwind drops it).
+        crate::testcancel();
+        let waiter = Arc::new(Waiter {
+            control: me.clone(),
+            notified: AtomicBool::new(false),
+        });
+        // Queue before unlocking: a notifier that takes the lock after us sees us.
+        self.queue().push_back(waiter.clone());
+        let mutex = guard.unlock_for_wait();
+        let wake = wait_until(&me, || waiter.notified.load(Ordering::Acquire), deadline);
+        // Decide under the queue lock: either a notifier took us (the notification is ours and
+        // the wait completed), or we leave the queue and no notification can reach us.
+        let consumed = {
+            let mut q = self.queue();
+            let consumed = waiter.notified.load(Ordering::Acquire);
+            if !consumed {
+                q.retain(|w| !Arc::ptr_eq(w, &waiter));
+            }
+            consumed
+        };
+        let relocked = relock(mutex);
+        match wake {
+            Wake::Cancel if !consumed => {
+                // R22: the mutex is held again before the request is acted on.
+                let _held = relocked;
+                act(&me)
+            }
+            Wake::Timeout if !consumed => (relocked, true),
+            _ => (relocked, false),
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! Synchronisation primitives whose waits are cancellation points: a request wakes a blocked
+//! thread at once, and a wait that completed (a notification consumed, a message taken) is
+//! never undone by the cancellation (R10, R22).
+//!
+//! Locking a [`Mutex`] is not a cancellation point (as in POSIX).
+
+mod channel;
+mod condvar;
+mod mutex;
+mod semaphore;
+
+pub use channel::{channel, sync_channel, Receiver, Sender, SyncSender};
+pub use condvar::{Condvar, WaitTimeoutResult};
+pub use mutex::{Mutex, MutexGuard};
+pub use semaphore::Semaphore;
+pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError};
