@@ -83,7 +83,7 @@ fn main() {
         .spawn(move || {
             let _g = cleanup_push(move || *s.lock().unwrap() = Some(Instant::now()));
             let endless = spawn(|| loop {
-                testcancel()
+                thread_cancel::sleep(Duration::from_millis(1))
             });
             tx.send(endless.canceler()).unwrap();
             endless.join();
@@ -91,7 +91,39 @@ fn main() {
         .unwrap();
     let endless = rx.recv().unwrap();
 
-    // 4. A thread that ends itself with exit(value).
+    // 4. Threads blocked in a sleep, a channel receive and a condition wait.
+    let sleeper_t = stamp();
+    let s = sleeper_t.clone();
+    let sleeper = spawn(move || {
+        let _g = cleanup_push(move || *s.lock().unwrap() = Some(Instant::now()));
+        thread_cancel::sleep(Duration::from_secs(3600));
+    });
+    let consumer_t = stamp();
+    let s = consumer_t.clone();
+    let (tx, rx) = thread_cancel::sync::channel::<u32>();
+    tx.send(1).unwrap();
+    let consumer = spawn(move || {
+        let _g = cleanup_push(move || *s.lock().unwrap() = Some(Instant::now()));
+        let mut got = 0;
+        while rx.recv().is_ok() {
+            got += 1; // the message sent before is received; then it blocks
+        }
+        got
+    });
+    let waiter_t = stamp();
+    let s = waiter_t.clone();
+    let pair = Arc::new((
+        thread_cancel::sync::Mutex::new(false),
+        thread_cancel::sync::Condvar::new(),
+    ));
+    let p = pair.clone();
+    let waiter = spawn(move || {
+        let _g = cleanup_push(move || *s.lock().unwrap() = Some(Instant::now()));
+        let g = p.0.lock().unwrap();
+        let _g = p.1.wait_while(g, |ready| !*ready);
+    });
+
+    // 5. A thread that ends itself with exit(value).
     let exiter = spawn(|| -> &'static str {
         let _g = cleanup_push(|| println!("  [exiter] cleanup handler ran on exit()"));
         exit("goodbye")
@@ -105,6 +137,11 @@ fn main() {
     cruncher.cancel().unwrap();
     careful.cancel().unwrap();
     joiner.cancel().unwrap();
+    std::thread::sleep(Duration::from_millis(5)); // the three below are surely blocked by now
+    let sent2 = Instant::now();
+    sleeper.cancel().unwrap();
+    consumer.cancel().unwrap();
+    waiter.cancel().unwrap();
 
     let latency = |s: &Stamp| match *s.lock().unwrap() {
         Some(t) => format!("{:>8.1?}", t.duration_since(sent)),
@@ -130,6 +167,31 @@ fn main() {
         describe(&o3),
         latency(&t3)
     );
+    let latency2 = |s: &Stamp| match *s.lock().unwrap() {
+        Some(t) => format!("{:>8.1?}", t.duration_since(sent2)),
+        None => "no cleanup".into(),
+    };
+    let (o4, o5, o6) = (sleeper.join(), consumer.join(), waiter.join());
+    println!(
+        "  sleeper   sleep(1 hour)                    {:<9} {}",
+        describe(&o4),
+        latency2(&sleeper_t)
+    );
+    println!(
+        "  consumer  channel recv (after 1 message)   {:<9} {}",
+        describe(&o5),
+        latency2(&consumer_t)
+    );
+    println!(
+        "  waiter    Condvar::wait_while              {:<9} {}",
+        describe(&o6),
+        latency2(&waiter_t)
+    );
+    println!(
+        "            the condvar's mutex is free and not poisoned: {}",
+        pair.0.try_lock().is_ok()
+    );
+    drop(tx);
     println!(
         "  exiter    called exit(\"goodbye\")           {}",
         describe(&exiter.join())
@@ -152,5 +214,13 @@ fn main() {
         current().cancel().map(|_| "queued")
     );
     let _still_here = disable(); // ... but we keep it from acting.
-    assert!(o1.is_canceled() && o2.is_canceled() && o3.is_canceled());
+    assert!([
+        o1.is_canceled(),
+        o2.is_canceled(),
+        o3.is_canceled(),
+        o4.is_canceled()
+    ]
+    .iter()
+    .all(|c| *c));
+    assert!(o5.is_canceled() && o6.is_canceled());
 }
