@@ -90,6 +90,8 @@ pub(crate) fn new_control<T: 'static>() -> Arc<Control> {
     Arc::new(Control::new(Some(TypeId::of::<T>())))
 }
 
+const JOIN_YIELDS: usize = 16;
+
 /// Blocks until `target` has finished, as a cancellation point for the caller (R09).
 ///
 /// A caller that cannot act on a request during the wait (it has no control block, so no one
@@ -101,6 +103,15 @@ pub(crate) fn wait_finished(target: &Arc<Control>) {
     };
     if finished() || me.state.load() & state::DISABLED != 0 {
         return;
+    }
+    // A short thread is often about to finish: yielding a few times first saves a park/unpark
+    // round trip on top of `std`'s own join (P5). Each round is also a point for the joiner.
+    for _ in 0..JOIN_YIELDS {
+        crate::testcancel();
+        if finished() {
+            return;
+        }
+        std::thread::yield_now();
     }
     target.set_joiner(Some(me.clone()));
     struct Unregister<'a>(&'a Control);
