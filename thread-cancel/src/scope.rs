@@ -125,7 +125,7 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// });
     /// ```
     pub fn join(self) -> Outcome<T> {
-        wait_finished(&self.control);
+        wait_finished(&self.control, None, true);
         self.inner.join().unwrap_or_else(Outcome::Panicked)
     }
 

@@ -14,7 +14,6 @@ use std::time::Duration;
 /// ```
 pub fn sleep(dur: Duration) {
     let me = current_control();
-    crate::testcancel();
     block_until(&me, || false, deadline_after(dur));
 }
 

@@ -1,13 +1,14 @@
 //! Spawning cancelable threads, their root, [`JoinHandle`] and [`Outcome`].
 
 use crate::control::Control;
-use crate::current::{link_spawned, try_current_control};
+use crate::current::{current_control, link_spawned, try_current_control};
 use crate::state::{self, CANCELING, EXITING};
 use crate::{tsd, Canceler, NoSuchThread};
 use std::any::{Any, TypeId};
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// How a thread ended, as reported by [`JoinHandle::join`].
 #[derive(Debug)]
@@ -92,24 +93,35 @@ pub(crate) fn new_control<T: 'static>() -> Arc<Control> {
 
 const JOIN_YIELDS: usize = 16;
 
-/// Blocks until `target` has finished, as a cancellation point for the caller (R09).
+/// Blocks until `target` has finished, as a cancellation point for the caller (R09), or until
+/// `deadline`; returns whether it finished.
 ///
-/// A caller that cannot act on a request during the wait (it has no control block, so no one
-/// can cancel it, or its cancellation is disabled) is not registered at all.
-pub(crate) fn wait_finished(target: &Arc<Control>) {
+/// For `join` (`then_std_join`), a caller that cannot act on a request during the wait (it has
+/// no control block, so no one can cancel it, or its cancellation is disabled) is not
+/// registered at all: `std`'s join that follows does the blocking.
+pub(crate) fn wait_finished(
+    target: &Arc<Control>,
+    deadline: Option<Instant>,
+    then_std_join: bool,
+) -> bool {
     let finished = || target.state.load() & state::FINISHED != 0;
-    let Some(me) = try_current_control() else {
-        return;
+    let me = if then_std_join {
+        match try_current_control() {
+            Some(me) if me.state.load() & state::DISABLED == 0 => me,
+            _ => return finished(),
+        }
+    } else {
+        current_control()
     };
-    if finished() || me.state.load() & state::DISABLED != 0 {
-        return;
+    if finished() {
+        return true;
     }
     // A short thread is often about to finish: yielding a few times first saves a park/unpark
     // round trip on top of `std`'s own join (P5). Each round is also a point for the joiner.
     for _ in 0..JOIN_YIELDS {
         crate::testcancel();
         if finished() {
-            return;
+            return true;
         }
         std::thread::yield_now();
     }
@@ -121,7 +133,7 @@ pub(crate) fn wait_finished(target: &Arc<Control>) {
         }
     }
     let _unregister = Unregister(target);
-    crate::wait::block_until(&me, finished, None);
+    crate::wait::block_until(&me, finished, deadline)
 }
 
 /// An owned permission to join a cancelable thread, and to cancel it.
@@ -169,8 +181,34 @@ impl<T> JoinHandle<T> {
     /// assert_eq!(h.join().unwrap(), 42);
     /// ```
     pub fn join(self) -> Outcome<T> {
-        wait_finished(&self.control);
+        wait_finished(&self.control, None, true);
         self.inner.join().unwrap_or_else(Outcome::Panicked)
+    }
+
+    /// Waits until the thread has finished, without consuming the handle; a cancellation point
+    /// for the caller. If the caller is canceled here, the thread stays joinable by whoever
+    /// holds the handle next (keep it in a shared place, e.g. a `sync::Mutex<Option<_>>`).
+    ///
+    /// ```
+    /// let h = thread_cancel::spawn(|| 1);
+    /// h.wait();
+    /// assert!(h.canceler().is_finished());
+    /// assert_eq!(h.join().unwrap(), 1);
+    /// ```
+    pub fn wait(&self) {
+        wait_finished(&self.control, None, false);
+    }
+
+    /// [`wait`](Self::wait) for at most `dur`; returns whether the thread has finished.
+    ///
+    /// ```
+    /// let h = thread_cancel::spawn(|| thread_cancel::sleep(std::time::Duration::from_secs(60)));
+    /// assert!(!h.wait_timeout(std::time::Duration::from_millis(5)));
+    /// h.cancel().unwrap();
+    /// assert!(h.wait_timeout(std::time::Duration::from_secs(60)));
+    /// ```
+    pub fn wait_timeout(&self, dur: std::time::Duration) -> bool {
+        wait_finished(&self.control, crate::wait::deadline_after(dur), false)
     }
 
     /// The underlying `std` thread.

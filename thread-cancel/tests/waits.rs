@@ -320,3 +320,20 @@ fn on_cancel_runs_once_in_the_canceling_thread_or_at_once_if_pending() {
     });
     assert!(!h.join().unwrap());
 }
+
+#[test]
+fn r09_a_canceled_waiter_leaves_the_target_joinable() {
+    let target = spawn(|| {
+        thread_cancel::sleep(Duration::from_millis(50));
+        7
+    });
+    let shared = Arc::new(Mutex::new(Some(target)));
+    let s = shared.clone();
+    cancel_while_blocked(move || {
+        let g = s.lock().unwrap();
+        g.as_ref().unwrap().wait(); // canceled here: the handle stays in `shared`
+    });
+    assert!(!shared.is_poisoned());
+    let target = shared.lock().unwrap().take().unwrap();
+    assert_eq!(target.join().unwrap(), 7);
+}
