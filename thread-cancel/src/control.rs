@@ -20,6 +20,13 @@ pub(crate) struct Control {
     thread: std::sync::OnceLock<std::thread::Thread>,
     /// `on_cancel` callbacks, run by the first request.
     callbacks: Mutex<Callbacks>,
+    /// Owner: inside a cancellable system call (set with `SeqCst` before the trampoline reads
+    /// the word; a request `fetch_or`s `PENDING` with `SeqCst` before reading this). So either
+    /// the trampoline sees the request, or the request sees the flag and sends the signal.
+    pub(crate) in_syscall: std::sync::atomic::AtomicBool,
+    /// The thread's pthread id while it is alive (cleared under the lock by `finish`), so the
+    /// cancel signal is never sent to a thread that has gone.
+    pthread: Mutex<Option<libc::pthread_t>>,
 }
 
 #[derive(Default)]
@@ -46,6 +53,8 @@ impl Control {
             exit_type,
             thread: std::sync::OnceLock::new(),
             callbacks: Mutex::new(Callbacks::default()),
+            in_syscall: std::sync::atomic::AtomicBool::new(false),
+            pthread: Mutex::new(None),
         }
     }
 
@@ -63,6 +72,9 @@ impl Control {
             Request::Finished => Err(crate::NoSuchThread),
             Request::Merged => Ok(()),
             Request::Queued { .. } => {
+                if self.in_syscall.load(std::sync::atomic::Ordering::SeqCst) {
+                    self.interrupt();
+                }
                 self.parker.unpark();
                 if let Some(t) = self.thread.get() {
                     t.unpark();
@@ -76,9 +88,24 @@ impl Control {
         }
     }
 
-    /// Owner: records its `std` handle (for `park`).
+    /// Owner: records its `std` handle (for `park`) and its pthread id (for the signal).
     pub(crate) fn set_thread(&self, t: std::thread::Thread) {
         let _ = self.thread.set(t);
+        // SAFETY: `pthread_self` has no preconditions.
+        *lock(&self.pthread) = Some(unsafe { libc::pthread_self() });
+    }
+
+    /// Sends the cancel signal to the thread, blocked in a cancellable system call.
+    fn interrupt(&self) {
+        let Some(sig) = crate::sys::signal() else {
+            return;
+        };
+        let t = lock(&self.pthread);
+        if let Some(t) = *t {
+            // SAFETY: the id is cleared (under this lock) by `finish` before the thread ends,
+            // so it names a live thread while we hold the lock.
+            unsafe { crate::sys::kill(t, sig) };
+        }
     }
 
     /// Registers a callback run by the first request; runs it at once (and returns `None`) if a
@@ -125,6 +152,7 @@ impl Control {
     /// `FINISHED`, or this sees the joiner.
     pub(crate) fn finish(&self) {
         self.state.finish();
+        *lock(&self.pthread) = None;
         if let Some(j) = lock(&self.joiner).take() {
             j.parker.unpark();
         }

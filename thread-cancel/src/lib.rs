@@ -45,6 +45,8 @@ mod cancel_state;
 mod cleanup;
 mod control;
 mod current;
+#[cfg(not(loom))]
+pub mod io;
 mod on_cancel;
 mod parker;
 mod point;

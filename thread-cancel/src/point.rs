@@ -75,6 +75,12 @@ pub(crate) fn slow_point(c: &crate::control::Control, s: u32) {
     }
 }
 
+/// For the signal handler: whether the calling thread must act on a request now (the
+/// trampoline's test). Async-signal-safe: one `const` thread-local read and one atomic load.
+pub(crate) fn cp_must_act() -> bool {
+    with_current(|c| c.state.load() & state::CP_MASK == state::PENDING).unwrap_or(false)
+}
+
 /// Whether the calling thread is unwinding because it acts on a cancellation or an exit (the
 /// condition under which cleanup handlers run, R16).
 pub(crate) fn terminating() -> bool {

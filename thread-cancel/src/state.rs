@@ -39,6 +39,10 @@ pub(crate) const EXITING: u32 = 1 << 4;
 pub(crate) const ROOT: u32 = 1 << 5;
 pub(crate) const FINISHED: u32 = 1 << 6;
 
+/// The bits the system-call trampoline and the signal handler test: a request is acted on
+/// there exactly when `word & CP_MASK == PENDING` (pending, enabled, not already terminating).
+pub(crate) const CP_MASK: u32 = PENDING | DISABLED | CANCELING | EXITING | ROOT;
+
 /// Bits that make a cancellation point leave its fast path.
 pub(crate) const SLOW: u32 = PENDING | CANCELING | EXITING;
 /// The thread is acting on a cancellation or an exit (its unwind has begun).
@@ -82,6 +86,12 @@ impl StateWord {
         Self(AtomicU32::new(FINISHED | ROOT | DISABLED))
     }
 
+    /// The word's address, for the system-call trampoline (which reads it in assembly).
+    #[cfg(not(loom))]
+    pub(crate) fn as_ptr(&self) -> *const u32 {
+        self.0.as_ptr()
+    }
+
     #[inline(always)]
     pub(crate) fn load(&self) -> u32 {
         self.0.load(Ordering::Acquire)
@@ -89,7 +99,8 @@ impl StateWord {
 
     /// Any thread: queue a cancellation request (R01, R08). One `fetch_or`.
     pub(crate) fn request(&self) -> Request {
-        let prev = self.0.fetch_or(PENDING, Ordering::AcqRel);
+        // SeqCst: pairs with the owner's SeqCst store of `in_syscall` (see `control.rs`).
+        let prev = self.0.fetch_or(PENDING, Ordering::SeqCst);
         if prev & FINISHED != 0 {
             Request::Finished
         } else if prev & PENDING != 0 {

@@ -19,7 +19,7 @@ pub(crate) enum Wake {
 
 /// Whether the word `s` makes a point act now (or resume a swallowed termination).
 #[inline]
-fn must_act(s: u32) -> bool {
+pub(crate) fn must_act(s: u32) -> bool {
     s & state::SLOW != 0 && state::classify(s) != Action::None && !std::thread::panicking()
 }
 

@@ -3,6 +3,8 @@
 //! The rest of the crate sees a narrow interface:
 //!
 //! - [`futex_wait`] / [`futex_wake`]: block on a 32-bit word until it changes or a deadline passes.
+//! - [`syscall_cp`]: a system call that a cancellation request aborts only if it had no effect;
+//!   [`kill`] sends the cancel signal to a thread blocked in one; [`set_signal`] / [`signal`].
 //!
 //! Porting to another platform means adding one folder next to `linux/` that provides the same
 //! functions.
@@ -11,6 +13,8 @@
 mod linux;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::futex::{futex_wait, futex_wake};
+#[cfg(target_os = "linux")]
+pub(crate) use linux::syscall_cp::{kill, set_signal, signal, syscall_cp, CpResult};
 
 #[cfg(not(target_os = "linux"))]
 compile_error!("thread-cancel supports Linux only for now (see ARCHITECTURE.md, `sys/`)");

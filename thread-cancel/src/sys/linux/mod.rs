@@ -1,3 +1,11 @@
-//! Linux: futex waits (and, later, the signal and the system-call trampolines).
+//! Linux: futex waits, the cancel signal and the system-call trampolines.
 
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
 pub(crate) mod futex;
+pub(crate) mod syscall_cp;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+compile_error!("thread-cancel: no system-call trampoline for this architecture yet");

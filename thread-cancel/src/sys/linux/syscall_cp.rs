@@ -1,0 +1,143 @@
+//! Cancellable system calls: the trampoline's Rust face, the cancel signal and its handler.
+
+#[cfg(target_arch = "aarch64")]
+use super::aarch64 as arch;
+#[cfg(target_arch = "x86_64")]
+use super::x86_64 as arch;
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Once;
+
+extern "C" {
+    fn thread_cancel_syscall_cp(
+        word: *const u32,
+        nr: libc::c_long,
+        a1: libc::c_long,
+        a2: libc::c_long,
+        a3: libc::c_long,
+        a4: libc::c_long,
+        a5: libc::c_long,
+        a6: libc::c_long,
+    ) -> libc::c_long;
+    static thread_cancel_cp_begin: u8;
+    static thread_cancel_cp_end: u8;
+    static thread_cancel_cp_cancel: u8;
+}
+
+/// The result of a cancellable system call.
+pub(crate) enum CpResult {
+    /// The call ran (and completed or failed): the raw return value (`-errno` on failure).
+    Done(libc::c_long),
+    /// The call was not made, or was aborted before it had any effect: act on the request.
+    Canceled,
+}
+
+/// Issues system call `nr` such that it is aborted without effect if the state word pointed to
+/// by `word` says (now, or when the cancel signal arrives while it blocks) that a request must
+/// be acted on.
+///
+/// # Safety
+/// `word` must point to the calling thread's live state word; the arguments must be valid for
+/// system call `nr` (pointers to memory that stays valid and appropriately borrowed for the
+/// call, as for `libc::syscall`).
+pub(crate) unsafe fn syscall_cp(
+    word: *const u32,
+    nr: libc::c_long,
+    a: [libc::c_long; 6],
+) -> CpResult {
+    install_handler();
+    // SAFETY: forwarded from the caller; the trampoline follows the C calling convention and
+    // clobbers only caller-saved registers.
+    let r = unsafe { thread_cancel_syscall_cp(word, nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
+    if r == arch::CANCELED as libc::c_long {
+        CpResult::Canceled
+    } else {
+        CpResult::Done(r)
+    }
+}
+
+/// 0 until chosen; then the signal used to interrupt blocked cancellable calls.
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+static INSTALL: Once = Once::new();
+
+/// The default cancel signal: `SIGRTMIN + 7` (glibc keeps the first two real-time signals for
+/// itself; applications that use real-time signals usually count up from `SIGRTMIN`).
+fn default_signal() -> i32 {
+    libc::SIGRTMIN() + 7
+}
+
+/// Chooses the cancel signal; only before the first cancellable system call.
+pub(crate) fn set_signal(sig: i32) -> Result<(), &'static str> {
+    if !(libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&sig) {
+        return Err("the cancel signal must be a real-time signal");
+    }
+    let mut done = false;
+    INSTALL.call_once(|| {
+        SIGNAL.store(sig, Ordering::Relaxed);
+        install(sig);
+        done = true;
+    });
+    if done {
+        Ok(())
+    } else {
+        Err("the cancel signal is already in use")
+    }
+}
+
+/// The cancel signal if the handler is installed (some thread has made a cancellable call).
+pub(crate) fn signal() -> Option<i32> {
+    match SIGNAL.load(Ordering::Acquire) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+#[inline]
+fn install_handler() {
+    INSTALL.call_once(|| {
+        let sig = default_signal();
+        install(sig);
+        SIGNAL.store(sig, Ordering::Release);
+    });
+}
+
+fn install(sig: i32) {
+    // SAFETY: `sigaction` is plain data; all-zero is a valid value (empty mask, no flags).
+    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    sa.sa_sigaction = on_signal as *const () as usize;
+    // SA_RESTART: calls outside our trampoline that the signal interrupts are restarted.
+    sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
+    // SAFETY: `sa` is fully initialised and the handler is async-signal-safe (it reads a
+    // thread-local pointer and an atomic, and writes the saved program counter).
+    let r = unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
+    assert_eq!(r, 0, "thread-cancel: sigaction failed");
+}
+
+extern "C" fn on_signal(_sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
+    // The addresses of the trampoline's labels (never read through).
+    let (begin, end, cancel) = (
+        &raw const thread_cancel_cp_begin as u64,
+        &raw const thread_cancel_cp_end as u64,
+        &raw const thread_cancel_cp_cancel as u64,
+    );
+    // SAFETY: this is an SA_SIGINFO handler, so `uc` is the kernel's context for this thread.
+    let pc = unsafe { arch::pc(uc) };
+    // SAFETY: `pc` points into that context, valid for the handler's duration.
+    let at = unsafe { *pc };
+    if (begin..end).contains(&at) && crate::point::cp_must_act() {
+        // SAFETY: as above; the kernel resumes the thread at the new program counter, where
+        // the trampoline returns `CANCELED` with the stack as it was at its entry.
+        unsafe { *pc = cancel };
+    }
+}
+
+/// Sends the cancel signal to thread `t`.
+///
+/// # Safety
+/// `t` must be a live thread (not yet exited and joined).
+pub(crate) unsafe fn kill(t: libc::pthread_t, sig: i32) {
+    // SAFETY: the caller guarantees `t` is alive.
+    unsafe {
+        libc::pthread_kill(t, sig);
+    }
+}
