@@ -1,10 +1,12 @@
-//! Compiles `csrc/glibc_shim.c` (the glibc side of the benchmarks) into a static library that is
-//! linked into this crate.
+//! Compiles `csrc/glibc_shim.c` and `csrc/glibc_p3_latency.c` (the glibc side of the benchmarks)
+//! into a static library that is linked into this crate.
 
 fn main() {
     println!("cargo:rerun-if-changed=csrc/glibc_shim.c");
+    println!("cargo:rerun-if-changed=csrc/glibc_p3_latency.c");
     cc::Build::new()
         .file("csrc/glibc_shim.c")
+        .file("csrc/glibc_p3_latency.c")
         .opt_level(2)
         .warnings(true)
         .extra_warnings(true)

@@ -2,7 +2,9 @@
 //!
 //! The benchmarks live in `benches/` (`cargo bench -p thread-cancel-bench`). This library
 //! holds the glibc side: small C functions in `csrc/glibc_shim.c` (compiled by `build.rs`)
-//! that call glibc directly, and safe wrappers over them.
+//! that call glibc directly, and safe wrappers over them. The [`p3`] module holds the P3
+//! cancellation-latency scenarios (ours, the futex floor, glibc's), shared by the `p3_latency`
+//! and `p3_latency_criterion` benches.
 //!
 //! ```
 //! thread_cancel_bench::glibc_testcancel();
@@ -14,6 +16,8 @@
 
 use libc::{c_int, c_ulong};
 use std::io;
+
+pub mod p3;
 
 mod ffi {
     use libc::{c_int, c_ulong};

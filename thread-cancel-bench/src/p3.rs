@@ -1,0 +1,708 @@
+//! P3: cancellation latency, the time from a cancel call to the target thread's first cleanup
+//! handler starting, with the target blocked in a waiting cancellation point; beside the
+//! futex wake-to-run floor and glibc's `pthread_cancel` on the same kinds of waits.
+//!
+//! Every sample spawns a fresh target thread, waits until the kernel reports it blocked in the
+//! expected system call (see [`wait_blocked`]), lets it settle, then measures one cancellation
+//! and joins the thread. Both ends of the interval are read from `CLOCK_MONOTONIC`: Rust's
+//! [`Instant`] on Linux, and `clock_gettime` in the C shim (`csrc/glibc_p3_latency.c`).
+//!
+//! ```
+//! use thread_cancel_bench::p3::{sample, Scenario};
+//! for s in Scenario::ALL {
+//!     let d = sample(s).unwrap();
+//!     assert!(d < std::time::Duration::from_secs(10), "{}: {d:?}", s.name());
+//! }
+//! ```
+
+use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How long a target stays blocked (after it was first seen blocked, and checked again after)
+/// before it is canceled: long enough for it to be asleep for good, as a thread blocked "for a
+/// long time" would be; the same for every scenario.
+pub const SETTLE: Duration = Duration::from_micros(100);
+
+/// The name of every Rust target thread (its `comm`, e.g. for `perf report --comm`).
+pub const TARGET_NAME: &str = "p3-target";
+
+/// How long [`wait_blocked`] waits for a thread to block before giving up.
+const BLOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One way of measuring a cancellation (or, for the floor, a wake-up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scenario {
+    /// (a) ours: `thread_cancel::sleep(1 h)`.
+    OursSleep,
+    /// (b) ours: `sync::Condvar::wait` with our `sync::Mutex`, never notified.
+    OursCondvar,
+    /// (c) ours: `sync::channel` `recv` on an empty channel whose sender lives.
+    OursRecv,
+    /// (d) ours: `JoinHandle::join` of a thread that does not end.
+    OursJoin,
+    /// (e) the floor: a thread blocked in `FUTEX_WAIT`; time from just before the waker's store
+    /// and `FUTEX_WAKE` to the woken thread running.
+    FutexFloor,
+    /// (f) glibc: `pthread_cancel` of a C thread blocked in `nanosleep(1 h)`.
+    GlibcNanosleep,
+    /// (g) glibc: `pthread_cancel` of a C thread blocked in `pthread_cond_wait`.
+    GlibcCondWait,
+    /// Diagnostic: ours, the target running a loop of `testcancel()` (no wake-up, no sleep).
+    OursTestcancelSpin,
+    /// Diagnostic: glibc, the target running a loop of `pthread_testcancel()`.
+    GlibcTestcancelSpin,
+    /// Diagnostic: ours, in one thread: `thread_cancel::exit(())` to the first cleanup handler
+    /// (the unwind alone: no second thread, no wake-up).
+    OursExitUnwind,
+    /// Diagnostic: `std` alone, in one thread: `std::panic::resume_unwind` to a `Drop` under a
+    /// `catch_unwind` (the Rust unwinder's cost for a short stack, no thread-cancel code).
+    StdResumeUnwind,
+}
+
+impl Scenario {
+    /// The seven scenarios of P3, (a) to (g).
+    pub const MAIN: [Scenario; 7] = [
+        Scenario::OursSleep,
+        Scenario::OursCondvar,
+        Scenario::OursRecv,
+        Scenario::OursJoin,
+        Scenario::FutexFloor,
+        Scenario::GlibcNanosleep,
+        Scenario::GlibcCondWait,
+    ];
+
+    /// Extra measurements that split the latency into its parts (for the analysis).
+    pub const DIAGNOSTICS: [Scenario; 4] = [
+        Scenario::OursTestcancelSpin,
+        Scenario::GlibcTestcancelSpin,
+        Scenario::OursExitUnwind,
+        Scenario::StdResumeUnwind,
+    ];
+
+    /// [`MAIN`](Self::MAIN) then [`DIAGNOSTICS`](Self::DIAGNOSTICS).
+    pub const ALL: [Scenario; 11] = [
+        Scenario::OursSleep,
+        Scenario::OursCondvar,
+        Scenario::OursRecv,
+        Scenario::OursJoin,
+        Scenario::FutexFloor,
+        Scenario::GlibcNanosleep,
+        Scenario::GlibcCondWait,
+        Scenario::OursTestcancelSpin,
+        Scenario::GlibcTestcancelSpin,
+        Scenario::OursExitUnwind,
+        Scenario::StdResumeUnwind,
+    ];
+
+    /// A short label for tables and benchmark ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::OursSleep => "ours sleep(1h)",
+            Scenario::OursCondvar => "ours Condvar::wait",
+            Scenario::OursRecv => "ours channel recv",
+            Scenario::OursJoin => "ours JoinHandle::join",
+            Scenario::FutexFloor => "floor: futex wake-to-run",
+            Scenario::GlibcNanosleep => "glibc nanosleep",
+            Scenario::GlibcCondWait => "glibc pthread_cond_wait",
+            Scenario::OursTestcancelSpin => "diag: ours testcancel spin",
+            Scenario::GlibcTestcancelSpin => "diag: glibc testcancel spin",
+            Scenario::OursExitUnwind => "diag: ours exit() unwind",
+            Scenario::StdResumeUnwind => "diag: std resume_unwind",
+        }
+    }
+
+    /// Whether this is one of thread-cancel's blocked waits, (a) to (d).
+    pub fn is_ours_blocked(self) -> bool {
+        matches!(
+            self,
+            Scenario::OursSleep | Scenario::OursCondvar | Scenario::OursRecv | Scenario::OursJoin
+        )
+    }
+
+    /// The glibc scenario on the same kind of wait: `nanosleep` for `sleep`,
+    /// `pthread_cond_wait` for the other waits of ours (condvar, channel, join).
+    pub fn glibc_counterpart(self) -> Option<Scenario> {
+        match self {
+            Scenario::OursSleep => Some(Scenario::GlibcNanosleep),
+            Scenario::OursCondvar | Scenario::OursRecv | Scenario::OursJoin => {
+                Some(Scenario::GlibcCondWait)
+            }
+            Scenario::OursTestcancelSpin => Some(Scenario::GlibcTestcancelSpin),
+            _ => None,
+        }
+    }
+}
+
+/// Takes one sample of `scenario`: spawns its target, waits until it is blocked, measures one
+/// cancellation (or wake-up), joins the target.
+///
+/// # Errors
+///
+/// Thread creation failing, the target not blocking within seconds, or the target not ending
+/// as expected (not canceled, no handler run).
+pub fn sample(scenario: Scenario) -> io::Result<Duration> {
+    match scenario {
+        Scenario::OursSleep => ours_blocked(
+            || thread_cancel::sleep(Duration::from_secs(3600)),
+            &[libc::SYS_futex],
+        ),
+        Scenario::OursCondvar => {
+            let pair = Arc::new((
+                thread_cancel::sync::Mutex::new(()),
+                thread_cancel::sync::Condvar::new(),
+            ));
+            let p = pair.clone();
+            ours_blocked(
+                move || {
+                    let (m, cv) = &*p;
+                    let mut g = m.lock().unwrap_or_else(|e| e.into_inner());
+                    loop {
+                        g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+                    }
+                },
+                &[libc::SYS_futex],
+            )
+        }
+        Scenario::OursRecv => {
+            let (tx, rx) = thread_cancel::sync::channel::<()>();
+            let r = ours_blocked(
+                move || {
+                    let _ = rx.recv();
+                },
+                &[libc::SYS_futex],
+            );
+            drop(tx); // only now: the receiver must block, not see a disconnected channel
+            r
+        }
+        Scenario::OursJoin => ours_join(),
+        Scenario::FutexFloor => futex_floor(),
+        Scenario::GlibcNanosleep => glibc(GlibcWait::Nanosleep),
+        Scenario::GlibcCondWait => glibc(GlibcWait::CondWait),
+        Scenario::OursTestcancelSpin => ours_spin(),
+        Scenario::GlibcTestcancelSpin => glibc(GlibcWait::TestcancelSpin),
+        Scenario::OursExitUnwind => ours_exit_unwind(),
+        Scenario::StdResumeUnwind => std_resume_unwind(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time stamps and thread ids.
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// `CLOCK_MONOTONIC` (through `Instant`) in ns since a process-wide epoch; never 0 once the
+/// epoch is set, so 0 can mean "not recorded".
+fn now_ns() -> u64 {
+    let e = epoch();
+    u64::try_from(Instant::now().duration_since(e).as_nanos())
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
+
+/// A time stamp written by one thread and read by another after a join.
+#[derive(Clone, Default)]
+struct Stamp(Arc<AtomicU64>);
+
+impl Stamp {
+    fn record(&self) {
+        self.0.store(now_ns(), Ordering::Release);
+    }
+
+    fn get(&self) -> Option<u64> {
+        match self.0.load(Ordering::Acquire) {
+            0 => None,
+            t => Some(t),
+        }
+    }
+}
+
+/// The interval `t0..t1` (ns since the epoch), or an error if `t1` was not recorded.
+fn interval(t0: u64, t1: Option<u64>, what: &str) -> io::Result<Duration> {
+    match t1 {
+        Some(t1) if t1 >= t0 => Ok(Duration::from_nanos(t1 - t0)),
+        _ => Err(io::Error::other(format!("{what}: end time not recorded"))),
+    }
+}
+
+/// The kernel thread id of the calling thread.
+fn gettid() -> i32 {
+    // SAFETY: `gettid` has no preconditions and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// A kernel thread id published by the target thread (0 until published).
+#[derive(Clone, Default)]
+struct Tid(Arc<AtomicI32>);
+
+impl Tid {
+    /// Moves the calling (target) thread to [`target_cpu`], if set, then publishes its tid.
+    fn publish(&self) {
+        pin_to_target_cpu();
+        self.0.store(gettid(), Ordering::Release);
+    }
+
+    fn wait(&self) -> i32 {
+        let start = Instant::now();
+        loop {
+            let t = self.0.load(Ordering::Acquire);
+            if t != 0 {
+                return t;
+            }
+            assert!(
+                start.elapsed() < BLOCK_TIMEOUT,
+                "the target thread never started"
+            );
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// The CPU every target thread moves to before it blocks: `P3_TARGET_CPU`, if set to a CPU
+/// number. Unset (the default), targets run wherever the scheduler puts them. With the
+/// measuring thread pinned elsewhere (`taskset -c 0` on the process, `P3_TARGET_CPU=1`), every
+/// wake-up crosses CPUs; with both on one CPU (`taskset -c 0`, no variable), none does.
+pub fn target_cpu() -> Option<usize> {
+    static CPU: OnceLock<Option<usize>> = OnceLock::new();
+    *CPU.get_or_init(|| {
+        std::env::var("P3_TARGET_CPU")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+    })
+}
+
+/// Pins the calling thread to [`target_cpu`], if set.
+///
+/// # Panics
+///
+/// If the CPU number is out of range or the kernel refuses it (not in the process's cpuset).
+fn pin_to_target_cpu() {
+    let Some(cpu) = target_cpu() else {
+        return;
+    };
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    assert!(cpu < max, "P3_TARGET_CPU={cpu}: at most {}", max - 1);
+    // SAFETY: an all-zero `cpu_set_t` (a plain bit array) is the empty set; `CPU_SET` is given
+    // an index below the set's size (checked above); `sched_setaffinity(0, ..)` reads the set
+    // for the calling thread only.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    assert!(
+        rc == 0,
+        "P3_TARGET_CPU={cpu}: sched_setaffinity: {}",
+        io::Error::last_os_error()
+    );
+}
+
+/// [`target_cpu`] for the C shim: -1 for none.
+fn target_cpu_c() -> libc::c_int {
+    target_cpu()
+        .and_then(|c| libc::c_int::try_from(c).ok())
+        .unwrap_or(-1)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waiting until a thread is blocked.
+
+/// Cleared the first time `/proc/self/task/TID/syscall` cannot be read (a kernel without it):
+/// from then on only the scheduler state is checked.
+static SYSCALL_FILE_WORKS: AtomicBool = AtomicBool::new(true);
+
+/// Whether thread `tid` is asleep (`S`) in one of `syscalls` (any, if `syscalls` is empty or
+/// the kernel does not say).
+fn is_blocked(tid: i32, syscalls: &[libc::c_long]) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")) else {
+        return false;
+    };
+    // The state follows the command name, which is in parentheses and may contain anything.
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    if state != Some("S") {
+        return false;
+    }
+    if syscalls.is_empty() || !SYSCALL_FILE_WORKS.load(Ordering::Relaxed) {
+        return true;
+    }
+    match std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")) {
+        // "NR arg1 ... sp pc" while blocked in a system call; "running" or "-1 sp pc" otherwise.
+        Ok(s) => s
+            .split_whitespace()
+            .next()
+            .and_then(|nr| nr.parse::<libc::c_long>().ok())
+            .is_some_and(|nr| syscalls.contains(&nr)),
+        Err(_) => {
+            SYSCALL_FILE_WORKS.store(false, Ordering::Relaxed);
+            true
+        }
+    }
+}
+
+/// Waits until thread `tid` of this process is asleep in one of `syscalls`, stays so for
+/// [`SETTLE`], and is still asleep in it.
+///
+/// # Errors
+///
+/// If it does not block within 10 s.
+pub fn wait_blocked(tid: i32, syscalls: &[libc::c_long]) -> io::Result<()> {
+    let start = Instant::now();
+    loop {
+        if is_blocked(tid, syscalls) {
+            std::thread::sleep(SETTLE);
+            if is_blocked(tid, syscalls) {
+                return Ok(());
+            }
+        }
+        if start.elapsed() > BLOCK_TIMEOUT {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("thread {tid} did not block in {syscalls:?}"),
+            ));
+        }
+        std::thread::sleep(Duration::from_micros(10));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ours.
+
+/// Spawns a cancelable thread that pushes the measured cleanup handler, publishes its tid, then
+/// runs `body` (which blocks); waits until it is blocked in one of `syscalls`; measures the
+/// cancel call to the handler; joins.
+fn ours_blocked<F>(body: F, syscalls: &[libc::c_long]) -> io::Result<Duration>
+where
+    F: FnOnce() + Send + 'static,
+{
+    let stamp = Stamp::default();
+    let tid = Tid::default();
+    let (s, t) = (stamp.clone(), tid.clone());
+    let h = thread_cancel::Builder::new()
+        .name(TARGET_NAME.into())
+        .spawn(move || {
+            let _handler = thread_cancel::cleanup_push(move || s.record());
+            t.publish();
+            body();
+        })?;
+    let blocked = wait_blocked(tid.wait(), syscalls);
+    let t0 = now_ns();
+    h.cancel().map_err(io::Error::from)?;
+    let outcome = h.join();
+    blocked?;
+    if !outcome.is_canceled() {
+        return Err(io::Error::other(format!(
+            "the target was not canceled: {outcome:?}"
+        )));
+    }
+    interval(t0, stamp.get(), "ours")
+}
+
+/// (d): the target joins a thread that waits on a `std` channel nobody sends on; once the
+/// target is canceled (its join abandoned, the handle dropped), the channel is closed and the
+/// joined thread's end awaited, so it does not run during the next sample.
+fn ours_join() -> io::Result<Duration> {
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let never = thread_cancel::Builder::new()
+        .name("p3-never-ends".into())
+        .spawn(move || {
+            let _ = stop_rx.recv();
+        })?;
+    let never_canceler = never.canceler();
+    let r = ours_blocked(
+        move || {
+            let _ = never.join();
+        },
+        &[libc::SYS_futex],
+    );
+    drop(stop_tx);
+    let start = Instant::now();
+    while !never_canceler.is_finished() && start.elapsed() < BLOCK_TIMEOUT {
+        std::thread::sleep(Duration::from_micros(10));
+    }
+    r
+}
+
+/// Diagnostic: the target spins on `testcancel()`; no wake-up is involved.
+fn ours_spin() -> io::Result<Duration> {
+    let stamp = Stamp::default();
+    let tid = Tid::default();
+    let (s, t) = (stamp.clone(), tid.clone());
+    let h = thread_cancel::Builder::new()
+        .name(TARGET_NAME.into())
+        .spawn(move || {
+            let _handler = thread_cancel::cleanup_push(move || s.record());
+            t.publish();
+            loop {
+                thread_cancel::testcancel();
+            }
+        })?;
+    tid.wait();
+    std::thread::sleep(SETTLE);
+    let t0 = now_ns();
+    h.cancel().map_err(io::Error::from)?;
+    if !h.join().is_canceled() {
+        return Err(io::Error::other("the spinning target was not canceled"));
+    }
+    interval(t0, stamp.get(), "ours spin")
+}
+
+/// Diagnostic: in one thread, `exit(())` to the first cleanup handler.
+fn ours_exit_unwind() -> io::Result<Duration> {
+    let stamp = Stamp::default();
+    let start = Stamp::default();
+    let (s, s0) = (stamp.clone(), start.clone());
+    let h = thread_cancel::Builder::new()
+        .name(TARGET_NAME.into())
+        .spawn(move || {
+            pin_to_target_cpu();
+            let _handler = thread_cancel::cleanup_push(move || s.record());
+            s0.record();
+            thread_cancel::exit(())
+        })?;
+    if h.join().value().is_none() {
+        return Err(io::Error::other("exit(()) did not end the thread"));
+    }
+    interval(start.get().unwrap_or(u64::MAX), stamp.get(), "ours exit")
+}
+
+/// Records the time when dropped.
+struct RecordOnDrop(Stamp);
+
+impl Drop for RecordOnDrop {
+    fn drop(&mut self) {
+        self.0.record();
+    }
+}
+
+/// Diagnostic: in one `std` thread, `resume_unwind` to a `Drop` under a `catch_unwind`.
+fn std_resume_unwind() -> io::Result<Duration> {
+    let stamp = Stamp::default();
+    let start = Stamp::default();
+    let (s, s0) = (stamp.clone(), start.clone());
+    let t = std::thread::Builder::new()
+        .name(TARGET_NAME.into())
+        .spawn(move || {
+            pin_to_target_cpu();
+            std::panic::catch_unwind(move || {
+                let _record = RecordOnDrop(s);
+                s0.record();
+                std::panic::resume_unwind(Box::new(()));
+            })
+            .is_err()
+        })?;
+    if !t.join().unwrap_or(false) {
+        return Err(io::Error::other("the unwind was not caught"));
+    }
+    interval(start.get().unwrap_or(u64::MAX), stamp.get(), "std unwind")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The floor.
+
+fn futex_wait(word: &AtomicU32, expected: u32) {
+    // SAFETY: `word` is a valid, aligned u32 that outlives the call (it is borrowed); FUTEX_WAIT
+    // only reads it; the timeout pointer is null (no time limit).
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        );
+    }
+}
+
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE does not access the memory behind the pointer, it only uses the
+    // address as a key; waking nobody is harmless.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            1,
+        );
+    }
+}
+
+/// (e): a `std` thread blocked in `FUTEX_WAIT`; t0 just before the store and `FUTEX_WAKE`, t1
+/// as soon as the woken thread returns from the system call.
+fn futex_floor() -> io::Result<Duration> {
+    let word = Arc::new(AtomicU32::new(0));
+    let stamp = Stamp::default();
+    let tid = Tid::default();
+    let (w, s, t) = (word.clone(), stamp.clone(), tid.clone());
+    let th = std::thread::Builder::new()
+        .name(TARGET_NAME.into())
+        .spawn(move || {
+            t.publish();
+            while w.load(Ordering::Acquire) == 0 {
+                futex_wait(&w, 0);
+            }
+            s.record();
+        })?;
+    let blocked = wait_blocked(tid.wait(), &[libc::SYS_futex]);
+    let t0 = now_ns();
+    word.store(1, Ordering::Release);
+    futex_wake(&word);
+    th.join()
+        .map_err(|_| io::Error::other("the futex waiter panicked"))?;
+    blocked?;
+    interval(t0, stamp.get(), "futex")
+}
+
+// ---------------------------------------------------------------------------------------------
+// glibc, through the C shim.
+
+mod ffi {
+    use libc::c_int;
+
+    /// `struct glibc_p3_target`, opaque.
+    #[repr(C)]
+    pub(crate) struct Target {
+        _private: [u8; 0],
+    }
+
+    extern "C" {
+        pub(crate) fn glibc_p3_start(kind: c_int, cpu: c_int, out: *mut *mut Target) -> c_int;
+        pub(crate) fn glibc_p3_tid(t: *const Target) -> c_int;
+        pub(crate) fn glibc_p3_fire(t: *mut Target) -> i64;
+    }
+}
+
+/// What a glibc target thread does when it is canceled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GlibcWait {
+    /// Blocked in `nanosleep` (1 h).
+    Nanosleep,
+    /// Blocked in `pthread_cond_wait`, never signalled.
+    CondWait,
+    /// Running a loop of `pthread_testcancel()`.
+    TestcancelSpin,
+}
+
+impl GlibcWait {
+    /// `enum glibc_p3_kind` in the C shim.
+    fn kind(self) -> libc::c_int {
+        match self {
+            GlibcWait::Nanosleep => 0,
+            GlibcWait::CondWait => 1,
+            GlibcWait::TestcancelSpin => 2,
+        }
+    }
+
+    /// The system calls the target blocks in (empty: it does not block).
+    fn syscalls(self) -> &'static [libc::c_long] {
+        match self {
+            // glibc's nanosleep is clock_nanosleep(CLOCK_REALTIME, 0, ...) since 2.31.
+            #[cfg(target_arch = "x86_64")]
+            GlibcWait::Nanosleep => &[libc::SYS_clock_nanosleep, libc::SYS_nanosleep],
+            #[cfg(not(target_arch = "x86_64"))]
+            GlibcWait::Nanosleep => &[libc::SYS_clock_nanosleep],
+            GlibcWait::CondWait => &[libc::SYS_futex],
+            GlibcWait::TestcancelSpin => &[],
+        }
+    }
+}
+
+/// A C thread created by glibc's `pthread_create`, about to block (or spin) with a cleanup
+/// handler pushed that records the time it starts. Dropping it unmeasured still cancels and
+/// joins the thread.
+#[derive(Debug)]
+pub struct GlibcTarget {
+    ptr: NonNull<ffi::Target>,
+}
+
+impl GlibcTarget {
+    /// Creates the thread (on [`target_cpu`], if set); returns once it is about to block (or
+    /// spin).
+    ///
+    /// # Errors
+    ///
+    /// The error number of `pthread_create` or `pthread_setaffinity_np` (or `ENOMEM`).
+    pub fn start(wait: GlibcWait) -> io::Result<Self> {
+        let mut out: *mut ffi::Target = std::ptr::null_mut();
+        // SAFETY: `out` is a valid place for the C function to store a pointer; it only does
+        // so (with a non-null pointer it allocated) when it returns 0. The thread it creates
+        // runs C code only and touches nothing of Rust's.
+        let rc = unsafe { ffi::glibc_p3_start(wait.kind(), target_cpu_c(), &mut out) };
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        NonNull::new(out)
+            .map(|ptr| GlibcTarget { ptr })
+            .ok_or_else(|| io::Error::other("glibc_p3_start returned no target"))
+    }
+
+    /// The kernel thread id of the target thread.
+    pub fn tid(&self) -> i32 {
+        // SAFETY: `ptr` came from `glibc_p3_start` and has not been passed to `glibc_p3_fire`
+        // (which consumes `self`), so it points to a live target; the C side only reads an
+        // atomic field.
+        unsafe { ffi::glibc_p3_tid(self.ptr.as_ptr()) }
+    }
+
+    /// Cancels the thread with `pthread_cancel`, joins it, and returns the time from just
+    /// before `pthread_cancel` to the cleanup handler starting.
+    ///
+    /// # Errors
+    ///
+    /// The error number of `pthread_cancel` or `pthread_join`; `EINVAL` if the thread was not
+    /// canceled or its handler did not run.
+    pub fn fire(self) -> io::Result<Duration> {
+        let ptr = self.ptr;
+        std::mem::forget(self);
+        // SAFETY: `ptr` came from `glibc_p3_start` and is passed to `glibc_p3_fire` exactly once
+        // (`self` is forgotten, so `Drop` will not pass it again); the C side cancels and joins
+        // a C-only thread (no Rust frames are unwound) and frees the target.
+        let r = unsafe { ffi::glibc_p3_fire(ptr.as_ptr()) };
+        match u64::try_from(r) {
+            Ok(ns) => Ok(Duration::from_nanos(ns)),
+            Err(_) => Err(io::Error::from_raw_os_error(
+                i32::try_from(-r).unwrap_or(libc::EINVAL),
+            )),
+        }
+    }
+}
+
+impl Drop for GlibcTarget {
+    fn drop(&mut self) {
+        // SAFETY: as in `fire`: `ptr` is live and is consumed here, once.
+        unsafe {
+            ffi::glibc_p3_fire(self.ptr.as_ptr());
+        }
+    }
+}
+
+/// One glibc sample: start a target, wait until it is blocked, cancel it.
+///
+/// ```
+/// use thread_cancel_bench::p3::{glibc_cancel_latency, GlibcWait};
+/// let d = glibc_cancel_latency(GlibcWait::Nanosleep).unwrap();
+/// assert!(d < std::time::Duration::from_secs(10));
+/// ```
+///
+/// # Errors
+///
+/// As [`GlibcTarget::start`], [`wait_blocked`] and [`GlibcTarget::fire`].
+pub fn glibc_cancel_latency(wait: GlibcWait) -> io::Result<Duration> {
+    glibc(wait)
+}
+
+fn glibc(wait: GlibcWait) -> io::Result<Duration> {
+    let target = GlibcTarget::start(wait)?;
+    if wait.syscalls().is_empty() {
+        std::thread::sleep(SETTLE);
+    } else {
+        wait_blocked(target.tid(), wait.syscalls())?; // on error, Drop cancels and joins
+    }
+    target.fire()
+}
