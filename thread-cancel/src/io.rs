@@ -303,7 +303,7 @@ impl<F: AsFd> Write for &Cancelable<F> {
 }
 
 /// Standard output as a cancellation point (R23): writes go straight to descriptor 1 through
-/// [`write`], unbuffered.
+/// [`write()`], unbuffered.
 ///
 /// ```
 /// use std::io::Write;
