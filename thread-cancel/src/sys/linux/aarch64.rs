@@ -3,9 +3,6 @@
 
 use crate::state::{CP_MASK, PENDING};
 
-/// Returned by the trampoline instead of a system-call result: act on the request.
-pub(crate) const CANCELED: i64 = i64::MIN;
-
 core::arch::global_asm!(
     ".text",
     ".p2align 4",
@@ -37,7 +34,7 @@ core::arch::global_asm!(
     ".globl thread_cancel_cp_cancel",
     ".hidden thread_cancel_cp_cancel",
     "thread_cancel_cp_cancel:",
-    "mov x0, #0x8000000000000000",
+    "mov x0, #0x8000000000000000", // CANCELED (i64::MIN)
     "ret",
     mask = const CP_MASK,
     pending = const PENDING,

@@ -24,6 +24,10 @@ extern "C" {
     static thread_cancel_cp_cancel: u8;
 }
 
+/// Returned by the trampoline instead of a system-call result: act on the request. Outside
+/// the kernel's return range `-4095..=isize::MAX`.
+pub(crate) const CANCELED: i64 = i64::MIN;
+
 /// The result of a cancellable system call.
 pub(crate) enum CpResult {
     /// The call ran (and completed or failed): the raw return value (`-errno` on failure).
@@ -49,7 +53,7 @@ pub(crate) unsafe fn syscall_cp(
     // SAFETY: forwarded from the caller; the trampoline follows the C calling convention and
     // clobbers only caller-saved registers.
     let r = unsafe { thread_cancel_syscall_cp(word, nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
-    if r == arch::CANCELED as libc::c_long {
+    if r == CANCELED as libc::c_long {
         CpResult::Canceled
     } else {
         CpResult::Done(r)

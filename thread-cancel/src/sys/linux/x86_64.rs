@@ -1,19 +1,19 @@
 //! x86_64: the cancellable system-call trampoline and the program counter in a signal context.
 //!
-//! `tc_syscall_cp(word, nr, a1..a6)` loads the thread's state word *inside* the address range
-//! `[tc_cp_begin, tc_cp_end)`, returns `CANCELED` if a request must be acted on, and otherwise
-//! issues the system call. `tc_cp_end` is the instruction right after `syscall`. The signal
-//! handler moves a program counter that lies in the range to `tc_cp_cancel`:
+//! `thread_cancel_syscall_cp(word, nr, a1..a6)` loads the thread's state word *inside* the
+//! address range `[thread_cancel_cp_begin, thread_cancel_cp_end)`, returns `CANCELED` if a
+//! request must be acted on, and otherwise issues the system call. `thread_cancel_cp_end` is the
+//! instruction right after `syscall`. The signal handler moves a program counter that lies in
+//! the range to `thread_cancel_cp_cancel`:
 //!
 //! - interrupted before the `syscall` instruction: nothing was done; cancel;
 //! - interrupted while blocked in it: the kernel rewinds a restartable call to the `syscall`
 //!   instruction (inside the range): nothing was done; cancel;
-//! - the call completed (the PC is at `tc_cp_end`): its result is returned, never canceled.
+//! - the call completed (the PC is at `thread_cancel_cp_end`): its result is returned, never
+//!   canceled.
 
+use super::syscall_cp::CANCELED;
 use crate::state::{CP_MASK, PENDING};
-
-/// Returned by the trampoline instead of a system-call result: act on the request.
-pub(crate) const CANCELED: i64 = i64::MIN;
 
 core::arch::global_asm!(
     ".text",
