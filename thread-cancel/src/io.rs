@@ -26,7 +26,7 @@ pub fn set_signal(sig: i32) -> io::Result<()> {
 }
 
 /// Runs system call `nr` as a cancellation point.
-fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
+pub(crate) fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
     // A thread without a control block cannot be canceled, and a point inside an unwind does
     // not act: both make the plain call.
     let r = with_current(|c| (!std::thread::panicking()).then(|| cp_on(c, nr, a))).flatten();
@@ -236,6 +236,295 @@ pub fn close(fd: OwnedFd) -> io::Result<()> {
     };
     crate::testcancel();
     result
+}
+
+fn path_arg(path: &std::path::Path) -> io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
+}
+
+/// `openat(2)` as a cancellation point (`O_CLOEXEC` is added): either the file is opened and
+/// returned, or nothing was opened (no descriptor leaks). `dir: None` is `AT_FDCWD`.
+///
+/// ```
+/// let fd = thread_cancel::io::openat(None, "/proc/self/status".as_ref(), libc::O_RDONLY, 0).unwrap();
+/// drop(fd);
+/// ```
+pub fn openat(
+    dir: Option<BorrowedFd<'_>>,
+    path: &std::path::Path,
+    flags: i32,
+    mode: u32,
+) -> io::Result<OwnedFd> {
+    let c = path_arg(path)?;
+    let d = dir.map_or(libc::AT_FDCWD as libc::c_long, fd_arg);
+    let a = [
+        d,
+        c.as_ptr() as _,
+        (flags | libc::O_CLOEXEC) as _,
+        mode as _,
+        0,
+        0,
+    ];
+    let n = cp(libc::SYS_openat, a)?;
+    // SAFETY: a successful openat returns a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(n as i32) })
+}
+
+/// `open(2)` as a cancellation point; see [`openat`].
+///
+/// ```
+/// let _fd = thread_cancel::io::open("/dev/null".as_ref(), libc::O_WRONLY, 0).unwrap();
+/// ```
+pub fn open(path: &std::path::Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    openat(None, path, flags, mode)
+}
+
+/// `creat(2)` (`open` with `O_CREAT | O_WRONLY | O_TRUNC`) as a cancellation point.
+///
+/// ```
+/// let p = std::env::temp_dir().join(format!("tc-creat-{}", std::process::id()));
+/// let _fd = thread_cancel::io::creat(&p, 0o600).unwrap();
+/// std::fs::remove_file(&p).unwrap();
+/// ```
+pub fn creat(path: &std::path::Path, mode: u32) -> io::Result<OwnedFd> {
+    openat(
+        None,
+        path,
+        libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+        mode,
+    )
+}
+
+/// `readv(2)` as a cancellation point.
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let f = std::fs::File::open("/dev/zero").unwrap();
+/// let (mut a, mut b) = ([1u8; 2], [1u8; 3]);
+/// let mut bufs = [std::io::IoSliceMut::new(&mut a), std::io::IoSliceMut::new(&mut b)];
+/// assert_eq!(thread_cancel::io::readv(f.as_fd(), &mut bufs).unwrap(), 5);
+/// ```
+pub fn readv(fd: BorrowedFd<'_>, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+    // `IoSliceMut` is ABI-compatible with `struct iovec` on Unix (std guarantees it).
+    let a = [fd_arg(fd), bufs.as_mut_ptr() as _, bufs.len() as _, 0, 0, 0];
+    cp(libc::SYS_readv, a).map(|n| n as usize)
+}
+
+/// `writev(2)` as a cancellation point.
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let f = std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap();
+/// let bufs = [std::io::IoSlice::new(b"ab"), std::io::IoSlice::new(b"c")];
+/// assert_eq!(thread_cancel::io::writev(f.as_fd(), &bufs).unwrap(), 3);
+/// ```
+pub fn writev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+    let a = [fd_arg(fd), bufs.as_ptr() as _, bufs.len() as _, 0, 0, 0];
+    cp(libc::SYS_writev, a).map(|n| n as usize)
+}
+
+/// `preadv(2)` as a cancellation point.
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let f = std::fs::File::open("/proc/self/status").unwrap();
+/// let mut a = [0u8; 4];
+/// let mut bufs = [std::io::IoSliceMut::new(&mut a)];
+/// assert_eq!(thread_cancel::io::preadv(f.as_fd(), &mut bufs, 0).unwrap(), 4);
+/// ```
+pub fn preadv(
+    fd: BorrowedFd<'_>,
+    bufs: &mut [io::IoSliceMut<'_>],
+    offset: u64,
+) -> io::Result<usize> {
+    let (lo, hi) = (
+        offset as u32 as libc::c_long,
+        (offset >> 32) as libc::c_long,
+    );
+    let a = [
+        fd_arg(fd),
+        bufs.as_mut_ptr() as _,
+        bufs.len() as _,
+        lo,
+        hi,
+        0,
+    ];
+    cp(libc::SYS_preadv, a).map(|n| n as usize)
+}
+
+/// `pwritev(2)` as a cancellation point.
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let f = std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap();
+/// let bufs = [std::io::IoSlice::new(b"ab")];
+/// assert_eq!(thread_cancel::io::pwritev(f.as_fd(), &bufs, 0).unwrap(), 2);
+/// ```
+pub fn pwritev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>], offset: u64) -> io::Result<usize> {
+    let (lo, hi) = (
+        offset as u32 as libc::c_long,
+        (offset >> 32) as libc::c_long,
+    );
+    let a = [fd_arg(fd), bufs.as_ptr() as _, bufs.len() as _, lo, hi, 0];
+    cp(libc::SYS_pwritev, a).map(|n| n as usize)
+}
+
+/// `fsync(2)` as a cancellation point.
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let f = std::fs::File::open("/proc/self/status").unwrap();
+/// let _ = thread_cancel::io::fsync(f.as_fd()); // EINVAL on procfs; the call is what matters
+/// ```
+pub fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
+    cp(libc::SYS_fsync, [fd_arg(fd), 0, 0, 0, 0, 0]).map(drop)
+}
+
+/// `fdatasync(2)` as a cancellation point.
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let f = std::fs::File::open("/proc/self/status").unwrap();
+/// let _ = thread_cancel::io::fdatasync(f.as_fd());
+/// ```
+pub fn fdatasync(fd: BorrowedFd<'_>) -> io::Result<()> {
+    cp(libc::SYS_fdatasync, [fd_arg(fd), 0, 0, 0, 0, 0]).map(drop)
+}
+
+/// `fcntl(fd, F_SETLKW / F_OFD_SETLKW, lock)` — a blocking record lock — as a cancellation
+/// point: either the lock was taken, or it was not. (`lockf(F_LOCK)` is `F_SETLKW` on the range.)
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let p = std::env::temp_dir().join(format!("tc-lock-{}", std::process::id()));
+/// let f = std::fs::File::create(&p).unwrap();
+/// // SAFETY: `flock` is plain data; all-zero (then a lock type) is "the whole file".
+/// let mut l: libc::flock = unsafe { std::mem::zeroed() };
+/// l.l_type = libc::F_WRLCK as _;
+/// thread_cancel::io::fcntl_lock_wait(f.as_fd(), &l, false).unwrap();
+/// std::fs::remove_file(&p).unwrap();
+/// ```
+pub fn fcntl_lock_wait(fd: BorrowedFd<'_>, lock: &libc::flock, ofd: bool) -> io::Result<()> {
+    let cmd = if ofd {
+        libc::F_OFD_SETLKW
+    } else {
+        libc::F_SETLKW
+    };
+    let a = [
+        fd_arg(fd),
+        cmd as _,
+        lock as *const libc::flock as _,
+        0,
+        0,
+        0,
+    ];
+    cp(libc::SYS_fcntl, a).map(drop)
+}
+
+/// `epoll_wait(2)` (through `epoll_pwait`) as a cancellation point; `timeout_ms < 0` waits
+/// forever.
+///
+/// ```
+/// use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+/// // SAFETY: epoll_create1 takes a flag and returns a new descriptor that we then own.
+/// let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+/// assert!(raw >= 0);
+/// // SAFETY: `raw` is a valid descriptor nothing else owns.
+/// let ep = unsafe { OwnedFd::from_raw_fd(raw) };
+/// let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 4];
+/// assert_eq!(thread_cancel::io::epoll_wait(ep.as_fd(), &mut evs, 1).unwrap(), 0);
+/// ```
+pub fn epoll_wait(
+    epfd: BorrowedFd<'_>,
+    events: &mut [libc::epoll_event],
+    timeout_ms: i32,
+) -> io::Result<usize> {
+    let a = [
+        fd_arg(epfd),
+        events.as_mut_ptr() as _,
+        events.len() as _,
+        timeout_ms as _,
+        0,
+        0,
+    ];
+    cp(libc::SYS_epoll_pwait, a).map(|n| n as usize)
+}
+
+/// `pause(2)`: blocks until a signal handler runs (then `Err(Interrupted)`) or the thread is
+/// canceled. A cancellation point.
+///
+/// ```
+/// let h = thread_cancel::spawn(|| { let _ = thread_cancel::io::pause(); });
+/// thread_cancel::sleep(std::time::Duration::from_millis(5));
+/// h.cancel().unwrap();
+/// assert!(h.join().is_canceled());
+/// ```
+pub fn pause() -> io::Result<()> {
+    // ppoll with no descriptors and no timeout: `pause` on every architecture.
+    cp(libc::SYS_ppoll, [0, 0, 0, 0, 0, 0]).map(drop)
+}
+
+/// `tcdrain(3)` (`ioctl(fd, TCSBRK, 1)`) as a cancellation point.
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let f = std::fs::File::open("/dev/null").unwrap();
+/// assert!(thread_cancel::io::tcdrain(f.as_fd()).is_err()); // not a terminal
+/// ```
+pub fn tcdrain(fd: BorrowedFd<'_>) -> io::Result<()> {
+    cp(libc::SYS_ioctl, [fd_arg(fd), libc::TCSBRK as _, 1, 0, 0, 0]).map(drop)
+}
+
+/// `waitid(2)` as a cancellation point. With `WNOWAIT` in `options` the child is not reaped, so
+/// a canceled wait has no effect either way.
+///
+/// ```
+/// let mut child = std::process::Command::new("true").spawn().unwrap();
+/// // SAFETY: `siginfo_t` is plain data; all-zero is a valid value to be filled in.
+/// let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+/// thread_cancel::io::waitid(libc::P_PID, child.id(), &mut info, libc::WEXITED | libc::WNOWAIT).unwrap();
+/// assert!(child.wait().unwrap().success());
+/// ```
+pub fn waitid(
+    idtype: libc::idtype_t,
+    id: u32,
+    info: &mut libc::siginfo_t,
+    options: i32,
+) -> io::Result<()> {
+    let a = [
+        idtype as _,
+        id as _,
+        info as *mut libc::siginfo_t as _,
+        options as _,
+        0,
+        0,
+    ];
+    cp(libc::SYS_waitid, a).map(drop)
+}
+
+/// `waitpid(2)` (through `wait4`) as a cancellation point; returns the pid and the raw status.
+/// `wait()` is `waitpid(-1, 0)`.
+///
+/// ```
+/// let child = std::process::Command::new("true").spawn().unwrap();
+/// let (pid, status) = thread_cancel::io::waitpid(child.id() as i32, 0).unwrap();
+/// assert_eq!(pid, child.id() as i32);
+/// assert!(libc::WIFEXITED(status));
+/// ```
+pub fn waitpid(pid: i32, options: i32) -> io::Result<(i32, i32)> {
+    let mut status: i32 = 0;
+    let a = [
+        pid as _,
+        &mut status as *mut i32 as _,
+        options as _,
+        0,
+        0,
+        0,
+    ];
+    let p = cp(libc::SYS_wait4, a)?;
+    Ok((p as i32, status))
 }
 
 /// Wraps any `AsFd` (a `File`, `TcpStream`, `UnixStream`, `PipeReader`, `OwnedFd`, ...) so that

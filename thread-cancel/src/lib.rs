@@ -47,9 +47,13 @@ mod control;
 mod current;
 #[cfg(not(loom))]
 pub mod io;
+#[cfg(not(loom))]
+pub mod net;
 mod on_cancel;
 mod parker;
 mod point;
+#[cfg(not(loom))]
+pub mod process;
 mod scope;
 mod sleep;
 mod state;

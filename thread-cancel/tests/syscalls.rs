@@ -8,6 +8,7 @@
 
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -225,9 +226,51 @@ fn r10_read_write_recv_send_accept_either_complete_or_cancel_and_leak_nothing() 
     race_writes("r10 send", n / 4, unix_pair, true);
     race_accepts(n / 4);
     r10_close_releases_the_descriptor_exactly_once();
+    race_opens(n / 4);
     let after = open_fds();
     println!("descriptors open before {before}, after {after}");
     assert_eq!(before, after, "descriptors leaked");
+}
+
+/// Opening a FIFO for reading blocks until a writer opens it. A reader thread opens (counting
+/// descriptors it got, and closing them); the main thread opens the writer side, then cancels.
+/// Every open either returned a descriptor (counted) or opened nothing: the table is checked by
+/// the caller.
+fn race_opens(n: usize) {
+    let path = std::env::temp_dir().join(format!("tc-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path and mode.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut opened_total = 0;
+    for i in 0..n {
+        let opened = Arc::new(AtomicUsize::new(0));
+        let (o, p) = (opened.clone(), path.clone());
+        let h = spawn(move || loop {
+            let fd = io::open(&p, libc::O_RDONLY, 0).unwrap();
+            o.fetch_add(1, Ordering::SeqCst);
+            drop(fd);
+        });
+        if i % 2 == 0 {
+            // Give the reader a writer to meet (non-blocking open fails with ENXIO if no reader).
+            for _ in 0..1000 {
+                let w = std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&path);
+                if w.is_ok() {
+                    jitter(i);
+                    break;
+                }
+                std::thread::yield_now();
+            }
+        }
+        h.cancel().unwrap();
+        assert!(h.join().is_canceled());
+        opened_total += opened.load(Ordering::SeqCst);
+    }
+    let _ = std::fs::remove_file(&path);
+    println!("r10 open: {n} races, {opened_total} opens completed, descriptors checked below");
 }
 
 fn r10_close_releases_the_descriptor_exactly_once() {
@@ -270,6 +313,41 @@ fn r05_blocked_read_accept_poll_are_woken_by_cancel() {
         h.cancel().unwrap();
         assert!(h.join().is_canceled(), "kind {kind}");
     }
+}
+
+#[test]
+fn r05_blocked_pause_epoll_wait_waitpid_are_woken_by_cancel() {
+    let _serial = serial();
+    let mut child = std::process::Command::new("sleep")
+        .arg("3600")
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    for kind in 0..3 {
+        let h = spawn(move || match kind {
+            0 => {
+                let _ = io::pause();
+            }
+            1 => {
+                // SAFETY: epoll_create1 takes a flag and returns a descriptor we then own.
+                let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+                assert!(raw >= 0);
+                // SAFETY: `raw` is a new descriptor that nothing else owns.
+                let ep = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) };
+                let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 1];
+                let _ = io::epoll_wait(ep.as_fd(), &mut evs, -1);
+            }
+            _ => {
+                let _ = io::waitpid(pid, 0);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        h.cancel().unwrap();
+        assert!(h.join().is_canceled(), "kind {kind}");
+    }
+    // The canceled waitpid reaped nothing: the child is still ours to kill and reap.
+    child.kill().unwrap();
+    assert!(!child.wait().unwrap().success());
 }
 
 #[test]

@@ -1,0 +1,107 @@
+//! Cancellable `accept` and `connect` for `std`'s TCP and Unix sockets (SPEC §2 `net`).
+//!
+//! Reading and writing a stream is [`io::Cancelable`](crate::io::Cancelable) (or
+//! [`io::recv`](crate::io::recv) / [`io::send`](crate::io::send)).
+
+use crate::io::{accept, cp};
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+
+/// Accepts a connection on `listener`; a cancellation point. A canceled `accept` took no
+/// connection: it stays queued for the next one.
+///
+/// ```
+/// let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+/// let addr = l.local_addr().unwrap();
+/// let h = thread_cancel::spawn(move || thread_cancel::net::accept_tcp(&l).map(|_| ()));
+/// let _c = std::net::TcpStream::connect(addr).unwrap();
+/// h.join().unwrap().unwrap();
+/// ```
+pub fn accept_tcp(listener: &TcpListener) -> io::Result<(TcpStream, SocketAddr)> {
+    let s = TcpStream::from(accept(listener.as_fd())?);
+    let peer = s.peer_addr()?;
+    Ok((s, peer))
+}
+
+/// Accepts a connection on a Unix listener; a cancellation point.
+///
+/// ```
+/// let p = std::env::temp_dir().join(format!("tc-net-doc-{}", std::process::id()));
+/// let l = std::os::unix::net::UnixListener::bind(&p).unwrap();
+/// let _c = std::os::unix::net::UnixStream::connect(&p).unwrap();
+/// let _s = thread_cancel::net::accept_unix(&l).unwrap();
+/// std::fs::remove_file(&p).unwrap();
+/// ```
+pub fn accept_unix(listener: &UnixListener) -> io::Result<UnixStream> {
+    Ok(UnixStream::from(accept(listener.as_fd())?))
+}
+
+/// Opens a TCP connection to `addr`; a cancellation point. If it is canceled, the socket is
+/// closed during the unwind: no descriptor leaks and no connection is handed out.
+///
+/// ```
+/// let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+/// let s = thread_cancel::net::connect_tcp(l.local_addr().unwrap()).unwrap();
+/// assert_eq!(s.peer_addr().unwrap(), l.local_addr().unwrap());
+/// ```
+pub fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
+    let family = match addr {
+        SocketAddr::V4(_) => libc::AF_INET,
+        SocketAddr::V6(_) => libc::AF_INET6,
+    };
+    // SAFETY: `socket` takes plain integers.
+    let raw = unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a new descriptor that nothing else owns.
+    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+    let (storage, len) = sockaddr(addr);
+    let a = [
+        sock.as_raw_fd() as libc::c_long,
+        &storage as *const libc::sockaddr_storage as _,
+        len as _,
+        0,
+        0,
+        0,
+    ];
+    cp(libc::SYS_connect, a)?;
+    Ok(TcpStream::from(sock))
+}
+
+fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: `sockaddr_storage` is plain data; all-zero is valid.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: `sockaddr_storage` is larger than and suitably aligned for `sockaddr_in`.
+            unsafe { std::ptr::write((&raw mut storage).cast(), sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: `sockaddr_storage` is larger than and suitably aligned for `sockaddr_in6`.
+            unsafe { std::ptr::write((&raw mut storage).cast(), sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, len as libc::socklen_t)
+}
