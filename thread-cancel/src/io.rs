@@ -527,6 +527,225 @@ pub fn waitpid(pid: i32, options: i32) -> io::Result<(i32, i32)> {
     Ok((p as i32, status))
 }
 
+/// `msync(2)` as a cancellation point.
+///
+/// # Safety
+/// `addr..addr+len` must be a mapping of this process (as for `libc::msync`).
+///
+/// ```
+/// // SAFETY: an anonymous private mapping of one page, synced and unmapped here.
+/// unsafe {
+///     let p = libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ,
+///                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+///     assert_ne!(p, libc::MAP_FAILED);
+///     thread_cancel::io::msync(p, 4096, libc::MS_SYNC).unwrap();
+///     libc::munmap(p, 4096);
+/// }
+/// ```
+pub unsafe fn msync(addr: *mut libc::c_void, len: usize, flags: i32) -> io::Result<()> {
+    cp(libc::SYS_msync, [addr as _, len as _, flags as _, 0, 0, 0]).map(drop)
+}
+
+/// `recvmsg(2)` as a cancellation point.
+///
+/// # Safety
+/// `msg` must describe buffers (and control data) valid for writes, as for `libc::recvmsg`.
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+/// std::io::Write::write_all(&mut &a, b"m").unwrap();
+/// let mut buf = [0u8; 1];
+/// let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: 1 };
+/// // SAFETY: `msghdr` is plain data; all-zero then one iovec is a valid request.
+/// let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+/// msg.msg_iov = &mut iov;
+/// msg.msg_iovlen = 1;
+/// // SAFETY: `msg` points at `buf`, alive and writable for the call.
+/// assert_eq!(unsafe { thread_cancel::io::recvmsg(b.as_fd(), &mut msg, 0) }.unwrap(), 1);
+/// ```
+pub unsafe fn recvmsg(fd: BorrowedFd<'_>, msg: &mut libc::msghdr, flags: i32) -> io::Result<usize> {
+    let a = [
+        fd_arg(fd),
+        msg as *mut libc::msghdr as _,
+        flags as _,
+        0,
+        0,
+        0,
+    ];
+    cp(libc::SYS_recvmsg, a).map(|n| n as usize)
+}
+
+/// `sendmsg(2)` as a cancellation point (`MSG_NOSIGNAL` added).
+///
+/// # Safety
+/// `msg` must describe buffers (and control data) valid for reads, as for `libc::sendmsg`.
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+/// let mut buf = *b"s";
+/// let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: 1 };
+/// // SAFETY: `msghdr` is plain data; all-zero then one iovec is a valid request.
+/// let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+/// msg.msg_iov = &mut iov;
+/// msg.msg_iovlen = 1;
+/// // SAFETY: `msg` points at `buf`, alive for the call.
+/// assert_eq!(unsafe { thread_cancel::io::sendmsg(a.as_fd(), &msg, 0) }.unwrap(), 1);
+/// ```
+pub unsafe fn sendmsg(fd: BorrowedFd<'_>, msg: &libc::msghdr, flags: i32) -> io::Result<usize> {
+    let flags = flags | libc::MSG_NOSIGNAL;
+    let a = [
+        fd_arg(fd),
+        msg as *const libc::msghdr as _,
+        flags as _,
+        0,
+        0,
+        0,
+    ];
+    cp(libc::SYS_sendmsg, a).map(|n| n as usize)
+}
+
+/// `select(2)`/`pselect(2)` (through `pselect6`, no signal mask) as a cancellation point;
+/// `timeout: None` waits forever.
+///
+/// ```
+/// let r = thread_cancel::io::select(0, None, None, None, Some(std::time::Duration::ZERO));
+/// assert_eq!(r.unwrap(), 0);
+/// ```
+pub fn select(
+    nfds: i32,
+    read: Option<&mut libc::fd_set>,
+    write: Option<&mut libc::fd_set>,
+    except: Option<&mut libc::fd_set>,
+    timeout: Option<std::time::Duration>,
+) -> io::Result<usize> {
+    let ts = timeout.map(|d| libc::timespec {
+        tv_sec: d.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    });
+    let set =
+        |s: Option<&mut libc::fd_set>| s.map_or(0, |s| s as *mut libc::fd_set as libc::c_long);
+    let tsp = ts
+        .as_ref()
+        .map_or(0, |t| t as *const libc::timespec as libc::c_long);
+    let a = [nfds as _, set(read), set(write), set(except), tsp, 0];
+    cp(libc::SYS_pselect6, a).map(|n| n as usize)
+}
+
+/// `sigtimedwait(2)` as a cancellation point: waits for one of `set` (which the caller should
+/// block) and returns its number; `timeout: None` is `sigwaitinfo`/`sigwait`.
+///
+/// ```
+/// // SAFETY: sigset_t is plain data; sigemptyset initialises it.
+/// let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+/// unsafe { libc::sigemptyset(&mut set) };
+/// let r = thread_cancel::io::sigtimedwait(&set, Some(std::time::Duration::from_millis(1)));
+/// assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EAGAIN));
+/// ```
+pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) -> io::Result<i32> {
+    let ts = timeout.map(|d| libc::timespec {
+        tv_sec: d.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    });
+    let tsp = ts
+        .as_ref()
+        .map_or(0, |t| t as *const libc::timespec as libc::c_long);
+    // The kernel's sigset is 8 bytes on Linux (`_NSIG / 8`).
+    let a = [set as *const libc::sigset_t as _, 0, tsp, 8, 0, 0];
+    cp(libc::SYS_rt_sigtimedwait, a).map(|n| n as i32)
+}
+
+/// `sigsuspend(2)` as a cancellation point: replaces the signal mask with `mask` until a
+/// handler runs; returns `Err(Interrupted)` then, as the C call returns -1/`EINTR`.
+///
+/// ```
+/// let h = thread_cancel::spawn(|| {
+///     // SAFETY: sigset_t is plain data; sigemptyset initialises it.
+///     let mut m: libc::sigset_t = unsafe { std::mem::zeroed() };
+///     unsafe { libc::sigemptyset(&mut m) };
+///     let _ = thread_cancel::io::sigsuspend(&m);
+/// });
+/// thread_cancel::sleep(std::time::Duration::from_millis(5));
+/// h.cancel().unwrap();
+/// assert!(h.join().is_canceled());
+/// ```
+pub fn sigsuspend(mask: &libc::sigset_t) -> io::Result<()> {
+    cp(
+        libc::SYS_rt_sigsuspend,
+        [mask as *const libc::sigset_t as _, 8, 0, 0, 0, 0],
+    )
+    .map(drop)
+}
+
+/// `msgrcv(2)` (System V message queue) as a cancellation point. `buf` holds the `long` type
+/// followed by the message text; returns the text length.
+///
+/// ```
+/// // SAFETY: msgget takes plain integers (a private queue, removed below).
+/// let q = unsafe { libc::msgget(libc::IPC_PRIVATE, 0o600) };
+/// let mut msg = [0u8; 16];
+/// msg[..8].copy_from_slice(&1i64.to_ne_bytes());
+/// msg[8] = b'q';
+/// thread_cancel::io::msgsnd(q, &msg[..9], 0).unwrap();
+/// let mut out = [0u8; 16];
+/// assert_eq!(thread_cancel::io::msgrcv(q, &mut out, 0, 0).unwrap(), 1);
+/// // SAFETY: removing the queue we created.
+/// unsafe { libc::msgctl(q, libc::IPC_RMID, std::ptr::null_mut()) };
+/// ```
+pub fn msgrcv(qid: i32, buf: &mut [u8], msgtyp: i64, flags: i32) -> io::Result<usize> {
+    let text = buf
+        .len()
+        .saturating_sub(std::mem::size_of::<libc::c_long>());
+    let a = [
+        qid as _,
+        buf.as_mut_ptr() as _,
+        text as _,
+        msgtyp as _,
+        flags as _,
+        0,
+    ];
+    cp(libc::SYS_msgrcv, a).map(|n| n as usize)
+}
+
+/// `msgsnd(2)` as a cancellation point; `msg` is the `long` type followed by the text.
+pub fn msgsnd(qid: i32, msg: &[u8], flags: i32) -> io::Result<()> {
+    let text = msg
+        .len()
+        .saturating_sub(std::mem::size_of::<libc::c_long>());
+    cp(
+        libc::SYS_msgsnd,
+        [qid as _, msg.as_ptr() as _, text as _, flags as _, 0, 0],
+    )
+    .map(drop)
+}
+
+/// `mq_timedreceive(3)` (POSIX message queue) as a cancellation point; `timeout: None` is
+/// `mq_receive`. `deadline` is absolute `CLOCK_REALTIME`, as in C. Returns the length.
+pub fn mq_timedreceive(
+    mq: libc::mqd_t,
+    buf: &mut [u8],
+    prio: Option<&mut u32>,
+    deadline: Option<&libc::timespec>,
+) -> io::Result<usize> {
+    let p = prio.map_or(0, |p| p as *mut u32 as libc::c_long);
+    let t = deadline.map_or(0, |t| t as *const libc::timespec as libc::c_long);
+    let a = [mq as _, buf.as_mut_ptr() as _, buf.len() as _, p, t, 0];
+    cp(libc::SYS_mq_timedreceive, a).map(|n| n as usize)
+}
+
+/// `mq_timedsend(3)` as a cancellation point; `deadline: None` is `mq_send`.
+pub fn mq_timedsend(
+    mq: libc::mqd_t,
+    msg: &[u8],
+    prio: u32,
+    deadline: Option<&libc::timespec>,
+) -> io::Result<()> {
+    let t = deadline.map_or(0, |t| t as *const libc::timespec as libc::c_long);
+    let a = [mq as _, msg.as_ptr() as _, msg.len() as _, prio as _, t, 0];
+    cp(libc::SYS_mq_timedsend, a).map(drop)
+}
+
 /// Wraps any `AsFd` (a `File`, `TcpStream`, `UnixStream`, `PipeReader`, `OwnedFd`, ...) so that
 /// its `Read` and `Write` are cancellation points with the R10 guarantee.
 ///

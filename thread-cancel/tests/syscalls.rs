@@ -420,3 +420,97 @@ fn user_signal_handlers_run_and_other_threads_never_see_eintr() {
     aw.write_all(b"z").unwrap();
     assert_eq!(plain.join().unwrap().unwrap(), 1);
 }
+
+/// R24: every cancellation point of SPEC §3 is offered; each name maps to the function that
+/// implements it (a compile-time check that it exists, with its address).
+#[test]
+fn r24_every_spec_cancellation_point_is_offered() {
+    use thread_cancel::{net, process, sync};
+    let spec = "accept, accept4, clock_nanosleep, close, connect, creat, fcntl, fdatasync, fsync, \
+        lockf, mq_receive, mq_send, mq_timedreceive, mq_timedsend, msgrcv, msgsnd, msync, \
+        nanosleep, open, openat, pause, poll, ppoll, epoll_wait, epoll_pwait, pread, preadv, \
+        pselect, pwrite, pwritev, read, readv, recv, recvfrom, recvmsg, select, sem_wait, \
+        sem_timedwait, send, sendmsg, sendto, sigsuspend, sigtimedwait, sigwait, sigwaitinfo, \
+        sleep, tcdrain, usleep, wait, waitid, waitpid, write, writev, join, condition wait, \
+        testcancel";
+    let ours: &[(&str, usize)] = &[
+        ("accept", io::accept as *const () as usize),
+        ("accept4", net::accept_tcp as *const () as usize),
+        (
+            "clock_nanosleep",
+            thread_cancel::sleep as *const () as usize,
+        ),
+        ("close", io::close as *const () as usize),
+        ("connect", net::connect_tcp as *const () as usize),
+        ("creat", io::creat as *const () as usize),
+        ("fcntl", io::fcntl_lock_wait as *const () as usize),
+        ("fdatasync", io::fdatasync as *const () as usize),
+        ("fsync", io::fsync as *const () as usize),
+        ("lockf", io::fcntl_lock_wait as *const () as usize),
+        ("mq_receive", io::mq_timedreceive as *const () as usize),
+        ("mq_send", io::mq_timedsend as *const () as usize),
+        ("mq_timedreceive", io::mq_timedreceive as *const () as usize),
+        ("mq_timedsend", io::mq_timedsend as *const () as usize),
+        ("msgrcv", io::msgrcv as *const () as usize),
+        ("msgsnd", io::msgsnd as *const () as usize),
+        ("msync", io::msync as *const () as usize),
+        ("nanosleep", thread_cancel::sleep as *const () as usize),
+        ("open", io::open as *const () as usize),
+        ("openat", io::openat as *const () as usize),
+        ("pause", io::pause as *const () as usize),
+        ("poll", io::poll as *const () as usize),
+        ("ppoll", io::poll as *const () as usize),
+        ("epoll_wait", io::epoll_wait as *const () as usize),
+        ("epoll_pwait", io::epoll_wait as *const () as usize),
+        ("pread", io::pread as *const () as usize),
+        ("preadv", io::preadv as *const () as usize),
+        ("pselect", io::select as *const () as usize),
+        ("pwrite", io::pwrite as *const () as usize),
+        ("pwritev", io::pwritev as *const () as usize),
+        ("read", io::read as *const () as usize),
+        ("readv", io::readv as *const () as usize),
+        ("recv", io::recv as *const () as usize),
+        ("recvfrom", io::recv as *const () as usize),
+        ("recvmsg", io::recvmsg as *const () as usize),
+        ("select", io::select as *const () as usize),
+        ("sem_wait", sync::Semaphore::acquire as *const () as usize),
+        (
+            "sem_timedwait",
+            sync::Semaphore::acquire_timeout as *const () as usize,
+        ),
+        ("send", io::send as *const () as usize),
+        ("sendmsg", io::sendmsg as *const () as usize),
+        ("sendto", io::send as *const () as usize),
+        ("sigsuspend", io::sigsuspend as *const () as usize),
+        ("sigtimedwait", io::sigtimedwait as *const () as usize),
+        ("sigwait", io::sigtimedwait as *const () as usize),
+        ("sigwaitinfo", io::sigtimedwait as *const () as usize),
+        ("sleep", thread_cancel::sleep as *const () as usize),
+        ("tcdrain", io::tcdrain as *const () as usize),
+        ("usleep", thread_cancel::sleep as *const () as usize),
+        ("wait", process::wait as *const () as usize),
+        ("waitid", io::waitid as *const () as usize),
+        ("waitpid", io::waitpid as *const () as usize),
+        ("write", io::write as *const () as usize),
+        ("writev", io::writev as *const () as usize),
+        (
+            "join",
+            thread_cancel::JoinHandle::<()>::join as *const () as usize,
+        ),
+        (
+            "condition wait",
+            sync::Condvar::wait::<()> as *const () as usize,
+        ),
+        (
+            "testcancel",
+            thread_cancel::testcancel as *const () as usize,
+        ),
+    ];
+    let names: Vec<&str> = spec.split(',').map(str::trim).collect();
+    let covered: Vec<&str> = ours.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names, covered,
+        "SPEC §3 and this table list the same points, in order"
+    );
+    assert!(ours.iter().all(|(_, f)| *f != 0));
+}
