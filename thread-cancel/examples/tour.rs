@@ -92,6 +92,33 @@ fn main() {
     let endless = rx.recv().unwrap();
 
     // 4. Threads blocked in a sleep, a channel receive and a condition wait.
+    // A reader blocked in read(2) on a pipe, and a server blocked in accept(2).
+    let reader_t = stamp();
+    let s = reader_t.clone();
+    let (pipe_r, mut pipe_w) = std::io::pipe().unwrap();
+    let got = Arc::new(Mutex::new(0usize));
+    let g = got.clone();
+    let reader = spawn(move || {
+        use std::io::Read;
+        let _g = cleanup_push(move || *s.lock().unwrap() = Some(Instant::now()));
+        let mut r = thread_cancel::io::Cancelable::new(pipe_r);
+        let mut buf = [0u8; 64];
+        loop {
+            let n = r.read(&mut buf).unwrap();
+            *g.lock().unwrap() += n;
+        }
+    });
+    std::io::Write::write_all(&mut pipe_w, b"twelve bytes").unwrap();
+    let server_t = stamp();
+    let s = server_t.clone();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = spawn(move || {
+        let _g = cleanup_push(move || *s.lock().unwrap() = Some(Instant::now()));
+        loop {
+            let _ = thread_cancel::net::accept_tcp(&listener);
+        }
+    });
+
     let sleeper_t = stamp();
     let s = sleeper_t.clone();
     let sleeper = spawn(move || {
@@ -142,6 +169,8 @@ fn main() {
     sleeper.cancel().unwrap();
     consumer.cancel().unwrap();
     waiter.cancel().unwrap();
+    reader.cancel().unwrap();
+    server.cancel().unwrap();
 
     let latency = |s: &Stamp| match *s.lock().unwrap() {
         Some(t) => format!("{:>8.1?}", t.duration_since(sent)),
@@ -191,6 +220,18 @@ fn main() {
         "            the condvar's mutex is free and not poisoned: {}",
         pair.0.try_lock().is_ok()
     );
+    let (o7, o8) = (reader.join(), server.join());
+    println!(
+        "  reader    read(2) on a pipe                {:<9} {}  (12 bytes sent, {} read)",
+        describe(&o7),
+        latency2(&reader_t),
+        got.lock().unwrap()
+    );
+    println!(
+        "  server    accept(2) on 127.0.0.1           {:<9} {}",
+        describe(&o8),
+        latency2(&server_t)
+    );
     drop(tx);
     println!(
         "  exiter    called exit(\"goodbye\")           {}",
@@ -222,5 +263,5 @@ fn main() {
     ]
     .iter()
     .all(|c| *c));
-    assert!(o5.is_canceled() && o6.is_canceled());
+    assert!(o5.is_canceled() && o6.is_canceled() && o7.is_canceled() && o8.is_canceled());
 }
