@@ -514,3 +514,32 @@ fn r24_every_spec_cancellation_point_is_offered() {
     );
     assert!(ours.iter().all(|(_, f)| *f != 0));
 }
+
+#[test]
+fn r10_a_thread_that_blocks_the_cancel_signal_is_canceled_at_its_next_point_without_effect() {
+    let _serial = serial();
+    let (r, mut w) = std::io::pipe().unwrap();
+    w.write_all(b"keep").unwrap();
+    let r = Arc::new(r);
+    let r2 = r.clone();
+    let h = spawn(move || {
+        // Make sure the signal exists, then block it on this thread.
+        let _ = io::write(std::fs::File::open("/dev/null").unwrap().as_fd(), b"");
+        // SAFETY: sigset_t is plain data; the calls initialise it and block every real-time
+        // signal (ours among them) on this thread only.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for s in libc::SIGRTMIN()..=libc::SIGRTMAX() {
+                libc::sigaddset(&mut set, s);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        }
+        thread_cancel::current().cancel().unwrap();
+        // The trampoline's own check acts before the read: no byte is consumed.
+        let _ = io::read(r2.as_fd(), &mut [0u8; 4]);
+        unreachable!()
+    });
+    assert!(h.join().is_canceled());
+    assert_eq!(drain(&OwnedFd::from(Arc::try_unwrap(r).unwrap())), 4);
+}
