@@ -28,6 +28,7 @@
 
 use std::time::Duration;
 use thread_cancel_bench::p3::{sample, target_cpu, Scenario, SETTLE};
+use thread_cancel_bench::stats::{env_usize, ratio, Mode, Stats};
 
 /// Samples per scenario in a full run, and in a quick (`--test`) run.
 const FULL_SAMPLES: usize = 300;
@@ -37,67 +38,15 @@ const QUICK_SAMPLES: usize = 3;
 const FULL_WARMUP: usize = 20;
 const QUICK_WARMUP: usize = 1;
 
-fn env_usize(name: &str) -> Option<usize> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
-}
-
-/// Summary of one scenario's samples (µs).
-struct Stats {
-    first: f64,
-    n: usize,
-    min: f64,
-    median: f64,
-    p90: f64,
-    p99: f64,
-}
-
-fn us(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
-
-/// Nearest-rank percentile of sorted `v` (0 < p <= 100).
-fn percentile(v: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
-}
-
-fn median(v: &[f64]) -> f64 {
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn stats(first: Duration, samples: &[Duration]) -> Stats {
-    let mut v: Vec<f64> = samples.iter().copied().map(us).collect();
-    v.sort_by(f64::total_cmp);
-    Stats {
-        first: us(first),
-        n: v.len(),
-        min: v[0],
-        median: median(&v),
-        p90: percentile(&v, 90.0),
-        p99: percentile(&v, 99.0),
-    }
-}
-
-/// `num / den` as "1.23x", or "-" without a denominator.
-fn ratio(num: f64, den: Option<f64>) -> String {
-    den.map_or_else(|| "-".to_string(), |d| format!("{:.2}x", num / d))
-}
-
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let has = |flag: &str| args.iter().any(|a| a == flag);
-    if has("--list") {
+    let mode = Mode::from_args();
+    if mode == Mode::List {
         println!("p3_latency: bench");
         return;
     }
     // As criterion: `--bench` alone is a benchmark run; `--test`, or no `--bench` at all
     // (`cargo test --benches`), is a quick check that everything works.
-    let quick = has("--test") || !has("--bench");
+    let quick = mode == Mode::Quick;
     let samples = env_usize("P3_SAMPLES")
         .unwrap_or(if quick { QUICK_SAMPLES } else { FULL_SAMPLES })
         .max(1);
@@ -129,7 +78,7 @@ fn main() {
         }
     }
     let st: Vec<Stats> = (0..k)
-        .map(|i| stats(first[i].unwrap_or_default(), &taken[i]))
+        .map(|i| Stats::new(first[i].unwrap_or_default(), &taken[i]))
         .collect();
     let median_of = |s: Scenario| scenarios.iter().position(|x| *x == s).map(|i| st[i].median);
     let floor = median_of(Scenario::FutexFloor);

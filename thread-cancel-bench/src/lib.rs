@@ -4,7 +4,9 @@
 //! holds the glibc side: small C functions in `csrc/glibc_shim.c` (compiled by `build.rs`)
 //! that call glibc directly, and safe wrappers over them. The [`p3`] module holds the P3
 //! cancellation-latency scenarios (ours, the futex floor, glibc's), shared by the `p3_latency`
-//! and `p3_latency_criterion` benches.
+//! and `p3_latency_criterion` benches; [`p4`] the P4 ones (blocked in `read`/`accept`/`poll`,
+//! the `p4_latency` bench); [`r10`] the cancel-against-read races beside glibc (the
+//! `r10_glibc_race` bench); [`stats`] the summary statistics of the latency tables.
 //!
 //! ```
 //! thread_cancel_bench::glibc_testcancel();
@@ -18,6 +20,9 @@ use libc::{c_int, c_ulong};
 use std::io;
 
 pub mod p3;
+pub mod p4;
+pub mod r10;
+pub mod stats;
 
 mod ffi {
     use libc::{c_int, c_ulong};

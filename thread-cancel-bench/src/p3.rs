@@ -303,7 +303,7 @@ fn pin_to_target_cpu() {
 }
 
 /// [`target_cpu`] for the C shim: -1 for none.
-fn target_cpu_c() -> libc::c_int {
+pub(crate) fn target_cpu_c() -> libc::c_int {
     target_cpu()
         .and_then(|c| libc::c_int::try_from(c).ok())
         .unwrap_or(-1)
@@ -377,7 +377,7 @@ pub fn wait_blocked(tid: i32, syscalls: &[libc::c_long]) -> io::Result<()> {
 /// Spawns a cancelable thread that pushes the measured cleanup handler, publishes its tid, then
 /// runs `body` (which blocks); waits until it is blocked in one of `syscalls`; measures the
 /// cancel call to the handler; joins.
-fn ours_blocked<F>(body: F, syscalls: &[libc::c_long]) -> io::Result<Duration>
+pub(crate) fn ours_blocked<F>(body: F, syscalls: &[libc::c_long]) -> io::Result<Duration>
 where
     F: FnOnce() + Send + 'static,
 {
