@@ -26,6 +26,7 @@ pub fn set_signal(sig: i32) -> io::Result<()> {
 }
 
 /// Runs system call `nr` as a cancellation point.
+#[inline]
 pub(crate) fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
     // A thread without a control block cannot be canceled, and a point inside an unwind does
     // not act: both make the plain call.
@@ -48,6 +49,7 @@ pub(crate) fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_l
     }
 }
 
+#[inline]
 fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
     use std::sync::atomic::Ordering;
     c.in_syscall.store(true, Ordering::SeqCst);

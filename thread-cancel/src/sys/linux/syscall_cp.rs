@@ -110,7 +110,7 @@ fn install(sig: i32) {
     let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
     sa.sa_sigaction = on_signal as *const () as usize;
     // SA_RESTART: calls outside our trampoline that the signal interrupts are restarted.
-    sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
+    sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
     // SAFETY: `sa` is fully initialised and the handler is async-signal-safe (it reads a
     // thread-local pointer and an atomic, and writes the saved program counter).
     let r = unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
