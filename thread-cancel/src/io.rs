@@ -26,13 +26,19 @@ pub fn set_signal(sig: i32) -> io::Result<()> {
 }
 
 /// Runs system call `nr` as a cancellation point.
+///
+/// # Safety
+/// The arguments must be valid for system call `nr`: every pointer valid (for reads or writes,
+/// as the call does them) for the sizes passed, for the whole call.
 #[inline]
-pub(crate) fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
+pub(crate) unsafe fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
     // A thread without a control block cannot be canceled, and a point inside an unwind does
     // not act: both make the plain call.
-    let r = with_current(|c| (!std::thread::panicking()).then(|| cp_on(c, nr, a))).flatten();
+    // SAFETY (both calls): forwarded from this function's contract.
+    let r =
+        with_current(|c| (!std::thread::panicking()).then(|| unsafe { cp_on(c, nr, a) })).flatten();
     let r = r.unwrap_or_else(|| {
-        // SAFETY: the callers below pass arguments valid for `nr`.
+        // SAFETY: forwarded from this function's contract.
         let r = unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
         if r == -1 {
             -(io::Error::last_os_error()
@@ -49,12 +55,14 @@ pub(crate) fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_l
     }
 }
 
+/// # Safety
+/// As [`cp`].
 #[inline]
-fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
+unsafe fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
     use std::sync::atomic::Ordering;
     c.in_syscall.store(true, Ordering::SeqCst);
-    // SAFETY: the word is this thread's (borrowed `c` outlives the call); the callers below
-    // pass arguments valid for `nr`.
+    // SAFETY: the word is this thread's (borrowed `c` outlives the call); the arguments are
+    // valid for `nr` by this function's contract.
     let r = unsafe { sys::syscall_cp(c.state.as_ptr(), nr, a) };
     c.in_syscall.store(false, Ordering::Release);
     match r {
@@ -82,7 +90,8 @@ fn fd_arg(fd: BorrowedFd<'_>) -> libc::c_long {
 /// ```
 pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
     let a = [fd_arg(fd), buf.as_mut_ptr() as _, buf.len() as _, 0, 0, 0];
-    cp(libc::SYS_read, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_read, a) }.map(|n| n as usize)
 }
 
 /// `write(2)` as a cancellation point.
@@ -94,7 +103,8 @@ pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
 /// ```
 pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
     let a = [fd_arg(fd), buf.as_ptr() as _, buf.len() as _, 0, 0, 0];
-    cp(libc::SYS_write, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_write, a) }.map(|n| n as usize)
 }
 
 /// `pread(2)` as a cancellation point.
@@ -114,7 +124,8 @@ pub fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usiz
         0,
         0,
     ];
-    cp(libc::SYS_pread64, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_pread64, a) }.map(|n| n as usize)
 }
 
 /// `pwrite(2)` as a cancellation point.
@@ -139,7 +150,8 @@ pub fn pwrite(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize> 
         0,
         0,
     ];
-    cp(libc::SYS_pwrite64, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_pwrite64, a) }.map(|n| n as usize)
 }
 
 /// `recv(2)` (`recvfrom` without an address) as a cancellation point.
@@ -160,7 +172,8 @@ pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize>
         0,
         0,
     ];
-    cp(libc::SYS_recvfrom, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_recvfrom, a) }.map(|n| n as usize)
 }
 
 /// `send(2)` (`sendto` without an address) as a cancellation point. `MSG_NOSIGNAL` is added, so
@@ -181,7 +194,8 @@ pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
         0,
         0,
     ];
-    cp(libc::SYS_sendto, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_sendto, a) }.map(|n| n as usize)
 }
 
 /// `accept4(2)` with `SOCK_CLOEXEC` as a cancellation point: either a connection is accepted
@@ -196,7 +210,8 @@ pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
 /// ```
 pub fn accept(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
     let a = [fd_arg(fd), 0, 0, libc::SOCK_CLOEXEC as _, 0, 0];
-    let n = cp(libc::SYS_accept4, a)?;
+    // SAFETY: only integers (and null pointers) are passed.
+    let n = unsafe { cp(libc::SYS_accept4, a) }?;
     // SAFETY: a successful accept4 returns a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(n as i32) })
 }
@@ -216,7 +231,8 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<usize> {
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
     let a = [fds.as_mut_ptr() as _, fds.len() as _, tsp as _, 0, 0, 0];
-    cp(libc::SYS_ppoll, a).map(|n| n as usize)
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
+    unsafe { cp(libc::SYS_ppoll, a) }.map(|n| n as usize)
 }
 
 /// `close(2)` as a cancellation point that releases the descriptor exactly once: the
@@ -269,7 +285,8 @@ pub fn openat(
         0,
         0,
     ];
-    let n = cp(libc::SYS_openat, a)?;
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects (a NUL-terminated `CString`).
+    let n = unsafe { cp(libc::SYS_openat, a) }?;
     // SAFETY: a successful openat returns a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(n as i32) })
 }
@@ -311,7 +328,8 @@ pub fn creat(path: &std::path::Path, mode: u32) -> io::Result<OwnedFd> {
 pub fn readv(fd: BorrowedFd<'_>, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
     // `IoSliceMut` is ABI-compatible with `struct iovec` on Unix (std guarantees it).
     let a = [fd_arg(fd), bufs.as_mut_ptr() as _, bufs.len() as _, 0, 0, 0];
-    cp(libc::SYS_readv, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_readv, a) }.map(|n| n as usize)
 }
 
 /// `writev(2)` as a cancellation point.
@@ -324,7 +342,8 @@ pub fn readv(fd: BorrowedFd<'_>, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<
 /// ```
 pub fn writev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
     let a = [fd_arg(fd), bufs.as_ptr() as _, bufs.len() as _, 0, 0, 0];
-    cp(libc::SYS_writev, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_writev, a) }.map(|n| n as usize)
 }
 
 /// `preadv(2)` as a cancellation point.
@@ -353,7 +372,8 @@ pub fn preadv(
         hi,
         0,
     ];
-    cp(libc::SYS_preadv, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_preadv, a) }.map(|n| n as usize)
 }
 
 /// `pwritev(2)` as a cancellation point.
@@ -370,7 +390,8 @@ pub fn pwritev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>], offset: u64) -> io:
         (offset >> 32) as libc::c_long,
     );
     let a = [fd_arg(fd), bufs.as_ptr() as _, bufs.len() as _, lo, hi, 0];
-    cp(libc::SYS_pwritev, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_pwritev, a) }.map(|n| n as usize)
 }
 
 /// `fsync(2)` as a cancellation point.
@@ -381,7 +402,8 @@ pub fn pwritev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>], offset: u64) -> io:
 /// let _ = thread_cancel::io::fsync(f.as_fd()); // EINVAL on procfs; the call is what matters
 /// ```
 pub fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
-    cp(libc::SYS_fsync, [fd_arg(fd), 0, 0, 0, 0, 0]).map(drop)
+    // SAFETY: only integers (and null pointers) are passed.
+    unsafe { cp(libc::SYS_fsync, [fd_arg(fd), 0, 0, 0, 0, 0]) }.map(drop)
 }
 
 /// `fdatasync(2)` as a cancellation point.
@@ -392,7 +414,8 @@ pub fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// let _ = thread_cancel::io::fdatasync(f.as_fd());
 /// ```
 pub fn fdatasync(fd: BorrowedFd<'_>) -> io::Result<()> {
-    cp(libc::SYS_fdatasync, [fd_arg(fd), 0, 0, 0, 0, 0]).map(drop)
+    // SAFETY: only integers (and null pointers) are passed.
+    unsafe { cp(libc::SYS_fdatasync, [fd_arg(fd), 0, 0, 0, 0, 0]) }.map(drop)
 }
 
 /// `fcntl(fd, F_SETLKW / F_OFD_SETLKW, lock)` — a blocking record lock — as a cancellation
@@ -422,7 +445,8 @@ pub fn fcntl_lock_wait(fd: BorrowedFd<'_>, lock: &libc::flock, ofd: bool) -> io:
         0,
         0,
     ];
-    cp(libc::SYS_fcntl, a).map(drop)
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
+    unsafe { cp(libc::SYS_fcntl, a) }.map(drop)
 }
 
 /// `epoll_wait(2)` (through `epoll_pwait`) as a cancellation point; `timeout_ms < 0` waits
@@ -451,7 +475,8 @@ pub fn epoll_wait(
         0,
         0,
     ];
-    cp(libc::SYS_epoll_pwait, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_epoll_pwait, a) }.map(|n| n as usize)
 }
 
 /// `pause(2)`: blocks until a signal handler runs (then `Err(Interrupted)`) or the thread is
@@ -465,7 +490,8 @@ pub fn epoll_wait(
 /// ```
 pub fn pause() -> io::Result<()> {
     // ppoll with no descriptors and no timeout: `pause` on every architecture.
-    cp(libc::SYS_ppoll, [0, 0, 0, 0, 0, 0]).map(drop)
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
+    unsafe { cp(libc::SYS_ppoll, [0, 0, 0, 0, 0, 0]) }.map(drop)
 }
 
 /// `tcdrain(3)` (`ioctl(fd, TCSBRK, 1)`) as a cancellation point.
@@ -476,7 +502,8 @@ pub fn pause() -> io::Result<()> {
 /// assert!(thread_cancel::io::tcdrain(f.as_fd()).is_err()); // not a terminal
 /// ```
 pub fn tcdrain(fd: BorrowedFd<'_>) -> io::Result<()> {
-    cp(libc::SYS_ioctl, [fd_arg(fd), libc::TCSBRK as _, 1, 0, 0, 0]).map(drop)
+    // SAFETY: only integers (and null pointers) are passed.
+    unsafe { cp(libc::SYS_ioctl, [fd_arg(fd), libc::TCSBRK as _, 1, 0, 0, 0]) }.map(drop)
 }
 
 /// `waitid(2)` as a cancellation point. With `WNOWAIT` in `options` the child is not reaped, so
@@ -503,7 +530,8 @@ pub fn waitid(
         0,
         0,
     ];
-    cp(libc::SYS_waitid, a).map(drop)
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
+    unsafe { cp(libc::SYS_waitid, a) }.map(drop)
 }
 
 /// `waitpid(2)` (through `wait4`) as a cancellation point; returns the pid and the raw status.
@@ -525,7 +553,8 @@ pub fn waitpid(pid: i32, options: i32) -> io::Result<(i32, i32)> {
         0,
         0,
     ];
-    let p = cp(libc::SYS_wait4, a)?;
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
+    let p = unsafe { cp(libc::SYS_wait4, a) }?;
     Ok((p as i32, status))
 }
 
@@ -545,7 +574,8 @@ pub fn waitpid(pid: i32, options: i32) -> io::Result<(i32, i32)> {
 /// }
 /// ```
 pub unsafe fn msync(addr: *mut libc::c_void, len: usize, flags: i32) -> io::Result<()> {
-    cp(libc::SYS_msync, [addr as _, len as _, flags as _, 0, 0, 0]).map(drop)
+    // SAFETY: forwarded from this function's own safety contract.
+    unsafe { cp(libc::SYS_msync, [addr as _, len as _, flags as _, 0, 0, 0]) }.map(drop)
 }
 
 /// `recvmsg(2)` as a cancellation point.
@@ -575,7 +605,8 @@ pub unsafe fn recvmsg(fd: BorrowedFd<'_>, msg: &mut libc::msghdr, flags: i32) ->
         0,
         0,
     ];
-    cp(libc::SYS_recvmsg, a).map(|n| n as usize)
+    // SAFETY: forwarded from this function's own safety contract.
+    unsafe { cp(libc::SYS_recvmsg, a) }.map(|n| n as usize)
 }
 
 /// `sendmsg(2)` as a cancellation point (`MSG_NOSIGNAL` added).
@@ -605,7 +636,8 @@ pub unsafe fn sendmsg(fd: BorrowedFd<'_>, msg: &libc::msghdr, flags: i32) -> io:
         0,
         0,
     ];
-    cp(libc::SYS_sendmsg, a).map(|n| n as usize)
+    // SAFETY: forwarded from this function's own safety contract.
+    unsafe { cp(libc::SYS_sendmsg, a) }.map(|n| n as usize)
 }
 
 /// `select(2)`/`pselect(2)` (through `pselect6`, no signal mask) as a cancellation point;
@@ -632,7 +664,8 @@ pub fn select(
         .as_ref()
         .map_or(0, |t| t as *const libc::timespec as libc::c_long);
     let a = [nfds as _, set(read), set(write), set(except), tsp, 0];
-    cp(libc::SYS_pselect6, a).map(|n| n as usize)
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
+    unsafe { cp(libc::SYS_pselect6, a) }.map(|n| n as usize)
 }
 
 /// `sigtimedwait(2)` as a cancellation point: waits for one of `set` (which the caller should
@@ -655,7 +688,8 @@ pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) 
         .map_or(0, |t| t as *const libc::timespec as libc::c_long);
     // The kernel's sigset is 8 bytes on Linux (`_NSIG / 8`).
     let a = [set as *const libc::sigset_t as _, 0, tsp, 8, 0, 0];
-    cp(libc::SYS_rt_sigtimedwait, a).map(|n| n as i32)
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
+    unsafe { cp(libc::SYS_rt_sigtimedwait, a) }.map(|n| n as i32)
 }
 
 /// `sigsuspend(2)` as a cancellation point: replaces the signal mask with `mask` until a
@@ -673,11 +707,10 @@ pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) 
 /// assert!(h.join().is_canceled());
 /// ```
 pub fn sigsuspend(mask: &libc::sigset_t) -> io::Result<()> {
-    cp(
-        libc::SYS_rt_sigsuspend,
-        [mask as *const libc::sigset_t as _, 8, 0, 0, 0, 0],
-    )
-    .map(drop)
+    let a = [mask as *const libc::sigset_t as _, 8, 0, 0, 0, 0];
+    // SAFETY: every pointer comes from a reference that outlives the call, of the type the
+    // call expects.
+    unsafe { cp(libc::SYS_rt_sigsuspend, a) }.map(drop)
 }
 
 /// `msgrcv(2)` (System V message queue) as a cancellation point. `buf` holds the `long` type
@@ -707,7 +740,8 @@ pub fn msgrcv(qid: i32, buf: &mut [u8], msgtyp: i64, flags: i32) -> io::Result<u
         flags as _,
         0,
     ];
-    cp(libc::SYS_msgrcv, a).map(|n| n as usize)
+    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    unsafe { cp(libc::SYS_msgrcv, a) }.map(|n| n as usize)
 }
 
 /// `msgsnd(2)` as a cancellation point; `msg` is the `long` type followed by the text.
@@ -715,11 +749,9 @@ pub fn msgsnd(qid: i32, msg: &[u8], flags: i32) -> io::Result<()> {
     let text = msg
         .len()
         .saturating_sub(std::mem::size_of::<libc::c_long>());
-    cp(
-        libc::SYS_msgsnd,
-        [qid as _, msg.as_ptr() as _, text as _, flags as _, 0, 0],
-    )
-    .map(drop)
+    let a = [qid as _, msg.as_ptr() as _, text as _, flags as _, 0, 0];
+    // SAFETY: the pointer and length come from a slice borrowed for the whole call.
+    unsafe { cp(libc::SYS_msgsnd, a) }.map(drop)
 }
 
 /// `mq_timedreceive(3)` (POSIX message queue) as a cancellation point; `timeout: None` is
@@ -733,7 +765,8 @@ pub fn mq_timedreceive(
     let p = prio.map_or(0, |p| p as *mut u32 as libc::c_long);
     let t = deadline.map_or(0, |t| t as *const libc::timespec as libc::c_long);
     let a = [mq as _, buf.as_mut_ptr() as _, buf.len() as _, p, t, 0];
-    cp(libc::SYS_mq_timedreceive, a).map(|n| n as usize)
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects; the buffer is a borrowed slice.
+    unsafe { cp(libc::SYS_mq_timedreceive, a) }.map(|n| n as usize)
 }
 
 /// `mq_timedsend(3)` as a cancellation point; `deadline: None` is `mq_send`.
@@ -745,7 +778,8 @@ pub fn mq_timedsend(
 ) -> io::Result<()> {
     let t = deadline.map_or(0, |t| t as *const libc::timespec as libc::c_long);
     let a = [mq as _, msg.as_ptr() as _, msg.len() as _, prio as _, t, 0];
-    cp(libc::SYS_mq_timedsend, a).map(drop)
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects; the message is a borrowed slice.
+    unsafe { cp(libc::SYS_mq_timedsend, a) }.map(drop)
 }
 
 /// Wraps any `AsFd` (a `File`, `TcpStream`, `UnixStream`, `PipeReader`, `OwnedFd`, ...) so that

@@ -67,7 +67,8 @@ pub fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
         0,
         0,
     ];
-    cp(libc::SYS_connect, a)?;
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects (a `sockaddr_storage` of the given length).
+    unsafe { cp(libc::SYS_connect, a) }?;
     Ok(TcpStream::from(sock))
 }
 
