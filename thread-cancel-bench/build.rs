@@ -1,17 +1,22 @@
-//! Compiles `csrc/*.c` (the glibc side of the benchmarks: `glibc_shim.c`, `glibc_p3_latency.c`,
-//! `glibc_p4_latency.c`, `glibc_r10_race.c`) into a static library that is linked into this
-//! crate.
+//! Compiles every `csrc/*.c` (the glibc side of the benchmarks) into one static library that is
+//! linked into this crate, so a new C driver is one new file.
+
+use std::path::PathBuf;
 
 fn main() {
-    println!("cargo:rerun-if-changed=csrc/glibc_shim.c");
-    println!("cargo:rerun-if-changed=csrc/glibc_p3_latency.c");
-    println!("cargo:rerun-if-changed=csrc/glibc_p4_latency.c");
-    println!("cargo:rerun-if-changed=csrc/glibc_r10_race.c");
-    cc::Build::new()
-        .file("csrc/glibc_shim.c")
-        .file("csrc/glibc_p3_latency.c")
-        .file("csrc/glibc_p4_latency.c")
-        .file("csrc/glibc_r10_race.c")
+    println!("cargo:rerun-if-changed=csrc");
+    let mut files: Vec<PathBuf> = std::fs::read_dir("csrc")
+        .expect("csrc/ exists")
+        .map(|e| e.expect("readable csrc/ entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    let mut build = cc::Build::new();
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+        build.file(f);
+    }
+    build
         .opt_level(2)
         .warnings(true)
         .extra_warnings(true)
