@@ -45,6 +45,7 @@ mod cancel_state;
 mod cleanup;
 mod control;
 mod current;
+pub mod guide;
 #[cfg(not(loom))]
 pub mod io;
 #[cfg(not(loom))]
