@@ -27,6 +27,10 @@ pub(crate) struct Control {
     /// The thread's pthread id while it is alive (cleared under the lock by `finish`), so the
     /// cancel signal is never sent to a thread that has gone.
     pthread: Mutex<Option<libc::pthread_t>>,
+    /// Owner: the innermost asynchronous region the thread is in, or null (`region.rs`). Set
+    /// with `SeqCst` before the region's entry reads the word, read with `SeqCst` by a request
+    /// after its `fetch_or`: either the entry sees the request or the request sends the signal.
+    pub(crate) region: std::sync::atomic::AtomicPtr<crate::sys::RegionCtx>,
 }
 
 #[derive(Default)]
@@ -55,6 +59,7 @@ impl Control {
             callbacks: Mutex::new(Callbacks::default()),
             in_syscall: std::sync::atomic::AtomicBool::new(false),
             pthread: Mutex::new(None),
+            region: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
         }
     }
 
@@ -67,12 +72,27 @@ impl Control {
     }
 
     /// Queues a cancellation request and wakes the thread if it waits (R01, R08).
+    ///
+    /// Async-cancel-safe: a caller inside an asynchronous region holds its own cancellation
+    /// while this takes locks, and acts on it (if it canceled itself) once they are released.
     pub(crate) fn cancel(&self) -> Result<(), crate::NoSuchThread> {
+        let shield = crate::region::shield();
+        let r = self.request();
+        crate::region::unshield(shield);
+        r
+    }
+
+    fn request(&self) -> Result<(), crate::NoSuchThread> {
+        use std::sync::atomic::Ordering::SeqCst;
         match self.state.request() {
             Request::Finished => Err(crate::NoSuchThread),
             Request::Merged => Ok(()),
             Request::Queued { .. } => {
-                if self.in_syscall.load(std::sync::atomic::Ordering::SeqCst) {
+                // Only a thread inside our system calls or an asynchronous region needs the
+                // signal, and never the caller itself (it acts when it leaves `cancel`).
+                if (self.in_syscall.load(SeqCst) || !self.region.load(SeqCst).is_null())
+                    && !crate::current::is_current(self)
+                {
                     self.interrupt();
                 }
                 self.parker.unpark();

@@ -47,6 +47,11 @@ pub(crate) fn with_current<R>(f: impl FnOnce(&Control) -> R) -> Option<R> {
     Some(f(unsafe { &*p }))
 }
 
+/// Whether `c` is the calling thread's control block.
+pub(crate) fn is_current(c: &Control) -> bool {
+    with_current(|me| std::ptr::eq(me, c)).unwrap_or(false)
+}
+
 /// The calling thread's control block, adopting the thread if needed.
 pub(crate) fn current_control() -> Arc<Control> {
     LINK.try_with(|l| {

@@ -40,6 +40,8 @@
 //!   destructor.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+// Under `--cfg loom` only the state word is modelled: the platform layer is built but unused.
+#![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 mod cancel_state;
 mod cleanup;
@@ -55,6 +57,7 @@ mod parker;
 mod point;
 #[cfg(not(loom))]
 pub mod process;
+mod region;
 mod scope;
 mod sleep;
 mod state;
@@ -72,6 +75,8 @@ pub use cleanup::{cleanup_push, CleanupGuard};
 pub use current::{current, Canceler};
 pub use on_cancel::{on_cancel, OnCancelGuard};
 pub use point::{exit, testcancel, CancelPayload};
+#[cfg(not(loom))]
+pub use region::async_region;
 pub use scope::{scope, Scope, ScopedJoinHandle};
 pub use sleep::{park, park_timeout, sleep};
 pub use thread::{spawn, Builder, JoinHandle, Outcome};

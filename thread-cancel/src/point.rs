@@ -81,6 +81,21 @@ pub(crate) fn cp_must_act() -> bool {
     with_current(|c| c.state.load() & state::CP_MASK == state::PENDING).unwrap_or(false)
 }
 
+/// For the signal handler: the calling thread's current asynchronous region, if it must leave
+/// it now (type asynchronous, enabled, a request pending, not terminating, not panicking).
+/// Async-signal-safe: thread-local reads and atomic loads.
+pub(crate) fn async_must_act() -> Option<*mut crate::sys::RegionCtx> {
+    with_current(|c| {
+        let s = c.state.load();
+        if s & (state::CP_MASK | state::ASYNC) != state::PENDING | state::ASYNC {
+            return None;
+        }
+        let r = c.region.load(std::sync::atomic::Ordering::Relaxed);
+        (!r.is_null() && !std::thread::panicking()).then_some(r)
+    })
+    .flatten()
+}
+
 /// Whether the calling thread is unwinding because it acts on a cancellation or an exit (the
 /// condition under which cleanup handlers run, R16).
 pub(crate) fn terminating() -> bool {

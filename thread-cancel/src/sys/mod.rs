@@ -5,6 +5,9 @@
 //! - [`futex_wait`] / [`futex_wake`]: block on a 32-bit word until it changes or a deadline passes.
 //! - [`syscall_cp`]: a system call that a cancellation request aborts only if it had no effect;
 //!   [`kill`] sends the cancel signal to a thread blocked in one; [`set_signal`] / [`signal`].
+//! - [`region_run`]: run a function in an *asynchronous region* that the
+//!   thread can leave from any instruction (abandoning the frames inside), by a call or, when
+//!   the state word says so, by the cancel signal ([`RegionCtx`] describes one).
 //!
 //! Porting to another platform means adding one folder next to `linux/` that provides the same
 //! functions.
@@ -13,6 +16,8 @@
 mod linux;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::futex::{futex_wait, futex_wake};
+#[cfg(target_os = "linux")]
+pub(crate) use linux::region::{run as region_run, Exit as RegionExit, RegionCtx};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::syscall_cp::{kill, set_signal, signal, syscall_cp, CpResult};
 

@@ -3,6 +3,7 @@
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
 pub(crate) mod futex;
+pub(crate) mod region;
 pub(crate) mod syscall_cp;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;

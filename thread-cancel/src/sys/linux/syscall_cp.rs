@@ -96,8 +96,9 @@ pub(crate) fn signal() -> Option<i32> {
     }
 }
 
+/// Installs the cancel signal's handler (once per process).
 #[inline]
-fn install_handler() {
+pub(crate) fn install_handler() {
     INSTALL.call_once(|| {
         let sig = default_signal();
         install(sig);
@@ -128,10 +129,15 @@ extern "C" fn on_signal(_sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut
     let pc = unsafe { arch::pc(uc) };
     // SAFETY: `pc` points into that context, valid for the handler's duration.
     let at = unsafe { *pc };
-    if (begin..end).contains(&at) && crate::point::cp_must_act() {
-        // SAFETY: as above; the kernel resumes the thread at the new program counter, where
-        // the trampoline returns `CANCELED` with the stack as it was at its entry.
-        unsafe { *pc = cancel };
+    if (begin..end).contains(&at) {
+        if crate::point::cp_must_act() {
+            // SAFETY: as above; the kernel resumes the thread at the new program counter,
+            // where the trampoline returns `CANCELED` with the stack as it was at its entry.
+            unsafe { *pc = cancel };
+        }
+    } else if let Some(region) = crate::point::async_must_act() {
+        // SAFETY: `uc` is this handler's context; `region` is the thread's current region.
+        unsafe { super::region::on_signal(uc, region) };
     }
 }
 

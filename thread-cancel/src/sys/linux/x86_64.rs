@@ -11,6 +11,17 @@
 //!   instruction (inside the range): nothing was done; cancel;
 //! - the call completed (the PC is at `thread_cancel_cp_end`): its result is returned, never
 //!   canceled.
+//!
+//! Asynchronous regions: `thread_cancel_region_enter(ctx, f, arg)` saves the callee-saved
+//! registers on the stack, records the stack pointer in `ctx.sp` (the region is *armed*),
+//! checks the state word (a request pending at entry leaves at once, before `f` runs), calls
+//! `f(arg)`, disarms and returns 0. `thread_cancel_region_leave(ctx)` is the way out from
+//! anywhere inside `f`: it resets the stack pointer to `ctx.sp`, so every frame below is
+//! abandoned, restores the SSE/x87 control words saved at entry and returns 1 from
+//! `thread_cancel_region_enter`. The callee-saved registers come back from the stack, so
+//! nothing else needs saving. The signal handler never jumps itself: it edits the interrupted
+//! context so that the thread resumes in `thread_cancel_region_leave` (or in
+//! `thread_cancel_region_act`, which calls the region's `act` function first, for C).
 
 use super::syscall_cp::CANCELED;
 use crate::state::{CP_MASK, PENDING};
@@ -53,6 +64,104 @@ core::arch::global_asm!(
     canceled = const CANCELED,
 );
 
+core::arch::global_asm!(
+    ".text",
+    ".p2align 4",
+    ".globl thread_cancel_region_enter",
+    ".hidden thread_cancel_region_enter",
+    ".type thread_cancel_region_enter,@function",
+    "thread_cancel_region_enter:",
+    ".cfi_startproc",
+    "push rbp",
+    ".cfi_adjust_cfa_offset 8",
+    ".cfi_rel_offset rbp, 0",
+    "push rbx",
+    ".cfi_adjust_cfa_offset 8",
+    ".cfi_rel_offset rbx, 0",
+    "push r12",
+    ".cfi_adjust_cfa_offset 8",
+    ".cfi_rel_offset r12, 0",
+    "push r13",
+    ".cfi_adjust_cfa_offset 8",
+    ".cfi_rel_offset r13, 0",
+    "push r14",
+    ".cfi_adjust_cfa_offset 8",
+    ".cfi_rel_offset r14, 0",
+    "push r15",
+    ".cfi_adjust_cfa_offset 8",
+    ".cfi_rel_offset r15, 0",
+    // Keeps the stack 16-byte aligned for the call, and holds MXCSR and the x87 control word.
+    "sub rsp, 8",
+    ".cfi_adjust_cfa_offset 8",
+    "stmxcsr dword ptr [rsp]",
+    "fnstcw word ptr [rsp + 4]",
+    "mov rbx, rdi",
+    // Armed: from here a cancellation may leave through `thread_cancel_region_leave`.
+    "mov qword ptr [rbx], rsp",
+    // A request pending at entry (and enabled) leaves before `f` runs. The caller published
+    // the region with a sequentially consistent store before this load.
+    "mov rcx, qword ptr [rbx + 8]",
+    "mov ecx, dword ptr [rcx]",
+    "and ecx, {mask}",
+    "cmp ecx, {pending}",
+    "je 2f",
+    "mov rdi, rdx",
+    "call rsi",
+    "mov qword ptr [rbx], 0",
+    "xor eax, eax",
+    ".globl thread_cancel_region_resume",
+    ".hidden thread_cancel_region_resume",
+    "thread_cancel_region_resume:",
+    "add rsp, 8",
+    ".cfi_adjust_cfa_offset -8",
+    "pop r15",
+    ".cfi_adjust_cfa_offset -8",
+    "pop r14",
+    ".cfi_adjust_cfa_offset -8",
+    "pop r13",
+    ".cfi_adjust_cfa_offset -8",
+    "pop r12",
+    ".cfi_adjust_cfa_offset -8",
+    "pop rbx",
+    ".cfi_adjust_cfa_offset -8",
+    "pop rbp",
+    ".cfi_adjust_cfa_offset -8",
+    "ret",
+    "2:",
+    "mov rdi, rbx",
+    "jmp thread_cancel_region_leave",
+    ".cfi_endproc",
+    ".size thread_cancel_region_enter, . - thread_cancel_region_enter",
+    "",
+    ".p2align 4",
+    ".globl thread_cancel_region_leave",
+    ".hidden thread_cancel_region_leave",
+    ".type thread_cancel_region_leave,@function",
+    "thread_cancel_region_leave:",
+    "mov rsp, qword ptr [rdi]",
+    "mov qword ptr [rdi], 0",
+    "ldmxcsr dword ptr [rsp]",
+    "fldcw word ptr [rsp + 4]",
+    "cld",
+    "mov eax, 1",
+    "jmp thread_cancel_region_resume",
+    ".size thread_cancel_region_leave, . - thread_cancel_region_leave",
+    "",
+    ".p2align 4",
+    ".globl thread_cancel_region_act",
+    ".hidden thread_cancel_region_act",
+    ".type thread_cancel_region_act,@function",
+    "thread_cancel_region_act:",
+    // Entered from the signal handler with rdi = ctx and a 16-byte aligned stack below the
+    // interrupted frame: call the region's `act(ctx)` (which never returns).
+    "cld",
+    "call qword ptr [rdi + 16]",
+    "ud2",
+    ".size thread_cancel_region_act, . - thread_cancel_region_act",
+    mask = const CP_MASK,
+    pending = const PENDING,
+);
+
 /// The interrupted program counter in a signal handler's `ucontext_t`.
 ///
 /// # Safety
@@ -62,4 +171,26 @@ pub(crate) unsafe fn pc(uc: *mut libc::c_void) -> *mut u64 {
     // SAFETY: the caller guarantees `uc` points to the kernel-provided context; `REG_RIP` is an
     // index within `gregs`.
     unsafe { (&raw mut (*uc).uc_mcontext.gregs[libc::REG_RIP as usize]).cast::<u64>() }
+}
+
+/// Makes the interrupted thread resume in `target(arg)` instead of where it was: the program
+/// counter and the first argument register are replaced. With `fresh_frame`, the stack pointer
+/// is also moved below the red zone and aligned for a call (for `thread_cancel_region_act`);
+/// otherwise it is kept (`thread_cancel_region_leave` replaces it itself).
+///
+/// # Safety
+/// As [`pc`]; `target` must be code that is correct to run with these registers.
+pub(crate) unsafe fn divert(uc: *mut libc::c_void, target: u64, arg: u64, fresh_frame: bool) {
+    let uc = uc.cast::<libc::ucontext_t>();
+    // SAFETY: the caller guarantees `uc` points to the kernel-provided context; the indices are
+    // within `gregs`.
+    unsafe {
+        let g = &raw mut (*uc).uc_mcontext.gregs;
+        (*g)[libc::REG_RIP as usize] = target as i64;
+        (*g)[libc::REG_RDI as usize] = arg as i64;
+        if fresh_frame {
+            let sp = (*g)[libc::REG_RSP as usize] as u64;
+            (*g)[libc::REG_RSP as usize] = ((sp - 128) & !15) as i64;
+        }
+    }
 }

@@ -1,0 +1,122 @@
+//! Asynchronous-cancellation regions: the Rust face of the architecture's
+//! `thread_cancel_region_enter` / `_leave` / `_act` (see `x86_64.rs`), and the signal handler's
+//! part for them.
+
+#[cfg(target_arch = "aarch64")]
+use super::aarch64 as arch;
+#[cfg(target_arch = "x86_64")]
+use super::x86_64 as arch;
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+extern "C" {
+    fn thread_cancel_region_enter(
+        ctx: *mut RegionCtx,
+        f: unsafe extern "C" fn(*mut c_void),
+        arg: *mut c_void,
+    ) -> u64;
+    fn thread_cancel_region_leave(ctx: *mut RegionCtx) -> !;
+    static thread_cancel_region_act: u8;
+}
+
+/// What a thread in a region needs to leave it from any instruction. The assembly reads the
+/// fields by offset: keep the layout.
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct RegionCtx {
+    /// The stack pointer to return to, while armed; 0 otherwise (written by the assembly).
+    sp: AtomicU64,
+    /// The thread's state word.
+    word: *const u32,
+    /// Called (on the interrupted stack, after the handler returns) instead of leaving at once:
+    /// it must end by calling [`leave`] with the same context. `None`: leave at once.
+    act: Option<unsafe extern "C" fn(*mut RegionCtx) -> !>,
+}
+
+impl RegionCtx {
+    /// A disarmed region for the thread whose state word is `word`.
+    pub(crate) fn new(
+        word: *const u32,
+        act: Option<unsafe extern "C" fn(*mut RegionCtx) -> !>,
+    ) -> Self {
+        Self {
+            sp: AtomicU64::new(0),
+            word,
+            act,
+        }
+    }
+}
+
+/// How [`run`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// `f` returned.
+    Returned,
+    /// The region was left through [`leave`]: `f` did not run (a request was pending at entry)
+    /// or its frames were abandoned.
+    Left,
+}
+
+/// Runs `f(arg)` in the region `ctx`: armed, so that [`leave`] (or the cancel signal, when the
+/// word says so) makes this return [`Exit::Left`] at once.
+///
+/// # Safety
+/// `ctx` must stay at this address for the call and be the region the signal handler finds for
+/// this thread (or none); `f(arg)` must not unwind (an `extern "C"` function aborts if it
+/// would); every frame `f` creates may be abandoned without its destructors running.
+pub(crate) unsafe fn run(
+    ctx: &RegionCtx,
+    f: unsafe extern "C" fn(*mut c_void),
+    arg: *mut c_void,
+) -> Exit {
+    super::syscall_cp::install_handler();
+    // SAFETY: forwarded from the caller; the assembly follows the C calling convention and
+    // restores every callee-saved register on both ways out.
+    let r =
+        unsafe { thread_cancel_region_enter(ctx as *const RegionCtx as *mut RegionCtx, f, arg) };
+    if r == 0 {
+        Exit::Returned
+    } else {
+        Exit::Left
+    }
+}
+
+/// Leaves the armed region `ctx` of the calling thread from anywhere inside it: the frames
+/// between are abandoned and [`run`] returns [`Exit::Left`].
+///
+/// # Safety
+/// `ctx` must be armed (its [`run`] is on the calling thread's stack), and no frame between
+/// may need its destructor to run.
+#[allow(dead_code)] // For regions whose `act` function leaves them (C code).
+pub(crate) unsafe fn leave(ctx: *mut RegionCtx) -> ! {
+    // SAFETY: forwarded from the caller.
+    unsafe { thread_cancel_region_leave(ctx) }
+}
+
+/// Whether the context `ctx` is armed (its `run` is on the stack and `f` may be running).
+pub(crate) fn armed(ctx: &RegionCtx) -> bool {
+    ctx.sp.load(Ordering::Relaxed) != 0
+}
+
+/// From the cancel signal handler, for an interrupted program counter outside the system-call
+/// trampoline: if the thread is in an armed region and must act, make it resume leaving the
+/// region. Async-signal-safe: reads the thread's control block and writes the context.
+///
+/// # Safety
+/// `uc` must be the handler's context argument; `ctx` the calling thread's current region.
+pub(crate) unsafe fn on_signal(uc: *mut c_void, ctx: *mut RegionCtx) {
+    // SAFETY: the caller guarantees `ctx` is this thread's live region (its `run` is on this
+    // thread's stack, below which the handler runs).
+    let r = unsafe { &*ctx };
+    if !armed(r) {
+        return;
+    }
+    let (target, fresh) = match r.act {
+        None => (thread_cancel_region_leave as *const () as u64, false),
+        Some(_) => (&raw const thread_cancel_region_act as u64, true),
+    };
+    // SAFETY: `uc` is the handler's context; `target` is `leave` (which takes its stack from
+    // the armed context) or `act` (which gets a fresh aligned frame below the interrupted one).
+    unsafe { arch::divert(uc, target, ctx as u64, fresh) };
+}
