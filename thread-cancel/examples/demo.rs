@@ -1,0 +1,543 @@
+//! The demonstration: threads blocked in real places — `accept(2)` and `read(2)` on loopback
+//! TCP, a full bounded channel, a condition wait, an empty channel, a sleep — are canceled one
+//! by one. Each reports where it was blocked (and what the kernel said it was doing), the
+//! cleanup that ran, the cancel latency (the `cancel()` call to its first cleanup handler) and
+//! what `join` reported. Then the books are balanced: as many descriptors open as before, and
+//! every byte and message sent was either received or is still queued.
+//!
+//! Run: `cargo run --release --example demo` (exit status 1 if anything leaked or was lost).
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+use thread_cancel::io::Cancelable;
+use thread_cancel::sync::{channel, sync_channel, Condvar, Mutex, MutexGuard, Receiver};
+use thread_cancel::{cleanup_push, Builder, JoinHandle, Key, Outcome};
+
+/// Long enough for a loaded machine; a healthy run waits a few milliseconds at most.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What one thread tells the report: where it is, and what ran while it was canceled.
+struct Probe {
+    name: &'static str,
+    /// Kernel thread id, to ask `/proc/self/task/<tid>/syscall` where the thread waits.
+    tid: AtomicI32,
+    /// Where the thread is now: set just before each blocking call.
+    at: Mutex<String>,
+    /// `at` as the first cleanup handler saw it.
+    blocked_in: Mutex<String>,
+    /// The cleanup that ran, in order.
+    cleanup: Mutex<Vec<String>>,
+    first_cleanup: OnceLock<Instant>,
+}
+
+impl Probe {
+    fn new(name: &'static str) -> Arc<Self> {
+        Arc::new(Self {
+            name,
+            tid: AtomicI32::new(0),
+            at: Mutex::new("(starting)".into()),
+            blocked_in: Mutex::new(String::new()),
+            cleanup: Mutex::new(Vec::new()),
+            first_cleanup: OnceLock::new(),
+        })
+    }
+
+    /// First thing in the thread.
+    fn enter(&self) {
+        // SAFETY: `gettid` has no preconditions.
+        self.tid.store(unsafe { libc::gettid() }, Ordering::SeqCst);
+    }
+
+    fn at(&self, place: impl Into<String>) {
+        *lock(&self.at) = place.into();
+    }
+
+    /// The body of the cleanup handler each thread pushes last, so that it runs first.
+    fn handler(&self, note: &str) {
+        self.first_cleanup.get_or_init(Instant::now);
+        *lock(&self.blocked_in) = lock(&self.at).clone();
+        self.ran(format!("handler{note}"));
+    }
+
+    fn ran(&self, what: String) {
+        lock(&self.cleanup).push(what);
+    }
+
+    /// The system call the thread is in now, as the kernel reports it.
+    fn kernel_wait(&self) -> String {
+        let tid = self.tid.load(Ordering::SeqCst);
+        let path = format!("/proc/self/task/{tid}/syscall");
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        match text.split_whitespace().next() {
+            Some("running") => "running".into(),
+            Some(nr) => nr.parse().map_or("?".into(), syscall_name),
+            None => "?".into(),
+        }
+    }
+
+    /// Waits (at most a second) until the kernel shows the thread blocked in `syscall`; just
+    /// a moment if the kernel does not say.
+    fn settle(&self, syscall: &str) {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            let now = self.kernel_wait();
+            if now == syscall || Instant::now() >= deadline {
+                return;
+            }
+            if now == "?" {
+                std::thread::sleep(Duration::from_millis(20));
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+fn syscall_name(nr: libc::c_long) -> String {
+    match nr {
+        libc::SYS_read => "read".into(),
+        libc::SYS_accept4 => "accept4".into(),
+        libc::SYS_futex => "futex".into(),
+        libc::SYS_recvfrom => "recvfrom".into(),
+        libc::SYS_ppoll => "ppoll".into(),
+        n => format!("syscall {n}"),
+    }
+}
+
+/// A value whose `Drop` reports to its thread's probe: the unwind runs destructors.
+struct Tracked<T> {
+    value: T,
+    what: &'static str,
+    probe: Arc<Probe>,
+}
+
+impl<T> Tracked<T> {
+    fn new(value: T, what: &'static str, probe: &Arc<Probe>) -> Self {
+        let probe = probe.clone();
+        Self { value, what, probe }
+    }
+}
+
+impl<T> Drop for Tracked<T> {
+    fn drop(&mut self) {
+        self.probe.ran(format!("Drop {}", self.what));
+    }
+}
+
+/// Spawns a named cancelable thread.
+fn start<T: Send + 'static>(
+    name: &'static str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> JoinHandle<T> {
+    Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .expect("spawn a thread")
+}
+
+/// Waits (bounded) for `cond`; false if it never held.
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + PATIENCE;
+    while !cond() {
+        if Instant::now() >= deadline {
+            eprintln!("demo: gave up waiting for {what}");
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+}
+
+/// One line of the report.
+struct Row {
+    name: &'static str,
+    blocked_in: String,
+    kernel: String,
+    cleanup: String,
+    latency: String,
+    join: String,
+    canceled: bool,
+}
+
+/// Cancels the thread, joins it, and reads its probe.
+fn cancel_and_join<T>(p: &Probe, h: JoinHandle<T>) -> Row {
+    let kernel = p.kernel_wait();
+    let sent = Instant::now();
+    let queued = h.cancel();
+    let finished = h.wait_timeout(PATIENCE);
+    let join = match (queued, finished) {
+        (Err(e), _) => format!("cancel failed: {e}"),
+        (Ok(()), false) => "still running".into(),
+        (Ok(()), true) => match h.join() {
+            Outcome::Returned(_) => "Returned".into(),
+            Outcome::Exited(_) => "Exited".into(),
+            Outcome::Canceled => "Canceled".into(),
+            Outcome::Panicked(_) => "Panicked".into(),
+        },
+    };
+    let latency = match p.first_cleanup.get() {
+        Some(t) => format!("{:.1?}", t.saturating_duration_since(sent)),
+        None => "-".into(),
+    };
+    Row {
+        name: p.name,
+        blocked_in: lock(&p.blocked_in).clone(),
+        kernel,
+        cleanup: lock(&p.cleanup).join(", "),
+        latency,
+        canceled: join == "Canceled",
+        join,
+    }
+}
+
+/// A connection's server side as the acceptor hands it over.
+struct Conn {
+    reader: JoinHandle<io::Result<()>>,
+    probe: Arc<Probe>,
+    received: Arc<AtomicU64>,
+    /// A second descriptor for the same socket: what is still queued is read through it.
+    audit: TcpStream,
+}
+
+/// One line of the books.
+fn check(ok: &mut bool, what: &str, line: String, good: bool) {
+    println!(
+        "  {what:<16}  {line:<52}  {}",
+        if good { "ok" } else { "LOST" }
+    );
+    *ok &= good;
+}
+
+fn main() {
+    let started = Instant::now();
+    let fds_before = open_fds();
+    let mut ok = true;
+
+    // The server: an acceptor blocked in accept(2); it gives each connection to a reader.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local address");
+    let (conn_tx, conn_rx) = std::sync::mpsc::channel::<Conn>();
+    let acceptor_p = Probe::new("acceptor");
+    let p = acceptor_p.clone();
+    let acceptor = start("acceptor", move || -> io::Result<()> {
+        p.enter();
+        let listener = Tracked::new(listener, "TcpListener", &p);
+        let _h = cleanup_push(|| p.handler(""));
+        for i in 1u32.. {
+            p.at(format!("net::accept_tcp on :{}", addr.port()));
+            let (stream, _) = thread_cancel::net::accept_tcp(&listener.value)?;
+            let audit = stream.try_clone()?;
+            // reader-1 reads as fast as it can; reader-2 takes 5 ms over each 256 bytes.
+            let pace = (i == 2).then(|| Duration::from_millis(5));
+            let name = if i == 1 { "reader-1" } else { "reader-2" };
+            let probe = Probe::new(name);
+            let received = Arc::new(AtomicU64::new(0));
+            let (rp, r) = (probe.clone(), received.clone());
+            let reader = start(name, move || -> io::Result<()> {
+                rp.enter();
+                let mut conn = Tracked::new(Cancelable::new(stream), "TcpStream", &rp);
+                let _h = cleanup_push(|| rp.handler(""));
+                let mut buf = [0u8; 256];
+                loop {
+                    let total = r.load(Ordering::SeqCst);
+                    rp.at(format!("Cancelable::read ({total} B in)"));
+                    let n = conn.value.read(&mut buf)?;
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    let total = r.fetch_add(n as u64, Ordering::SeqCst) + n as u64;
+                    if let Some(pace) = pace {
+                        rp.at(format!("sleep after read ({total} B in)"));
+                        thread_cancel::sleep(pace);
+                    }
+                }
+            });
+            let conn = Conn {
+                reader,
+                probe,
+                received,
+                audit,
+            };
+            if conn_tx.send(conn).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    });
+
+    // A producer that fills a bounded channel, and a consumer that takes one message per
+    // credit and waits on a condition variable for the next credit.
+    let (tx, rx) = sync_channel::<u64>(4);
+    let rx = Arc::new(rx);
+    let sent = Arc::new(AtomicU64::new(0));
+    let producer_p = Probe::new("producer");
+    let (p, s) = (producer_p.clone(), sent.clone());
+    let producer = start("producer", move || {
+        p.enter();
+        let tx = Tracked::new(tx, "SyncSender", &p);
+        let _h = cleanup_push(|| p.handler(""));
+        for n in 1u64.. {
+            p.at(format!("SyncSender::send #{n}"));
+            if tx.value.send(n).is_err() {
+                break;
+            }
+            s.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let credit = Arc::new((Mutex::new(0u32), Condvar::new()));
+    let received = Arc::new(AtomicU64::new(0));
+    let consumer_p = Probe::new("consumer");
+    let (p, c, r, rx2) = (
+        consumer_p.clone(),
+        credit.clone(),
+        received.clone(),
+        rx.clone(),
+    );
+    let consumer = start("consumer", move || {
+        p.enter();
+        let rx = Tracked::new(rx2, "Arc<Receiver>", &p);
+        let (m, cv) = &*c;
+        // The canceled wait re-acquired the mutex (R22), and its guard, inside `wait_while`,
+        // released it as the unwind left: the handler can lock it, and it is not poisoned.
+        let _h = cleanup_push(|| {
+            p.first_cleanup.get_or_init(Instant::now);
+            let credit = m.try_lock().map(|g| *g);
+            p.handler(&match credit {
+                Ok(c) => format!(" (mutex free, credit {c})"),
+                Err(_) => " (mutex unavailable)".into(),
+            })
+        });
+        loop {
+            {
+                p.at("Condvar::wait_while (no credit)");
+                let g = lock(m);
+                let mut g = cv
+                    .wait_while(g, |c| *c == 0)
+                    .unwrap_or_else(|e| e.into_inner());
+                *g -= 1;
+            }
+            p.at("Receiver::recv");
+            if rx.value.recv().is_err() {
+                break;
+            }
+            r.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+
+    // A mailbox thread blocked in recv on an empty channel.
+    let (mail_tx, mail_rx) = channel::<String>();
+    let mail_rx: Arc<Receiver<String>> = Arc::new(mail_rx);
+    let mail_got = Arc::new(AtomicU64::new(0));
+    let mailbox_p = Probe::new("mailbox");
+    let (p, r, g) = (mailbox_p.clone(), mail_rx.clone(), mail_got.clone());
+    let mailbox = start("mailbox", move || {
+        p.enter();
+        let rx = Tracked::new(r, "Arc<Receiver>", &p);
+        let _h = cleanup_push(|| p.handler(""));
+        loop {
+            p.at("Receiver::recv (empty)");
+            if rx.value.recv().is_err() {
+                break;
+            }
+            g.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+
+    // A sleeper holding a buffer, and a thread-specific value whose destructor reports.
+    let key = Arc::new(Key::new(|p: Arc<Probe>| p.ran("TSD destructor".into())));
+    let sleeper_p = Probe::new("sleeper");
+    let (p, k) = (sleeper_p.clone(), key.clone());
+    let sleeper = start("sleeper", move || {
+        p.enter();
+        k.set(p.clone());
+        let _buf = Tracked::new(vec![0u8; 1 << 20], "Vec (1 MiB)", &p);
+        let _h = cleanup_push(|| p.handler(""));
+        p.at("thread_cancel::sleep(1 h)");
+        thread_cancel::sleep(Duration::from_secs(3600));
+    });
+
+    // (async region thread: add once async_region lands)
+
+    // The client: two connections, and some traffic on everything.
+    let mut c1 = TcpStream::connect(addr).expect("connect");
+    let mut c2 = TcpStream::connect(addr).expect("connect");
+    let mut conns: Vec<Conn> = Vec::new();
+    for _ in 0..2 {
+        match conn_rx.recv_timeout(PATIENCE) {
+            Ok(c) => conns.push(c),
+            Err(e) => {
+                eprintln!("demo: the acceptor handed over no connection: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    // Match each server side to its client by address (accept order is not relied on).
+    let c1_addr = c1.local_addr().ok();
+    conns.sort_by_key(|c| c.audit.peer_addr().ok() != c1_addr);
+    let (conn1, conn2) = {
+        let mut it = conns.into_iter();
+        (it.next().unwrap(), it.next().unwrap())
+    };
+    let mail_sent = 3u64;
+    for i in 0..mail_sent {
+        mail_tx
+            .send(format!("letter {i}"))
+            .expect("mailbox is alive");
+    }
+    *lock(&credit.0) = 6;
+    credit.1.notify_all();
+    let payload = [b'x'; 4096];
+    c1.write_all(&payload).expect("send to reader-1");
+    let c1_sent = payload.len() as u64;
+
+    // Everything reaches its blocking call: all of conn 1 read, 6 messages taken and 4 queued
+    // behind them, the mailbox emptied.
+    let r1 = &conn1.received;
+    ok &= wait_for("reader-1 to read 4 KiB", || {
+        r1.load(Ordering::SeqCst) == c1_sent
+    });
+    ok &= wait_for("10 messages sent, 6 received", || {
+        received.load(Ordering::SeqCst) == 6 && sent.load(Ordering::SeqCst) == 10
+    });
+    ok &= wait_for("the mailbox to get 3 letters", || {
+        mail_got.load(Ordering::SeqCst) == mail_sent
+    });
+    acceptor_p.settle("accept4");
+    conn1.probe.settle("read");
+    for p in [&producer_p, &consumer_p, &mailbox_p, &sleeper_p] {
+        p.settle("futex");
+    }
+    // reader-2 gets 4 KiB but reads it slowly: it is canceled part way through.
+    c2.write_all(&payload).expect("send to reader-2");
+    let c2_sent = payload.len() as u64;
+    let r2 = &conn2.received;
+    ok &= wait_for("reader-2 to read 512 B", || {
+        r2.load(Ordering::SeqCst) >= 512
+    });
+
+    let rows = [
+        cancel_and_join(&acceptor_p, acceptor),
+        cancel_and_join(&conn1.probe, conn1.reader),
+        cancel_and_join(&conn2.probe, conn2.reader),
+        cancel_and_join(&producer_p, producer),
+        cancel_and_join(&consumer_p, consumer),
+        cancel_and_join(&mailbox_p, mailbox),
+        cancel_and_join(&sleeper_p, sleeper),
+    ];
+    println!(
+        "thread-cancel demo: {} threads blocked in real calls, each canceled and joined\n",
+        rows.len()
+    );
+    let head = Row {
+        name: "thread",
+        blocked_in: "blocked in".into(),
+        kernel: "kernel".into(),
+        cleanup: "cleanup that ran, in order".into(),
+        latency: "latency".into(),
+        join: "join".into(),
+        canceled: true,
+    };
+    let w = |f: fn(&Row) -> usize| rows.iter().chain([&head]).map(f).max().unwrap_or(0);
+    let widths = [
+        w(|r| r.name.len()),
+        w(|r| r.blocked_in.chars().count()),
+        w(|r| r.kernel.len()),
+        w(|r| r.cleanup.chars().count()),
+        w(|r| r.latency.chars().count()),
+    ];
+    for r in [&head].into_iter().chain(&rows) {
+        println!(
+            "  {:<w0$}  {:<w1$}  {:<w2$}  {:<w3$}  {:>w4$}  {}",
+            r.name,
+            r.blocked_in,
+            r.kernel,
+            r.cleanup,
+            r.latency,
+            r.join,
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3],
+            w4 = widths[4],
+        );
+        ok &= r.canceled;
+    }
+    println!("  kernel: the system call /proc/self/task/<tid>/syscall showed just before cancel()");
+    println!("  latency: from the cancel() call to the thread's first cleanup handler\n");
+
+    // The books. Whatever a read did not return is still in the socket: close the client's
+    // sending side and read the server side to its end.
+    println!("books");
+    let queued_bytes = |client: &TcpStream, audit: &mut TcpStream| -> Option<u64> {
+        client.shutdown(Shutdown::Write).ok()?;
+        audit.set_read_timeout(Some(PATIENCE)).ok()?;
+        let mut rest = Vec::new();
+        audit.read_to_end(&mut rest).ok()?;
+        Some(rest.len() as u64)
+    };
+    let mut audit1 = conn1.audit;
+    let mut audit2 = conn2.audit;
+    for (what, sent, received, queued) in [
+        (
+            "tcp connection 1",
+            c1_sent,
+            conn1.received.load(Ordering::SeqCst),
+            queued_bytes(&c1, &mut audit1),
+        ),
+        (
+            "tcp connection 2",
+            c2_sent,
+            conn2.received.load(Ordering::SeqCst),
+            queued_bytes(&c2, &mut audit2),
+        ),
+    ] {
+        let q = queued.unwrap_or(u64::MAX);
+        let line = format!("{sent} B sent = {received} received + {} still queued", q);
+        check(
+            &mut ok,
+            what,
+            line,
+            queued.is_some() && sent == received + q,
+        );
+    }
+    let mut still = 0u64;
+    while rx.try_recv().is_ok() {
+        still += 1;
+    }
+    let (s, r) = (sent.load(Ordering::SeqCst), received.load(Ordering::SeqCst));
+    let line = format!("{s} messages sent = {r} received + {still} still queued");
+    check(&mut ok, "sync_channel(4)", line, s == r + still);
+    let mut mail_still = 0u64;
+    while mail_rx.try_recv().is_ok() {
+        mail_still += 1;
+    }
+    let got = mail_got.load(Ordering::SeqCst);
+    let line = format!("{mail_sent} messages sent = {got} received + {mail_still} still queued");
+    check(&mut ok, "channel", line, mail_sent == got + mail_still);
+    let free = credit.0.try_lock().is_ok() && !credit.0.is_poisoned();
+    check(&mut ok, "condvar mutex", "free, not poisoned".into(), free);
+
+    drop((c1, c2, audit1, audit2, mail_tx, rx, mail_rx, conn_rx));
+    let fds_after = open_fds();
+    let line = format!("{fds_before} open before, {fds_after} after");
+    check(&mut ok, "descriptors", line, fds_before == fds_after);
+
+    let secs = started.elapsed().as_secs_f64();
+    if ok {
+        println!("\nnothing leaked, nothing lost ({secs:.2} s)");
+    } else {
+        println!("\nSOMETHING LEAKED OR WAS LOST ({secs:.2} s)");
+        std::process::exit(1);
+    }
+}
