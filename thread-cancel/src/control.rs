@@ -87,10 +87,14 @@ impl Control {
         match self.state.request() {
             Request::Finished => Err(crate::NoSuchThread),
             Request::Merged => Ok(()),
-            Request::Queued { .. } => {
-                // Only a thread inside our system calls or an asynchronous region needs the
-                // signal, and never the caller itself (it acts when it leaves `cancel`).
-                if (self.in_syscall.load(SeqCst) || !self.region.load(SeqCst).is_null())
+            Request::Queued { prev } => {
+                // Only a thread inside our system calls or in a region with the type
+                // asynchronous needs the signal, and never the caller itself (it acts when it
+                // leaves `cancel`). `ASYNC` is read from the same word as the request: a thread
+                // that turns it on after this request sees the request when it does.
+                let in_async_region =
+                    prev & crate::state::ASYNC != 0 && !self.region.load(SeqCst).is_null();
+                if (self.in_syscall.load(SeqCst) || in_async_region)
                     && !crate::current::is_current(self)
                 {
                     self.interrupt();

@@ -47,6 +47,9 @@ mod cancel_state;
 mod cleanup;
 mod control;
 mod current;
+#[cfg(not(loom))]
+#[doc(hidden)]
+pub mod ffi;
 pub mod guide;
 #[cfg(not(loom))]
 pub mod io;

@@ -5,7 +5,7 @@
 //! - [`futex_wait`] / [`futex_wake`]: block on a 32-bit word until it changes or a deadline passes.
 //! - [`syscall_cp`]: a system call that a cancellation request aborts only if it had no effect;
 //!   [`kill`] sends the cancel signal to a thread blocked in one; [`set_signal`] / [`signal`].
-//! - [`region_run`]: run a function in an *asynchronous region* that the
+//! - [`region_run`] / [`region_leave`]: run a function in an *asynchronous region* that the
 //!   thread can leave from any instruction (abandoning the frames inside), by a call or, when
 //!   the state word says so, by the cancel signal ([`RegionCtx`] describes one).
 //!
@@ -17,7 +17,10 @@ mod linux;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::futex::{futex_wait, futex_wake};
 #[cfg(target_os = "linux")]
-pub(crate) use linux::region::{run as region_run, Exit as RegionExit, RegionCtx};
+pub(crate) use linux::region::{
+    has_act as region_has_act, leave as region_leave, run as region_run, Exit as RegionExit,
+    RegionCtx,
+};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::syscall_cp::{kill, set_signal, signal, syscall_cp, CpResult};
 

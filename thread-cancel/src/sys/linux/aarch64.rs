@@ -6,7 +6,7 @@
 //! `thread_cancel_region_leave` resets `sp` from it, restores FPCR and returns 1 from
 //! `enter`.
 
-use crate::state::{CP_MASK, PENDING};
+use crate::state::{ASYNC, CP_MASK, PENDING};
 
 core::arch::global_asm!(
     ".text",
@@ -70,9 +70,9 @@ core::arch::global_asm!(
     "str x9, [x19]",
     "ldr x9, [x19, #8]",
     "ldar w10, [x9]",
-    "mov w11, #{mask}",
+    "mov w11, #{amask}",
     "and w10, w10, w11",
-    "cmp w10, #{pending}",
+    "cmp w10, #{apending}",
     "b.eq 2f",
     "mov x0, x2",
     "blr x1",
@@ -117,8 +117,8 @@ core::arch::global_asm!(
     "ldr x9, [x0, #16]",
     "blr x9",
     "brk #1",
-    mask = const CP_MASK,
-    pending = const PENDING,
+    amask = const CP_MASK | ASYNC,
+    apending = const PENDING | ASYNC,
 );
 
 /// The interrupted program counter in a signal handler's `ucontext_t`.

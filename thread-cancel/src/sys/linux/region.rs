@@ -88,10 +88,14 @@ pub(crate) unsafe fn run(
 /// # Safety
 /// `ctx` must be armed (its [`run`] is on the calling thread's stack), and no frame between
 /// may need its destructor to run.
-#[allow(dead_code)] // For regions whose `act` function leaves them (C code).
 pub(crate) unsafe fn leave(ctx: *mut RegionCtx) -> ! {
     // SAFETY: forwarded from the caller.
     unsafe { thread_cancel_region_leave(ctx) }
+}
+
+/// Whether the region has an `act` function (a C region).
+pub(crate) fn has_act(ctx: &RegionCtx) -> bool {
+    ctx.act.is_some()
 }
 
 /// Whether the context `ctx` is armed (its `run` is on the stack and `f` may be running).

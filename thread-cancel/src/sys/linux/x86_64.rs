@@ -14,7 +14,8 @@
 //!
 //! Asynchronous regions: `thread_cancel_region_enter(ctx, f, arg)` saves the callee-saved
 //! registers on the stack, records the stack pointer in `ctx.sp` (the region is *armed*),
-//! checks the state word (a request pending at entry leaves at once, before `f` runs), calls
+//! checks the state word (a request pending at entry, with the type asynchronous, leaves at
+//! once, before `f` runs), calls
 //! `f(arg)`, disarms and returns 0. `thread_cancel_region_leave(ctx)` is the way out from
 //! anywhere inside `f`: it resets the stack pointer to `ctx.sp`, so every frame below is
 //! abandoned, restores the SSE/x87 control words saved at entry and returns 1 from
@@ -24,7 +25,7 @@
 //! `thread_cancel_region_act`, which calls the region's `act` function first, for C).
 
 use super::syscall_cp::CANCELED;
-use crate::state::{CP_MASK, PENDING};
+use crate::state::{ASYNC, CP_MASK, PENDING};
 
 core::arch::global_asm!(
     ".text",
@@ -102,8 +103,8 @@ core::arch::global_asm!(
     // the region with a sequentially consistent store before this load.
     "mov rcx, qword ptr [rbx + 8]",
     "mov ecx, dword ptr [rcx]",
-    "and ecx, {mask}",
-    "cmp ecx, {pending}",
+    "and ecx, {amask}",
+    "cmp ecx, {apending}",
     "je 2f",
     "mov rdi, rdx",
     "call rsi",
@@ -158,8 +159,8 @@ core::arch::global_asm!(
     "call qword ptr [rdi + 16]",
     "ud2",
     ".size thread_cancel_region_act, . - thread_cancel_region_act",
-    mask = const CP_MASK,
-    pending = const PENDING,
+    amask = const CP_MASK | ASYNC,
+    apending = const PENDING | ASYNC,
 );
 
 /// The interrupted program counter in a signal handler's `ucontext_t`.

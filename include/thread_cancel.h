@@ -1,0 +1,136 @@
+/* thread_cancel.h: POSIX thread cancellation, done right (the C ABI of thread-cancel).
+ *
+ * Link with -lthread_cancel -lpthread (static: also -ldl -lm). Every function is the POSIX
+ * one of the same name without the tc_ prefix (pthread_ for the thread functions), with these
+ * guarantees:
+ *   - a canceled blocking call either completed (its result is returned) or had no effect;
+ *   - tc_cancel/tc_join/tc_detach/tc_kill on an id that is not a live thread of ours (never
+ *     existed, joined, detached and finished) return ESRCH; ids are never reused;
+ *   - acting on a cancellation runs the cleanup handlers (last pushed first), then the
+ *     thread-specific-data destructors, then the thread ends; tc_join reports TC_CANCELED.
+ * Threads created by tc_create act on requests at the cancellation points below. Threads not
+ * created by it (main, threads of other libraries) can be canceled from Rust code but never act
+ * in C code: there, a request stays pending.
+ *
+ * The constants have glibc's values, so PTHREAD_CANCEL_* and PTHREAD_CANCELED work as is. */
+#ifndef THREAD_CANCEL_H
+#define THREAD_CANCEL_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A thread id: generation-tagged, never reused; the same size as glibc's pthread_t. */
+typedef unsigned long tc_thread_t;
+
+#define TC_CANCEL_ENABLE 0
+#define TC_CANCEL_DISABLE 1
+#define TC_CANCEL_DEFERRED 0
+#define TC_CANCEL_ASYNCHRONOUS 1
+#define TC_CANCELED ((void *)-1)
+
+/* Threads. attr: the detach state and stack size are honoured; NULL for the defaults. */
+int tc_create(tc_thread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg);
+int tc_join(tc_thread_t thread, void **retval); /* a cancellation point */
+int tc_detach(tc_thread_t thread);
+__attribute__((noreturn)) void tc_exit(void *retval);
+tc_thread_t tc_self(void);
+int tc_equal(tc_thread_t a, tc_thread_t b);
+int tc_kill(tc_thread_t thread, int sig);
+/* The system's pthread_t of a live thread of ours (0 if none), for the calls not mapped here. */
+pthread_t tc_native(tc_thread_t thread);
+
+/* Cancellation. */
+int tc_cancel(tc_thread_t thread);
+int tc_setcancelstate(int state, int *oldstate); /* EINVAL for another value; oldstate may be NULL */
+int tc_setcanceltype(int type, int *oldtype);
+void tc_testcancel(void);
+
+/* Cleanup handlers: tc_cleanup_push and tc_cleanup_pop are macros that pair with braces in one
+ * lexical scope, as POSIX allows; the buffer lives in the caller's frame. */
+struct tc_cleanup_buffer {
+    void (*routine)(void *);
+    void *arg;
+    struct tc_cleanup_buffer *prev;
+};
+void tc_cleanup_push_buffer(struct tc_cleanup_buffer *buffer, void (*routine)(void *), void *arg);
+void tc_cleanup_pop_buffer(struct tc_cleanup_buffer *buffer, int execute);
+#define tc_cleanup_push(routine, arg)                                                           \
+    do {                                                                                        \
+        struct tc_cleanup_buffer tc_cleanup_buffer_;                                            \
+        tc_cleanup_push_buffer(&tc_cleanup_buffer_, (routine), (arg));                          \
+        {
+#define tc_cleanup_pop(execute)                                                                 \
+        }                                                                                       \
+        tc_cleanup_pop_buffer(&tc_cleanup_buffer_, (execute));                                  \
+    } while (0)
+
+/* Thread-specific data (destructors: at most 4 rounds, after the cleanup handlers). */
+int tc_key_create(pthread_key_t *key, void (*destructor)(void *));
+int tc_key_delete(pthread_key_t key);
+void *tc_getspecific(pthread_key_t key);
+int tc_setspecific(pthread_key_t key, const void *value);
+
+/* Waits on the system's condition variables and semaphores, as cancellation points: a canceled
+ * condition wait re-acquires the mutex before the first cleanup handler runs; a canceled
+ * semaphore wait took nothing. */
+int tc_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex);
+int tc_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const struct timespec *abstime);
+int tc_sem_wait(sem_t *sem);
+int tc_sem_timedwait(sem_t *sem, const struct timespec *abstime);
+
+/* System-call cancellation points: the system's semantics, -1 and errno on failure. */
+ssize_t tc_read(int fd, void *buf, size_t count);
+ssize_t tc_write(int fd, const void *buf, size_t count);
+ssize_t tc_pread(int fd, void *buf, size_t count, off_t offset);
+ssize_t tc_pwrite(int fd, const void *buf, size_t count, off_t offset);
+ssize_t tc_readv(int fd, const struct iovec *iov, int iovcnt);
+ssize_t tc_writev(int fd, const struct iovec *iov, int iovcnt);
+int tc_open(const char *path, int flags, mode_t mode);
+int tc_openat(int dirfd, const char *path, int flags, mode_t mode);
+int tc_creat(const char *path, mode_t mode);
+int tc_close(int fd); /* the descriptor is released exactly once, even when canceled */
+int tc_fsync(int fd);
+int tc_fdatasync(int fd);
+int tc_accept(int fd, struct sockaddr *addr, socklen_t *addrlen);
+int tc_accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+int tc_connect(int fd, const struct sockaddr *addr, socklen_t addrlen);
+ssize_t tc_recv(int fd, void *buf, size_t len, int flags);
+ssize_t tc_send(int fd, const void *buf, size_t len, int flags);
+ssize_t tc_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr, socklen_t *addrlen);
+ssize_t tc_sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr, socklen_t addrlen);
+ssize_t tc_recvmsg(int fd, struct msghdr *msg, int flags);
+ssize_t tc_sendmsg(int fd, const struct msghdr *msg, int flags);
+int tc_poll(struct pollfd *fds, nfds_t nfds, int timeout);
+int tc_ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask);
+int tc_select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout);
+int tc_epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout);
+unsigned int tc_sleep(unsigned int seconds);
+int tc_usleep(useconds_t usec);
+int tc_nanosleep(const struct timespec *req, struct timespec *rem);
+int tc_clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem);
+int tc_pause(void);
+pid_t tc_wait(int *status);
+pid_t tc_waitpid(pid_t pid, int *status, int options);
+int tc_sigwait(const sigset_t *set, int *sig);
+int tc_sigsuspend(const sigset_t *mask);
+int tc_tcdrain(int fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* THREAD_CANCEL_H */

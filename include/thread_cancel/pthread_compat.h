@@ -1,0 +1,110 @@
+/* pthread_compat.h: gives an unmodified POSIX C program thread-cancel's semantics.
+ *
+ *     cc -include thread_cancel/pthread_compat.h -I<repo>/include prog.c \
+ *        -L<dir of libthread_cancel> -lthread_cancel -lpthread
+ *
+ * It includes the system headers first, then renames the POSIX thread, cancellation and
+ * cancellation-point calls to their tc_ equivalents (thread_cancel.h). Everything else
+ * (mutexes, attributes, signals, ...) is the system's, untouched. pthread_t values are our
+ * generation-tagged ids: pass them only to the calls renamed here (tc_native gives the
+ * system's id for any other). The system-call points are function-like macros, so a struct
+ * member or a function pointer named `read` is left alone. */
+#ifndef THREAD_CANCEL_PTHREAD_COMPAT_H
+#define THREAD_CANCEL_PTHREAD_COMPAT_H
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <thread_cancel.h>
+
+#define pthread_create tc_create
+#define pthread_join tc_join
+#define pthread_detach tc_detach
+#define pthread_exit tc_exit
+#define pthread_self tc_self
+#define pthread_equal tc_equal
+#define pthread_kill tc_kill
+#define pthread_cancel tc_cancel
+#define pthread_setcancelstate tc_setcancelstate
+#define pthread_setcanceltype tc_setcanceltype
+#define pthread_testcancel tc_testcancel
+#define pthread_key_create tc_key_create
+#define pthread_key_delete tc_key_delete
+#define pthread_getspecific tc_getspecific
+#define pthread_setspecific tc_setspecific
+#define pthread_cond_wait tc_cond_wait
+#define pthread_cond_timedwait tc_cond_timedwait
+#define sem_wait tc_sem_wait
+#define sem_timedwait tc_sem_timedwait
+
+#undef pthread_cleanup_push
+#undef pthread_cleanup_pop
+#define pthread_cleanup_push(routine, arg) tc_cleanup_push(routine, arg)
+#define pthread_cleanup_pop(execute) tc_cleanup_pop(execute)
+
+#undef PTHREAD_CANCELED
+#define PTHREAD_CANCELED TC_CANCELED
+
+/* open/openat take an optional mode, with O_CREAT or O_TMPFILE (with _GNU_SOURCE). */
+#ifdef O_TMPFILE
+#define TC_COMPAT_MODE_FLAGS_ (O_CREAT | O_TMPFILE)
+#else
+#define TC_COMPAT_MODE_FLAGS_ O_CREAT
+#endif
+static inline int tc_compat_open_(const char *path, int flags, ...) {
+    mode_t mode = 0;
+    if (flags & TC_COMPAT_MODE_FLAGS_) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    return tc_open(path, flags, mode);
+}
+static inline int tc_compat_openat_(int dirfd, const char *path, int flags, ...) {
+    mode_t mode = 0;
+    if (flags & TC_COMPAT_MODE_FLAGS_) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    return tc_openat(dirfd, path, flags, mode);
+}
+
+#define read(...) tc_read(__VA_ARGS__)
+#define write(...) tc_write(__VA_ARGS__)
+#define pread(...) tc_pread(__VA_ARGS__)
+#define pwrite(...) tc_pwrite(__VA_ARGS__)
+#define readv(...) tc_readv(__VA_ARGS__)
+#define writev(...) tc_writev(__VA_ARGS__)
+#define open(...) tc_compat_open_(__VA_ARGS__)
+#define openat(...) tc_compat_openat_(__VA_ARGS__)
+#define creat(...) tc_creat(__VA_ARGS__)
+#define close(...) tc_close(__VA_ARGS__)
+#define fsync(...) tc_fsync(__VA_ARGS__)
+#define fdatasync(...) tc_fdatasync(__VA_ARGS__)
+#define accept(...) tc_accept(__VA_ARGS__)
+#define accept4(...) tc_accept4(__VA_ARGS__)
+#define connect(...) tc_connect(__VA_ARGS__)
+#define recv(...) tc_recv(__VA_ARGS__)
+#define send(...) tc_send(__VA_ARGS__)
+#define recvfrom(...) tc_recvfrom(__VA_ARGS__)
+#define sendto(...) tc_sendto(__VA_ARGS__)
+#define recvmsg(...) tc_recvmsg(__VA_ARGS__)
+#define sendmsg(...) tc_sendmsg(__VA_ARGS__)
+#define poll(...) tc_poll(__VA_ARGS__)
+#define ppoll(...) tc_ppoll(__VA_ARGS__)
+#define select(...) tc_select(__VA_ARGS__)
+#define epoll_wait(...) tc_epoll_wait(__VA_ARGS__)
+#define sleep(...) tc_sleep(__VA_ARGS__)
+#define usleep(...) tc_usleep(__VA_ARGS__)
+#define nanosleep(...) tc_nanosleep(__VA_ARGS__)
+#define clock_nanosleep(...) tc_clock_nanosleep(__VA_ARGS__)
+#define pause(...) tc_pause(__VA_ARGS__)
+#define wait(...) tc_wait(__VA_ARGS__)
+#define waitpid(...) tc_waitpid(__VA_ARGS__)
+#define sigwait(...) tc_sigwait(__VA_ARGS__)
+#define sigsuspend(...) tc_sigsuspend(__VA_ARGS__)
+#define tcdrain(...) tc_tcdrain(__VA_ARGS__)
+
+#endif /* THREAD_CANCEL_PTHREAD_COMPAT_H */

@@ -1,0 +1,36 @@
+//! The C ABI of thread-cancel: `libthread_cancel.so` / `libthread_cancel.a`, declared by
+//! `include/thread_cancel.h` (and `include/thread_cancel/pthread_compat.h`, which maps the
+//! POSIX names onto it).
+//!
+//! Layout: `threads.rs` (ids, create/join/detach/exit/cancel/self), `cancel.rs` (state, type,
+//! testcancel, cleanup handlers, acting), `tsd.rs` (keys), `waits.rs` (condition variables and
+//! semaphores of the system's libc), `points.rs` (the system-call points).
+//!
+//! Acting on a cancellation in C never unwinds: the cleanup handlers run on the intact C
+//! stack, then the thread leaves its *C region* (`thread_cancel::ffi`), which resets the stack
+//! to the region's boundary inside the thread's Rust root; from there an ordinary Rust unwind
+//! (Rust frames only) reaches the root, which runs the thread-specific-data destructors.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod cancel;
+mod points;
+mod threads;
+mod tsd;
+mod waits;
+
+/// A raw pointer that crosses threads (the C caller vouches for what it points to).
+#[derive(Clone, Copy, Debug)]
+struct SendPtr(*mut libc::c_void);
+
+// SAFETY: the pointer is only handed back to C code, which owns the synchronisation of what
+// it points to, as with pthread_create's argument and return value.
+unsafe impl Send for SendPtr {}
+// SAFETY: as above; the wrapper itself is only read.
+unsafe impl Sync for SendPtr {}
+
+/// Sets `errno`.
+fn set_errno(e: i32) {
+    // SAFETY: `__errno_location` returns the calling thread's errno slot.
+    unsafe { *libc::__errno_location() = e };
+}

@@ -1,0 +1,431 @@
+//! The system-call cancellation points (SPEC §3) for C, each one system call through
+//! `thread_cancel::ffi::syscall_point`: either the call ran and its result is returned (with
+//! `errno`), or it had no effect and the thread acts on its cancellation (R10).
+//!
+//! # Safety (every function here)
+//! The arguments must be valid for the system call, as for the libc function of the same name.
+
+use crate::cancel;
+use libc::{c_int, c_long, c_void, size_t, sockaddr, socklen_t, ssize_t};
+use thread_cancel::ffi;
+
+/// The system call's raw result, or act if the call was canceled without effect.
+///
+/// # Safety
+/// The arguments must be valid for system call `nr`.
+unsafe fn call(nr: c_long, a: [c_long; 6]) -> c_long {
+    // SAFETY: forwarded from the caller.
+    match unsafe { ffi::syscall_point(nr, a) } {
+        None => cancel::act(),
+        Some(r) => r,
+    }
+}
+
+/// `call` with the C convention: -1 and `errno` on failure.
+///
+/// # Safety
+/// As [`call`].
+unsafe fn c(nr: c_long, a: [c_long; 6]) -> c_long {
+    // SAFETY: forwarded from the caller.
+    let r = unsafe { call(nr, a) };
+    if (-4095..0).contains(&r) {
+        crate::set_errno(-r as i32);
+        -1
+    } else {
+        r
+    }
+}
+
+macro_rules! args {
+    ($($a:expr),*) => {{
+        let mut v = [0 as c_long; 6];
+        let given = [$($a as c_long),*];
+        v[..given.len()].copy_from_slice(&given);
+        v
+    }};
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_read, args!(fd, buf, n)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_write, args!(fd, buf, n)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_pread(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    off: libc::off_t,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_pread64, args!(fd, buf, n, off)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_pwrite(
+    fd: c_int,
+    buf: *const c_void,
+    n: size_t,
+    off: libc::off_t,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_pwrite64, args!(fd, buf, n, off)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_readv(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_readv, args!(fd, iov, cnt)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_writev, args!(fd, iov, cnt)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_openat(
+    dir: c_int,
+    path: *const libc::c_char,
+    flags: c_int,
+    mode: libc::mode_t,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_openat, args!(dir, path, flags, mode)) as c_int }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_open(
+    path: *const libc::c_char,
+    flags: c_int,
+    mode: libc::mode_t,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_openat(libc::AT_FDCWD, path, flags, mode) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_creat(path: *const libc::c_char, mode: libc::mode_t) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_open(path, libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode) }
+}
+
+/// `close`: the descriptor is released exactly once, then a pending request is acted on.
+#[no_mangle]
+pub unsafe extern "C" fn tc_close(fd: c_int) -> c_int {
+    // SAFETY: closing a descriptor is sound whatever it is (the caller owns it).
+    let r = unsafe { libc::close(fd) };
+    // On Linux the descriptor is released even when close fails with EINTR.
+    let r = if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+        0
+    } else {
+        r
+    };
+    cancel::point();
+    r
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_fsync(fd: c_int) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_fsync, args!(fd)) as c_int }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_fdatasync(fd: c_int) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_fdatasync, args!(fd)) as c_int }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_accept4(
+    fd: c_int,
+    addr: *mut sockaddr,
+    len: *mut socklen_t,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_accept4, args!(fd, addr, len, flags)) as c_int }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_accept(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_accept4(fd, addr, len, 0) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_connect(fd: c_int, addr: *const sockaddr, len: socklen_t) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_connect, args!(fd, addr, len)) as c_int }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_recvfrom(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    flags: c_int,
+    addr: *mut sockaddr,
+    len: *mut socklen_t,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_recvfrom, args!(fd, buf, n, flags, addr, len)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe {
+        tc_recvfrom(
+            fd,
+            buf,
+            n,
+            flags,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_sendto(
+    fd: c_int,
+    buf: *const c_void,
+    n: size_t,
+    flags: c_int,
+    addr: *const sockaddr,
+    len: socklen_t,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_sendto, args!(fd, buf, n, flags, addr, len)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_send(
+    fd: c_int,
+    buf: *const c_void,
+    n: size_t,
+    flags: c_int,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_sendto(fd, buf, n, flags, std::ptr::null(), 0) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_recvmsg, args!(fd, msg, flags)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_int) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_sendmsg, args!(fd, msg, flags)) as ssize_t }
+}
+
+const SIGSET_SIZE: c_long = 8;
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_ppoll(
+    fds: *mut libc::pollfd,
+    n: libc::nfds_t,
+    timeout: *const libc::timespec,
+    mask: *const libc::sigset_t,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_ppoll, args!(fds, n, timeout, mask, SIGSET_SIZE)) as c_int }
+}
+
+fn ms_timespec(ms: c_int) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ms / 1000) as libc::time_t,
+        tv_nsec: ((ms % 1000) * 1_000_000) as libc::c_long,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_poll(
+    fds: *mut libc::pollfd,
+    n: libc::nfds_t,
+    timeout_ms: c_int,
+) -> c_int {
+    let ts = ms_timespec(timeout_ms.max(0));
+    let t = if timeout_ms < 0 {
+        std::ptr::null()
+    } else {
+        &ts as *const libc::timespec
+    };
+    // SAFETY: the caller's arguments (module docs); `t` is null or `ts`, alive for the call.
+    unsafe { tc_ppoll(fds, n, t, std::ptr::null()) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_select(
+    n: c_int,
+    r: *mut libc::fd_set,
+    w: *mut libc::fd_set,
+    e: *mut libc::fd_set,
+    timeout: *mut libc::timeval,
+) -> c_int {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let t = if timeout.is_null() {
+        std::ptr::null_mut()
+    } else {
+        // SAFETY: a non-null timeout is the caller's valid timeval.
+        let tv = unsafe { *timeout };
+        ts = libc::timespec {
+            tv_sec: tv.tv_sec,
+            tv_nsec: tv.tv_usec * 1000,
+        };
+        &mut ts as *mut libc::timespec
+    };
+    // SAFETY: the caller's arguments (module docs); `t` is null or `ts`, alive for the call.
+    let res = unsafe { c(libc::SYS_pselect6, args!(n, r, w, e, t, 0)) as c_int };
+    if !timeout.is_null() {
+        // Linux's select reports the time left, as pselect6 does in `ts`.
+        // SAFETY: as above.
+        unsafe {
+            (*timeout).tv_sec = ts.tv_sec;
+            (*timeout).tv_usec = ts.tv_nsec / 1000;
+        }
+    }
+    res
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_epoll_wait(
+    epfd: c_int,
+    ev: *mut libc::epoll_event,
+    max: c_int,
+    timeout: c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe {
+        c(
+            libc::SYS_epoll_pwait,
+            args!(epfd, ev, max, timeout, 0, SIGSET_SIZE),
+        ) as c_int
+    }
+}
+
+/// `clock_nanosleep`: returns the error number (not -1), as POSIX says.
+#[no_mangle]
+pub unsafe extern "C" fn tc_clock_nanosleep(
+    clock: libc::clockid_t,
+    flags: c_int,
+    req: *const libc::timespec,
+    rem: *mut libc::timespec,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    let r = unsafe { call(libc::SYS_clock_nanosleep, args!(clock, flags, req, rem)) };
+    (-r) as c_int
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_nanosleep(
+    req: *const libc::timespec,
+    rem: *mut libc::timespec,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    let e = unsafe { tc_clock_nanosleep(libc::CLOCK_REALTIME, 0, req, rem) };
+    if e == 0 {
+        0
+    } else {
+        crate::set_errno(e);
+        -1
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn tc_sleep(seconds: libc::c_uint) -> libc::c_uint {
+    let req = libc::timespec {
+        tv_sec: seconds as libc::time_t,
+        tv_nsec: 0,
+    };
+    let mut rem = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: both timespecs are locals, alive for the call.
+    if unsafe { tc_clock_nanosleep(libc::CLOCK_REALTIME, 0, &req, &mut rem) } == 0 {
+        0
+    } else {
+        // Interrupted by a signal: the seconds left, rounded up.
+        (rem.tv_sec + libc::time_t::from(rem.tv_nsec > 0)) as libc::c_uint
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn tc_usleep(usec: libc::useconds_t) -> c_int {
+    let req = libc::timespec {
+        tv_sec: (usec / 1_000_000) as libc::time_t,
+        tv_nsec: ((usec % 1_000_000) * 1000) as libc::c_long,
+    };
+    // SAFETY: `req` is a local, alive for the call.
+    unsafe { tc_nanosleep(&req, std::ptr::null_mut()) }
+}
+
+/// `pause`: blocks until a signal is handled; -1 with `EINTR`.
+#[no_mangle]
+pub extern "C" fn tc_pause() -> c_int {
+    // SAFETY: no descriptors, no timeout, no mask: waits for a signal.
+    unsafe { tc_ppoll(std::ptr::null_mut(), 0, std::ptr::null(), std::ptr::null()) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_waitpid(
+    pid: libc::pid_t,
+    status: *mut c_int,
+    options: c_int,
+) -> libc::pid_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_wait4, args!(pid, status, options, 0)) as libc::pid_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_wait(status: *mut c_int) -> libc::pid_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_waitpid(-1, status, 0) }
+}
+
+/// `sigwait`: returns 0 and the signal in `*sig`, or the error number.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int {
+    loop {
+        // SAFETY: the caller's arguments (module docs).
+        let r = unsafe { call(libc::SYS_rt_sigtimedwait, args!(set, 0, 0, SIGSET_SIZE)) };
+        if r == -(libc::EINTR as c_long) {
+            continue; // sigwait is not interrupted by other signals
+        }
+        if r < 0 {
+            return (-r) as c_int;
+        }
+        // SAFETY: the caller passes a writable int.
+        unsafe { *sig = r as c_int };
+        return 0;
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigsuspend(mask: *const libc::sigset_t) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_rt_sigsuspend, args!(mask, SIGSET_SIZE)) as c_int }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_tcdrain(fd: c_int) -> c_int {
+    // SAFETY: TCSBRK with a nonzero argument waits for the output to drain.
+    unsafe { c(libc::SYS_ioctl, args!(fd, libc::TCSBRK, 1)) as c_int }
+}

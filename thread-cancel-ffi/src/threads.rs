@@ -1,0 +1,360 @@
+//! Thread ids and the thread calls: create, join, detach, exit, cancel, self, equal, kill.
+//!
+//! An id is `generation << 32 | (slot + 1)`: a slot's generation grows each time it is freed
+//! (join, or the end of a detached thread), so an old id never names a new thread: every call
+//! on it is `ESRCH` (R18).
+
+use crate::cancel;
+use crate::SendPtr;
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use thread_cancel::{ffi, Builder, Canceler, JoinHandle, Outcome};
+
+struct Entry {
+    canceler: Canceler,
+    /// `None` once detached, while being joined, or for a thread not created here.
+    handle: Option<JoinHandle<SendPtr>>,
+    detached: bool,
+    /// The system's id, once the thread has recorded it.
+    native: libc::pthread_t,
+}
+
+struct Slot {
+    generation: u32,
+    entry: Option<Entry>,
+}
+
+#[derive(Default)]
+struct Registry {
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+}
+
+impl Registry {
+    fn alloc(&mut self, entry: Entry) -> u64 {
+        let index = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(Slot {
+                generation: 0,
+                entry: None,
+            });
+            self.slots.len() - 1
+        });
+        let slot = &mut self.slots[index];
+        slot.entry = Some(entry);
+        (u64::from(slot.generation) << 32) | (index as u64 + 1)
+    }
+
+    fn get(&mut self, id: u64) -> Option<&mut Entry> {
+        let index = (id & 0xffff_ffff).checked_sub(1)? as usize;
+        let slot = self.slots.get_mut(index)?;
+        if u64::from(slot.generation) != id >> 32 {
+            return None;
+        }
+        slot.entry.as_mut()
+    }
+
+    fn release(&mut self, id: u64) {
+        if self.get(id).is_some() {
+            let index = (id & 0xffff_ffff) as usize - 1;
+            let slot = &mut self.slots[index];
+            slot.entry = None;
+            slot.generation = slot.generation.wrapping_add(1);
+            self.free.push(index);
+        }
+    }
+}
+
+/// `PTHREAD_CANCELED`: `(void *)-1` in glibc, musl and bionic.
+const CANCELED: *mut c_void = usize::MAX as *mut c_void;
+
+extern "C" {
+    fn pthread_attr_getdetachstate(attr: *const libc::pthread_attr_t, state: *mut i32) -> i32;
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    slots: Vec::new(),
+    free: Vec::new(),
+});
+
+/// Threads created by `tc_create` that have not ended (the main thread's `tc_exit` waits).
+static LIVE: Mutex<usize> = Mutex::new(0);
+static LIVE_CHANGED: Condvar = Condvar::new();
+
+thread_local! {
+    static MY_ID: Cell<u64> = const { Cell::new(0) };
+}
+
+fn registry() -> MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn live() -> MutexGuard<'static, usize> {
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs when a created thread's closure ends (returned or unwinding): frees a detached
+/// thread's slot and counts the thread out.
+struct Ending(u64);
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        let mut reg = registry();
+        if reg.get(self.0).is_some_and(|e| e.detached) {
+            reg.release(self.0);
+        }
+        drop(reg);
+        *live() -= 1;
+        LIVE_CHANGED.notify_all();
+    }
+}
+
+/// Runs `f`, a Rust cancellation point, as a C point: in a thread created here a cancellation
+/// is caught (Rust frames only) and acted on the C way; elsewhere `f` runs with cancellation
+/// disabled (such threads never act in C code).
+pub(crate) fn rust_point<R>(f: impl FnOnce() -> R) -> R {
+    if ffi::in_c_region() {
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => r,
+            Err(payload) => {
+                drop(payload);
+                cancel::act()
+            }
+        }
+    } else {
+        let was = ffi::set_disabled(true);
+        let r = f();
+        ffi::set_disabled(was);
+        r
+    }
+}
+
+/// `pthread_create`: honours the detach state and stack size of `attr`.
+///
+/// # Safety
+/// `thread` must be valid for a write; `attr` null or an initialised attribute object;
+/// `start(arg)` a C function (it must not unwind).
+#[no_mangle]
+pub unsafe extern "C" fn tc_create(
+    thread: *mut u64,
+    attr: *const libc::pthread_attr_t,
+    start: Option<unsafe extern "C" fn(*mut c_void) -> *mut c_void>,
+    arg: *mut c_void,
+) -> i32 {
+    let Some(start) = start else {
+        return libc::EINVAL;
+    };
+    let (mut detached, mut stack) = (false, 0usize);
+    if !attr.is_null() {
+        let mut ds = 0;
+        // SAFETY: `attr` is an initialised attribute object (the caller's contract).
+        if unsafe { pthread_attr_getdetachstate(attr, &mut ds) } != 0 {
+            return libc::EINVAL;
+        }
+        detached = ds == libc::PTHREAD_CREATE_DETACHED;
+        // SAFETY: as above.
+        if unsafe { libc::pthread_attr_getstacksize(attr, &mut stack) } != 0 {
+            return libc::EINVAL;
+        }
+    }
+    let arg = SendPtr(arg);
+    // The registry lock is held until the slot is filled: the thread's first registry access
+    // (recording its system id) waits for it.
+    let mut reg = registry();
+    let id = reg.alloc(Entry {
+        canceler: thread_cancel::current(), // replaced below
+        handle: None,
+        detached,
+        native: 0,
+    });
+    *live() += 1;
+    let mut b = Builder::new();
+    if stack > 0 {
+        b = b.stack_size(stack);
+    }
+    let spawned = b.spawn(move || {
+        let _ending = Ending(id);
+        MY_ID.set(id);
+        if let Some(e) = registry().get(id) {
+            // SAFETY: `pthread_self` has no preconditions.
+            e.native = unsafe { libc::pthread_self() };
+        }
+        let arg = arg;
+        // SAFETY: `start` is the C start routine; the frames it creates are C frames, which a
+        // cancellation may abandon.
+        SendPtr(unsafe { ffi::c_region(start, arg.0, cancel::async_act) })
+    });
+    match spawned {
+        Ok(h) => {
+            let e = reg.get(id).expect("the new slot");
+            e.canceler = h.canceler();
+            if !detached {
+                e.handle = Some(h);
+            }
+            drop(reg);
+            // SAFETY: the caller passes a writable id.
+            unsafe { *thread = id };
+            0
+        }
+        Err(_) => {
+            reg.release(id);
+            *live() -= 1;
+            libc::EAGAIN
+        }
+    }
+}
+
+/// `pthread_join`: a cancellation point for the caller; if the caller is canceled while it
+/// waits, the target stays joinable. `ESRCH` for an id that is not a live thread of ours,
+/// `EINVAL` if it is detached or already being joined, `EDEADLK` for the caller itself.
+///
+/// # Safety
+/// `retval` must be null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tc_join(thread: u64, retval: *mut *mut c_void) -> i32 {
+    if thread == MY_ID.get() && thread != 0 {
+        return libc::EDEADLK;
+    }
+    let h = {
+        let mut reg = registry();
+        let Some(e) = reg.get(thread) else {
+            return libc::ESRCH;
+        };
+        if e.detached {
+            return libc::EINVAL;
+        }
+        match e.handle.take() {
+            Some(h) => h,
+            None => return libc::EINVAL,
+        }
+    };
+    let waited = if ffi::in_c_region() {
+        catch_unwind(AssertUnwindSafe(|| h.wait())).is_ok()
+    } else {
+        rust_point(|| h.wait());
+        true
+    };
+    if !waited {
+        // Canceled while waiting: the target stays joinable, then act.
+        if let Some(e) = registry().get(thread) {
+            e.handle = Some(h);
+        }
+        cancel::act();
+    }
+    let was = ffi::set_disabled(true);
+    let outcome = h.join();
+    ffi::set_disabled(was);
+    registry().release(thread);
+    let value = match outcome {
+        Outcome::Returned(SendPtr(p)) | Outcome::Exited(SendPtr(p)) => p,
+        Outcome::Canceled | Outcome::Panicked(_) => CANCELED,
+    };
+    if !retval.is_null() {
+        // SAFETY: the caller passes null or a writable pointer.
+        unsafe { *retval = value };
+    }
+    0
+}
+
+/// `pthread_detach`: `ESRCH` for an id that is not a live thread of ours, `EINVAL` if it is
+/// already detached.
+#[no_mangle]
+pub extern "C" fn tc_detach(thread: u64) -> i32 {
+    let mut reg = registry();
+    let Some(e) = reg.get(thread) else {
+        return libc::ESRCH;
+    };
+    if e.detached {
+        return libc::EINVAL;
+    }
+    e.detached = true;
+    let finished = e.handle.take().is_some_and(|h| h.is_finished());
+    if finished {
+        reg.release(thread);
+    }
+    0
+}
+
+/// `pthread_cancel`: queues a request (R01, R08); `ESRCH` for an id that is not a live thread
+/// of ours (R18).
+#[no_mangle]
+pub extern "C" fn tc_cancel(thread: u64) -> i32 {
+    let canceler = match registry().get(thread) {
+        Some(e) => e.canceler.clone(),
+        None => return libc::ESRCH,
+    };
+    match canceler.cancel() {
+        Ok(()) => 0,
+        Err(_) => libc::ESRCH,
+    }
+}
+
+/// `pthread_self`: the calling thread's id (a thread not created here gets one on first use).
+#[no_mangle]
+pub extern "C" fn tc_self() -> u64 {
+    let id = MY_ID.get();
+    if id != 0 {
+        return id;
+    }
+    let id = registry().alloc(Entry {
+        canceler: thread_cancel::current(),
+        handle: None,
+        detached: false,
+        // SAFETY: `pthread_self` has no preconditions.
+        native: unsafe { libc::pthread_self() },
+    });
+    MY_ID.set(id);
+    id
+}
+
+/// `pthread_equal`.
+#[no_mangle]
+pub extern "C" fn tc_equal(a: u64, b: u64) -> i32 {
+    i32::from(a == b)
+}
+
+/// `pthread_kill` on one of our ids: `ESRCH` if it is not a live thread of ours.
+#[no_mangle]
+pub extern "C" fn tc_kill(thread: u64, sig: i32) -> i32 {
+    let mut reg = registry();
+    match reg.get(thread) {
+        // SAFETY: the thread is alive while its slot is (a slot is released only after the
+        // thread is joined, or by the thread itself before it ends), and we hold the lock.
+        Some(e) if e.native != 0 => unsafe { libc::pthread_kill(e.native, sig) },
+        _ => libc::ESRCH,
+    }
+}
+
+/// The system's `pthread_t` of a live thread of ours, or 0.
+#[no_mangle]
+pub extern "C" fn tc_native(thread: u64) -> libc::pthread_t {
+    registry().get(thread).map_or(0, |e| e.native)
+}
+
+/// `pthread_exit`: cleanup handlers (last pushed first), thread-specific-data destructors,
+/// then the thread ends; `tc_join` reports `value` (R21). In the main thread: the cleanup
+/// handlers run, then the process exits with status 0 once every thread created here has
+/// ended (POSIX's rule for `pthread_exit` in `main`). In any other thread not created here it
+/// aborts (such a thread cannot be ended without unwinding foreign frames).
+#[no_mangle]
+pub extern "C" fn tc_exit(value: *mut c_void) -> ! {
+    if ffi::in_c_region() {
+        ffi::begin_exit(SendPtr(value));
+        cancel::finish_in_region();
+    }
+    // SAFETY: no preconditions.
+    let is_main = unsafe { libc::getpid() == libc::gettid() };
+    if is_main {
+        cancel::run_cleanup_handlers();
+        let mut n = live();
+        while *n > 0 {
+            n = LIVE_CHANGED.wait(n).unwrap_or_else(PoisonError::into_inner);
+        }
+        drop(n);
+        // SAFETY: ends the process, as the last thread's end would.
+        unsafe { libc::exit(0) }
+    }
+    eprintln!("thread-cancel: tc_exit in a thread not created by tc_create; aborting");
+    std::process::abort()
+}

@@ -1,0 +1,95 @@
+//! Builds every C test program in `tests/c/` exactly as a user would (`-include
+//! thread_cancel/pthread_compat.h`, linked with `libthread_cancel.a` and `-lpthread`), runs it,
+//! and requires exit status 0. One program per requirement that applies to C (`r07_order.c`,
+//! ...); `r10_*` also builds against the system's glibc alone, for the comparison it prints.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The directory of the library cargo built beside this test (target/<profile>).
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf()
+}
+
+fn out_dir() -> PathBuf {
+    let d = lib_dir().join("c-tests");
+    std::fs::create_dir_all(&d).expect("create c-tests dir");
+    d
+}
+
+/// Compiles `src` with the compatibility header (or, with `plain_glibc`, without it and
+/// without our library) and returns the executable.
+fn build(src: &Path, plain_glibc: bool) -> PathBuf {
+    let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
+    let exe = out_dir().join(if plain_glibc { format!("{stem}-glibc") } else { stem });
+    let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+    cc.args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]);
+    if plain_glibc {
+        cc.arg("-DTC_PLAIN_GLIBC");
+    } else {
+        cc.args(["-include", "thread_cancel/pthread_compat.h"]);
+        cc.arg("-I").arg(repo().join("include"));
+    }
+    cc.arg(src).arg("-o").arg(&exe);
+    if !plain_glibc {
+        cc.arg(lib_dir().join("libthread_cancel.a"));
+    }
+    cc.args(["-lpthread", "-ldl", "-lm"]);
+    let out = cc.output().expect("run the C compiler");
+    assert!(
+        out.status.success(),
+        "{} does not compile:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+fn run(exe: &Path) -> String {
+    let out = Command::new(exe).output().expect("run a C test program");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{} failed ({}):\n{}{}",
+        exe.display(),
+        out.status,
+        stdout,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn programs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("tests/c")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn c_programs_through_the_compat_header() {
+    assert!(
+        lib_dir().join("libthread_cancel.a").exists(),
+        "libthread_cancel.a not built in {}",
+        lib_dir().display()
+    );
+    let mut failed = Vec::new();
+    for src in programs() {
+        let exe = build(&src, false);
+        let r = std::panic::catch_unwind(|| run(&exe));
+        match r {
+            Ok(out) => eprintln!("{}: {}", src.file_name().unwrap().to_string_lossy(), out.trim()),
+            Err(_) => failed.push(src),
+        }
+    }
+    assert!(failed.is_empty(), "failed: {failed:?}");
+}

@@ -1,0 +1,194 @@
+//! Support for the C ABI crate (`thread-cancel-ffi`): not a public API; no stability promise.
+//!
+//! A thread created from C runs its start routine inside a *C region* (the mechanism of
+//! [`async_region`](crate::async_region), with an `act` function): acting on a cancellation in
+//! C code never unwinds. The C side runs its cleanup handlers on the still-intact C stack, then
+//! calls [`c_leave`], which resets the stack to the region's boundary (the C frames and the
+//! library's frames below it hold nothing that must be dropped), and the cancellation goes on
+//! from there as an ordinary Rust unwind through Rust frames only, to the thread's root, where
+//! the thread-specific-data destructors run and the outcome is recorded.
+
+use crate::current::{current_control, with_current};
+use crate::point::raise;
+use crate::state;
+use crate::sys::{region_has_act, region_leave, region_run, RegionCtx, RegionExit};
+use std::ffi::c_void;
+use std::sync::atomic::Ordering;
+
+/// The `act` function of a C region: called with the region (as an opaque pointer) on the
+/// interrupted C stack when an asynchronous request interrupts it; must end with [`c_leave`].
+pub type ActFn = unsafe extern "C" fn(*mut c_void) -> !;
+
+/// A C start routine.
+pub type StartFn = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
+
+/// Runs `start(arg)` in a C region of the calling thread, whose `act` is `act`. Returns what
+/// `start` returned; if the region is left ([`c_leave`], or `act` after the signal), the
+/// thread acts on its cancellation or exit: this unwinds (Rust frames only) and does not return.
+///
+/// # Safety
+/// `start` must be a C function that does not unwind; `act` must end with [`c_leave`]; the
+/// frames that `start` creates may be abandoned.
+pub unsafe fn c_region(start: StartFn, arg: *mut c_void, act: ActFn) -> *mut c_void {
+    struct Call {
+        start: StartFn,
+        arg: *mut c_void,
+        ret: *mut c_void,
+    }
+    unsafe extern "C" fn call_start(p: *mut c_void) {
+        // SAFETY: `p` is the `Call` below, alive for the region.
+        let c = unsafe { &mut *p.cast::<Call>() };
+        // SAFETY: the caller of `c_region` vouches for `start`.
+        c.ret = unsafe { (c.start)(c.arg) };
+    }
+    let c = current_control();
+    // SAFETY: an `ActFn` and the region's `act` differ only in the pointer type of their
+    // argument (both are thin pointers passed in the same register).
+    let act =
+        unsafe { std::mem::transmute::<ActFn, unsafe extern "C" fn(*mut RegionCtx) -> !>(act) };
+    let ctx = RegionCtx::new(c.state.as_ptr(), Some(act));
+    let mut call = Call {
+        start,
+        arg,
+        ret: std::ptr::null_mut(),
+    };
+    let outer = c
+        .region
+        .swap(&ctx as *const RegionCtx as *mut RegionCtx, Ordering::SeqCst);
+    // SAFETY: `ctx` stays on this frame for the region and is the thread's region meanwhile;
+    // `call` does not unwind (C code); its frames may be abandoned (the caller's contract).
+    let exit = unsafe { region_run(&ctx, call_start, (&mut call as *mut Call).cast()) };
+    c.region.store(outer, Ordering::SeqCst);
+    match exit {
+        RegionExit::Returned => call.ret,
+        RegionExit::Left => {
+            // Entered asynchronous with a request pending, or left by `act`/`c_leave` (which
+            // began the cancellation or exit already).
+            if c.state.load() & state::TERMINATING == 0 {
+                c.state.begin_cancel();
+            }
+            drop(c);
+            raise()
+        }
+    }
+}
+
+/// Whether the calling thread is in a C region (created from C): only such threads act on a
+/// cancellation in C code.
+pub fn in_c_region() -> bool {
+    with_current(|c| {
+        let r = c.region.load(Ordering::Relaxed);
+        // SAFETY: a non-null region of the calling thread is alive (its `run` is on the stack).
+        !r.is_null() && region_has_act(unsafe { &*r })
+    })
+    .unwrap_or(false)
+}
+
+/// Whether the calling thread, in a C region, must act on a request now (enabled, pending,
+/// not already terminating).
+pub fn c_must_act() -> bool {
+    with_current(|c| c.state.load() & state::CP_MASK == state::PENDING).unwrap_or(false)
+        && in_c_region()
+}
+
+/// Begins acting on the pending request: from now on cancellation is disabled (R19).
+pub fn begin_cancel() {
+    with_current(|c| {
+        if c.state.load() & state::TERMINATING == 0 {
+            c.state.begin_cancel();
+        }
+    });
+}
+
+/// Whether the calling thread has begun to act on a cancellation or an exit.
+pub fn terminating() -> bool {
+    with_current(|c| c.state.load() & state::TERMINATING != 0).unwrap_or(false)
+}
+
+/// Begins `exit(value)` in the calling thread (the value is type-checked against the thread's
+/// result type, as [`exit`](crate::exit)); the caller then runs its cleanup handlers and calls
+/// [`c_leave`]. Returns false if the thread was already terminating (the value is dropped).
+pub fn begin_exit<V: Send + 'static>(value: V) -> bool {
+    let c = current_control();
+    if c.state.load() & state::TERMINATING != 0 {
+        return false;
+    }
+    if let Some(expected) = c.exit_type {
+        assert!(
+            expected == std::any::TypeId::of::<V>(),
+            "thread-cancel: exit value of the wrong type"
+        );
+    }
+    c.set_exit_value(Box::new(value));
+    c.state.begin_exit();
+    true
+}
+
+/// Leaves the calling thread's C region: its frames are abandoned and the thread goes on
+/// terminating from the region's boundary. Aborts if the thread is not in a C region.
+///
+/// # Safety
+/// No frame between the caller and the region's boundary may need its destructor to run.
+pub unsafe fn c_leave() -> ! {
+    let r = with_current(|c| c.region.load(Ordering::Relaxed)).unwrap_or(std::ptr::null_mut());
+    // SAFETY: checked non-null: the thread's current region, whose `run` is on the stack.
+    if r.is_null() || !region_has_act(unsafe { &*r }) {
+        eprintln!("thread-cancel: a C thread left a region it is not in; aborting");
+        std::process::abort();
+    }
+    // SAFETY: the region is armed (its `run` is on this stack); the caller vouches for the
+    // frames in between.
+    unsafe { region_leave(r) }
+}
+
+/// A system call as a C cancellation point: `Some(raw result)` (`-errno` on failure) if the
+/// call ran, `None` if the thread must act on a cancellation instead (the call had no effect;
+/// the cancellation has begun). Only threads in a C region act; in others this is the plain
+/// call.
+///
+/// # Safety
+/// The arguments must be valid for system call `nr`, as for `libc::syscall`.
+pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<libc::c_long> {
+    if !in_c_region() {
+        // SAFETY: forwarded from the caller.
+        let r = unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
+        return Some(if r == -1 {
+            -(std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO) as libc::c_long)
+        } else {
+            r
+        });
+    }
+    let c = current_control();
+    c.in_syscall.store(true, Ordering::SeqCst);
+    // SAFETY: the word is this thread's (`c` outlives the call); the arguments are valid for
+    // `nr` by this function's contract.
+    let r = unsafe { crate::sys::syscall_cp(c.state.as_ptr(), nr, a) };
+    c.in_syscall.store(false, Ordering::Release);
+    let must = c.state.load() & state::CP_MASK == state::PENDING;
+    match r {
+        crate::sys::CpResult::Done(r) if !(r == -(libc::EINTR as libc::c_long) && must) => Some(r),
+        _ => {
+            c.state.begin_cancel();
+            None
+        }
+    }
+}
+
+/// Sets the calling thread's cancel state (`disabled`) without acting; returns the previous
+/// one. The C side acts itself (`c_must_act`) when it enables.
+pub fn set_disabled(disabled: bool) -> bool {
+    current_control().state.set_disabled(disabled)
+}
+
+/// Sets the calling thread's cancel type (`asynchronous`) without acting; returns the previous
+/// one.
+pub fn set_async(asynchronous: bool) -> bool {
+    current_control().state.set_async(asynchronous)
+}
+
+/// Whether the calling thread's type is asynchronous.
+pub fn is_async() -> bool {
+    with_current(|c| c.state.load() & state::ASYNC != 0).unwrap_or(false)
+}
