@@ -13,7 +13,10 @@ fn repo() -> PathBuf {
 /// The directory of the library cargo built beside this test (target/<profile>).
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>")
+        .to_path_buf()
 }
 
 fn out_dir() -> PathBuf {
@@ -26,7 +29,11 @@ fn out_dir() -> PathBuf {
 /// without our library) and returns the executable.
 fn build(src: &Path, plain_glibc: bool) -> PathBuf {
     let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
-    let exe = out_dir().join(if plain_glibc { format!("{stem}-glibc") } else { stem });
+    let exe = out_dir().join(if plain_glibc {
+        format!("{stem}-glibc")
+    } else {
+        stem
+    });
     let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
     cc.args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]);
     if plain_glibc {
@@ -87,7 +94,11 @@ fn c_programs_through_the_compat_header() {
         let exe = build(&src, false);
         let r = std::panic::catch_unwind(|| run(&exe));
         match r {
-            Ok(out) => eprintln!("{}: {}", src.file_name().unwrap().to_string_lossy(), out.trim()),
+            Ok(out) => eprintln!(
+                "{}: {}",
+                src.file_name().unwrap().to_string_lossy(),
+                out.trim()
+            ),
             Err(_) => failed.push(src),
         }
     }
