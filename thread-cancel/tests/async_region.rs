@@ -31,7 +31,9 @@ impl Drop for Counted {
 fn spin(progress: &AtomicU64) -> ! {
     let mut x = 1u64;
     loop {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         progress.fetch_add(1, Ordering::Relaxed);
         std::hint::black_box(x);
     }
@@ -56,7 +58,10 @@ fn r06_compute_loop_in_region_is_canceled_and_joined() {
     wait_for_progress(&progress, 1000);
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
-    assert!(cleaned.load(Ordering::SeqCst), "the cleanup outside the region ran");
+    assert!(
+        cleaned.load(Ordering::SeqCst),
+        "the cleanup outside the region ran"
+    );
 }
 
 #[test]
@@ -80,8 +85,16 @@ fn r06_drop_outside_the_region_runs_inside_is_abandoned() {
     wait_for_progress(&progress, 1000);
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
-    assert_eq!(outside.load(Ordering::SeqCst), 1, "Drop outside the region ran");
-    assert_eq!(inside.load(Ordering::SeqCst), 0, "frames inside were abandoned");
+    assert_eq!(
+        outside.load(Ordering::SeqCst),
+        1,
+        "Drop outside the region ran"
+    );
+    assert_eq!(
+        inside.load(Ordering::SeqCst),
+        0,
+        "frames inside were abandoned"
+    );
 }
 
 #[test]
@@ -102,7 +115,11 @@ fn r06_request_pending_before_entry_acts_at_entry() {
     });
     assert!(h.join().is_canceled());
     assert!(!ran.load(Ordering::SeqCst), "the body never started");
-    assert_eq!(dropped.load(Ordering::SeqCst), 1, "the unstarted body was dropped");
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the unstarted body was dropped"
+    );
 }
 
 #[test]
@@ -132,7 +149,10 @@ fn r06_disabled_inside_the_region_holds_the_request_until_enabled() {
     assert!(!h.is_finished(), "a disabled region was canceled");
     enable.store(true, Ordering::SeqCst);
     assert!(h.join().is_canceled());
-    assert!(!after_enable.load(Ordering::SeqCst), "acted on at once when enabled");
+    assert!(
+        !after_enable.load(Ordering::SeqCst),
+        "acted on at once when enabled"
+    );
 }
 
 #[test]
