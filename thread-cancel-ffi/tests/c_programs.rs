@@ -122,3 +122,80 @@ fn r10_read_either_data_or_cancel_c_vs_glibc() {
     eprintln!("{}\n{}", ours.trim(), glibc.trim());
     assert!(ours.contains(" + 0 lost"), "ours lost data: {ours}");
 }
+
+/// The README's C example (`examples/c/`), built the way the README says: against the shared
+/// library, with the compatibility header.
+#[test]
+fn examples_c_build_and_run_against_the_shared_library() {
+    let dir = repo().join("examples/c");
+    for e in std::fs::read_dir(&dir).expect("examples/c") {
+        let src = e.unwrap().path();
+        if src.extension().is_none_or(|x| x != "c") {
+            continue;
+        }
+        let exe = out_dir().join(src.file_stem().unwrap());
+        let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args([
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-include",
+                "thread_cancel/pthread_compat.h",
+            ])
+            .arg(format!("-I{}", repo().join("include").display()))
+            .arg(&src)
+            .arg(format!("-L{}", lib_dir().display()))
+            .args(["-lthread_cancel", "-lpthread"])
+            .arg(format!("-Wl,-rpath,{}", lib_dir().display()))
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("run the C compiler");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = run(&exe);
+        assert!(stdout.contains("PTHREAD_CANCELED"), "{stdout}");
+    }
+}
+
+/// `thread_cancel.h` declares exactly the functions the library exports (`nm -D`), so the
+/// header and the library cannot drift apart.
+#[test]
+fn header_declares_every_exported_function() {
+    let header = std::fs::read_to_string(repo().join("include/thread_cancel.h")).unwrap();
+    let mut declared: Vec<String> = header
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim_start().starts_with('*'))
+        .flat_map(|l| {
+            // Every `tc_name(` on the line: a declared function (macros start with `#`).
+            l.match_indices("tc_")
+                .filter_map(|(i, _)| {
+                    let rest = &l[i..];
+                    let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+                    rest[end..]
+                        .starts_with('(')
+                        .then(|| rest[..end].to_string())
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    declared.sort();
+    declared.dedup();
+    let nm = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(lib_dir().join("libthread_cancel.so"))
+        .output()
+        .expect("run nm");
+    assert!(nm.status.success());
+    let mut exported: Vec<String> = String::from_utf8_lossy(&nm.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|s| s.starts_with("tc_"))
+        .map(str::to_string)
+        .collect();
+    exported.sort();
+    assert_eq!(declared, exported);
+}
