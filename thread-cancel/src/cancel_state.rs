@@ -1,6 +1,6 @@
 //! The calling thread's cancelability: state (enabled/disabled) and type (deferred/asynchronous).
 
-use crate::current::current_control;
+use crate::current::with_own;
 use crate::point::slow_point;
 use crate::state;
 
@@ -116,11 +116,14 @@ impl From<CancelType> for i32 {
 /// assert_eq!(set_cancel_state(CancelState::Enabled), CancelState::Disabled);
 /// ```
 pub fn set_cancel_state(new: CancelState) -> CancelState {
-    let c = current_control();
-    let was_disabled = c.state.set_disabled(new == CancelState::Disabled);
-    if new == CancelState::Enabled {
-        act_if_async(&c);
-    }
+    // `with_own`: async-cancel-safe (allowed inside an `async_region`).
+    let was_disabled = with_own(|c| {
+        let was = c.state.set_disabled(new == CancelState::Disabled);
+        if new == CancelState::Enabled {
+            act_if_async(c);
+        }
+        was
+    });
     if was_disabled {
         CancelState::Disabled
     } else {
@@ -137,11 +140,13 @@ pub fn set_cancel_state(new: CancelState) -> CancelState {
 /// assert_eq!(set_cancel_type(CancelType::Deferred), CancelType::Asynchronous);
 /// ```
 pub fn set_cancel_type(new: CancelType) -> CancelType {
-    let c = current_control();
-    let was_async = c.state.set_async(new == CancelType::Asynchronous);
-    if new == CancelType::Asynchronous {
-        act_if_async(&c);
-    }
+    let was_async = with_own(|c| {
+        let was = c.state.set_async(new == CancelType::Asynchronous);
+        if new == CancelType::Asynchronous {
+            act_if_async(c);
+        }
+        was
+    });
     if was_async {
         CancelType::Asynchronous
     } else {

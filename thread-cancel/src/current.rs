@@ -47,6 +47,16 @@ pub(crate) fn with_current<R>(f: impl FnOnce(&Control) -> R) -> Option<R> {
     Some(f(unsafe { &*p }))
 }
 
+/// Runs `f` on the calling thread's control block, adopting the thread if it has none. Once the
+/// thread has one, this borrows nothing (no `RefCell`, no `Arc` count), so it is safe in code
+/// that an asynchronous cancellation may abandon at any instruction.
+pub(crate) fn with_own<R>(f: impl Fn(&Control) -> R) -> R {
+    match with_current(&f) {
+        Some(r) => r,
+        None => f(&current_control()),
+    }
+}
+
 /// Whether `c` is the calling thread's control block.
 pub(crate) fn is_current(c: &Control) -> bool {
     with_current(|me| std::ptr::eq(me, c)).unwrap_or(false)

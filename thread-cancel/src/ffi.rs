@@ -179,13 +179,13 @@ pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<li
 /// Sets the calling thread's cancel state (`disabled`) without acting; returns the previous
 /// one. The C side acts itself (`c_must_act`) when it enables.
 pub fn set_disabled(disabled: bool) -> bool {
-    current_control().state.set_disabled(disabled)
+    crate::current::with_own(|c| c.state.set_disabled(disabled))
 }
 
 /// Sets the calling thread's cancel type (`asynchronous`) without acting; returns the previous
 /// one.
 pub fn set_async(asynchronous: bool) -> bool {
-    current_control().state.set_async(asynchronous)
+    crate::current::with_own(|c| c.state.set_async(asynchronous))
 }
 
 /// Whether the calling thread's type is asynchronous.

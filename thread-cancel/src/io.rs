@@ -60,6 +60,12 @@ pub(crate) unsafe fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<li
 #[inline]
 unsafe fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
     use std::sync::atomic::Ordering;
+    // Acts on a pending request, or raises again a cancellation that `catch_unwind` swallowed
+    // (the trampoline's test leaves terminating threads alone).
+    let s = c.state.load();
+    if s & crate::state::SLOW != 0 {
+        crate::point::slow_point(c, s);
+    }
     c.in_syscall.store(true, Ordering::SeqCst);
     // SAFETY: the word is this thread's (borrowed `c` outlives the call); the arguments are
     // valid for `nr` by this function's contract.

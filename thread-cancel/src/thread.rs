@@ -104,6 +104,8 @@ pub(crate) fn wait_finished(
     deadline: Option<Instant>,
     then_std_join: bool,
 ) -> bool {
+    // A cancellation point at entry too, even if the target has already finished.
+    crate::testcancel();
     let finished = || target.state.load() & state::FINISHED != 0;
     let me = if then_std_join {
         match try_current_control() {

@@ -273,3 +273,40 @@ fn r06_stress_cancel_races_region_entry_loop_and_exit() {
     }
     eprintln!("{n} races, {left_in_loop} left the region before its body finished");
 }
+
+/// Its Drop asks for the thread's canceler, which must still work after a
+/// region was left in the middle of `disable()` / `set_cancel_state`.
+struct UsesCurrentOnDrop;
+
+impl Drop for UsesCurrentOnDrop {
+    fn drop(&mut self) {
+        let _ = current();
+    }
+}
+
+/// The async-cancel-safe calls (`disable`, `set_cancel_state`, `set_cancel_type`) borrow
+/// nothing that an abandoned frame could leave borrowed: canceled at any instruction of a loop
+/// of them, the thread unwinds cleanly and its Drops can still use the crate.
+#[test]
+fn r06_stress_state_calls_inside_a_region_are_async_cancel_safe() {
+    let n = stress_iters();
+    for i in 0..n {
+        let progress = Arc::new(AtomicU64::new(0));
+        let p = progress.clone();
+        let h = spawn(move || {
+            let _uses = UsesCurrentOnDrop;
+            // SAFETY: only the async-cancel-safe state calls and an atomic add.
+            unsafe {
+                async_region(|| loop {
+                    let g = thread_cancel::disable();
+                    p.fetch_add(1, Ordering::Relaxed);
+                    drop(g);
+                    set_cancel_type(CancelType::Asynchronous);
+                })
+            }
+        });
+        wait_for_progress(&progress, (i % 50) as u64);
+        h.cancel().unwrap();
+        assert!(h.join().is_canceled(), "race {i}");
+    }
+}

@@ -337,3 +337,41 @@ fn r09_a_canceled_waiter_leaves_the_target_joinable() {
     let target = shared.lock().unwrap().take().unwrap();
     assert_eq!(target.join().unwrap(), 7);
 }
+
+/// R05/R14: the waits are cancellation points at entry too, even when they need not wait (a
+/// message ready, a permit free, the target finished); acting there takes nothing.
+#[test]
+fn r05_waits_act_at_entry_even_when_ready() {
+    let (tx, rx) = channel::<u32>();
+    tx.send(1).unwrap();
+    let rx = Arc::new(rx);
+    let r2 = rx.clone();
+    let h = spawn(move || {
+        thread_cancel::current().cancel().unwrap();
+        let _ = r2.recv();
+        unreachable!("recv returned")
+    });
+    assert!(h.join().is_canceled());
+    assert_eq!(rx.try_recv(), Ok(1), "the message stayed in the channel");
+
+    let s = Arc::new(Semaphore::new(1));
+    let s2 = s.clone();
+    let h = spawn(move || {
+        thread_cancel::current().cancel().unwrap();
+        s2.acquire();
+        unreachable!("acquire returned")
+    });
+    assert!(h.join().is_canceled());
+    assert!(
+        s.acquire_timeout(Duration::from_millis(1)),
+        "the permit stayed"
+    );
+
+    let h = spawn(move || {
+        let done = spawn(|| 5);
+        done.wait_timeout(Duration::from_secs(10));
+        thread_cancel::current().cancel().unwrap();
+        done.join()
+    });
+    assert!(h.join().is_canceled());
+}

@@ -159,7 +159,7 @@ impl<T> Drop for Unsend<'_, T> {
 
 impl<T> SyncSender<T> {
     /// Sends, blocking while the channel is full (and, for a rendezvous channel, until the
-    /// message is received). A cancellation point while it blocks; a canceled `send` did not
+    /// message is received). A cancellation point (at entry and while it blocks); a canceled `send` did not
     /// send (the value is dropped).
     ///
     /// ```
@@ -169,6 +169,7 @@ impl<T> SyncSender<T> {
     /// h.join().unwrap().unwrap();
     /// ```
     pub fn send(&self, v: T) -> Result<(), SendError<T>> {
+        crate::testcancel();
         let sh = &*self.shared;
         let mut c = sh.lock();
         let cap = c.bound.unwrap_or(usize::MAX).max(1);
@@ -199,7 +200,8 @@ impl<T> SyncSender<T> {
 }
 
 impl<T> Receiver<T> {
-    /// Receives, blocking while the channel is empty; a cancellation point while it blocks.
+    /// Receives, blocking while the channel is empty; a cancellation point (at entry, and
+    /// while it blocks; a message it took is returned, never lost to a cancellation).
     /// `Err` once every sender is gone and the channel is empty.
     ///
     /// ```
@@ -265,6 +267,7 @@ impl<T> Receiver<T> {
     }
 
     fn recv_deadline(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
+        crate::testcancel();
         let sh = &*self.shared;
         let mut c = sh.lock();
         loop {

@@ -38,6 +38,7 @@ impl Semaphore {
     /// assert!(h.join().is_canceled());
     /// ```
     pub fn acquire(&self) {
+        crate::testcancel();
         let mut n = lock(&self.count);
         while *n == 0 {
             n = self.cv.wait(n).unwrap_or_else(|p| p.into_inner());
@@ -52,6 +53,7 @@ impl Semaphore {
     /// assert!(!s.acquire_timeout(std::time::Duration::from_millis(5)));
     /// ```
     pub fn acquire_timeout(&self, dur: Duration) -> bool {
+        crate::testcancel();
         let deadline = Instant::now().checked_add(dur);
         let mut n = lock(&self.count);
         while *n == 0 {
