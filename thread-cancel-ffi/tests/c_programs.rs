@@ -10,8 +10,8 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The directory of the library cargo built beside this test (target/<profile>).
-fn lib_dir() -> PathBuf {
+/// The profile directory of this test executable (target/<profile>).
+fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     exe.parent()
         .and_then(Path::parent)
@@ -19,8 +19,37 @@ fn lib_dir() -> PathBuf {
         .to_path_buf()
 }
 
+/// The directory holding `libthread_cancel.a` and `.so`. `cargo test` does not build a
+/// library that has no `rlib` (and an `rlib` named `thread_cancel` would collide with the Rust
+/// crate's), so the library is built here once, with this test's profile, by the cargo that
+/// runs the tests, in a target directory of its own (its own lock).
+fn lib_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let profile = profile_dir();
+        let release = profile.file_name().is_some_and(|n| n == "release");
+        let target = profile.join("ffi-build");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "-p", "thread-cancel-ffi", "--target-dir"])
+            .arg(&target)
+            .current_dir(repo());
+        if release {
+            cmd.arg("--release");
+        }
+        let out = cmd.output().expect("run cargo build");
+        assert!(
+            out.status.success(),
+            "building thread-cancel-ffi failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        target.join(if release { "release" } else { "debug" })
+    })
+    .clone()
+}
+
 fn out_dir() -> PathBuf {
-    let d = lib_dir().join("c-tests");
+    let d = profile_dir().join("c-tests");
     std::fs::create_dir_all(&d).expect("create c-tests dir");
     d
 }
