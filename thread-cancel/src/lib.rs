@@ -20,6 +20,20 @@
 //! assert!(h.join().is_canceled());
 //! ```
 //!
+//! Where to look:
+//!
+//! - blocking calls a request interrupts: [`sleep`], [`park`], [`sync`] (channels, `Mutex`,
+//!   `Condvar`, `Semaphore`), [`JoinHandle::join`], [`io`] (every system-call point of POSIX,
+//!   with the guarantee that a canceled call either completed or had no effect), [`net`],
+//!   [`process`]; [`on_cancel`] for anything else;
+//! - state and type: [`set_cancel_state`], [`set_cancel_type`], [`disable`],
+//!   [`enable_and_test`]; asynchronous cancellation of a compute loop: [`async_region`];
+//! - the guides: [coming from `pthread_cancel`](guide::coming_from_pthread_cancel), [coming
+//!   from flag polling](guide::coming_from_flag_polling), [cancellation
+//!   safety](guide::cancellation_safety);
+//! - C programs: the `thread-cancel-ffi` crate (`libthread_cancel`, `include/thread_cancel.h`,
+//!   `include/thread_cancel/pthread_compat.h`).
+//!
 //! ## Decisions
 //!
 //! - **`panic = "abort"`**: acting on a cancellation needs an unwind. In an abort build, a
