@@ -52,11 +52,9 @@ fn pct(part: usize, whole: usize) -> f64 {
 }
 
 fn main() {
-    let mode = Mode::from_args();
-    if mode == Mode::List {
-        println!("r10_glibc_race: bench");
+    let Some(mode) = Mode::for_bench("r10_glibc_race") else {
         return;
-    }
+    };
     let quick = mode == Mode::Quick;
     let n = env_usize("R10_RACES").unwrap_or(if quick { QUICK_RACES } else { FULL_RACES });
 

@@ -14,6 +14,7 @@
  * is the next read. */
 
 #define _GNU_SOURCE
+#include "glibc_common.h"
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -62,13 +63,10 @@ int glibc_r10_start(int fd, struct glibc_r10_reader **out) {
     atomic_init(&r->started, 0);
     atomic_init(&r->counted, 0);
     atomic_init(&r->error, 0);
-    int rc = pthread_create(&r->thread, NULL, reader_start, r);
+    int rc = glibc_bench_spawn_wait(&r->thread, reader_start, r, &r->started);
     if (rc != 0) {
         free(r);
         return rc;
-    }
-    while (atomic_load_explicit(&r->started, memory_order_acquire) == 0) {
-        sched_yield();
     }
     *out = r;
     return 0;

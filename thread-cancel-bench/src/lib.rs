@@ -1,12 +1,11 @@
 //! Benchmarks of `thread-cancel` beside the system's glibc, measured in the same run.
 //!
-//! The benchmarks live in `benches/` (`cargo bench -p thread-cancel-bench`). This library
-//! holds the glibc side: small C functions in `csrc/glibc_shim.c` (compiled by `build.rs`)
-//! that call glibc directly, and safe wrappers over them. The [`p3`] module holds the P3
-//! cancellation-latency scenarios (ours, the futex floor, glibc's), shared by the `p3_latency`
-//! and `p3_latency_criterion` benches; [`p4`] the P4 ones (blocked in `read`/`accept`/`poll`,
-//! the `p4_latency` bench); [`r10`] the cancel-against-read races beside glibc (the
-//! `r10_glibc_race` bench); [`stats`] the summary statistics of the latency tables.
+//! The benchmarks live in `benches/` (`cargo bench -p thread-cancel-bench`). This library holds
+//! the drivers they share: the glibc side (small C functions in `csrc/*.c`, compiled by
+//! `build.rs`, and safe wrappers over them: below and in [`glibc`], [`r10`]); the scenarios of
+//! P3 ([`p3`]) and P4 ([`p4`]); the R10 races beside glibc ([`r10`]); the interleaved sampling
+//! ([`rounds`]), the statistics ([`stats`]), the SPEC targets ([`target`]) and the latency
+//! benches' table ([`table`]).
 //!
 //! ```
 //! thread_cancel_bench::glibc_testcancel();
@@ -19,10 +18,14 @@
 use libc::{c_int, c_ulong};
 use std::io;
 
+pub mod glibc;
 pub mod p3;
 pub mod p4;
 pub mod r10;
+pub mod rounds;
 pub mod stats;
+pub mod table;
+pub mod target;
 
 mod ffi {
     use libc::{c_int, c_ulong};
@@ -31,6 +34,25 @@ mod ffi {
         pub(crate) fn glibc_testcancel();
         pub(crate) fn glibc_testcancel_n(n: c_ulong);
         pub(crate) fn glibc_spawn_join() -> c_int;
+    }
+}
+
+/// The object a C `*_start(.., &out)` function returned: `out` if `rc` is 0, else the error
+/// number `rc`; `what` names the function in the error for a null `out`.
+pub(crate) fn c_started<T>(rc: c_int, out: *mut T, what: &str) -> io::Result<std::ptr::NonNull<T>> {
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    std::ptr::NonNull::new(out).ok_or_else(|| io::Error::other(format!("{what} returned nothing")))
+}
+
+/// A C result that is a time in ns when non-negative, else a negated error number.
+pub(crate) fn ns_or_errno(r: i64) -> io::Result<std::time::Duration> {
+    match u64::try_from(r) {
+        Ok(ns) => Ok(std::time::Duration::from_nanos(ns)),
+        Err(_) => Err(io::Error::from_raw_os_error(
+            i32::try_from(-r).unwrap_or(libc::EINVAL),
+        )),
     }
 }
 

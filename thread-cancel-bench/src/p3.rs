@@ -5,18 +5,19 @@
 //! Every sample spawns a fresh target thread, waits until the kernel reports it blocked in the
 //! expected system call (see [`wait_blocked`]), lets it settle, then measures one cancellation
 //! and joins the thread. Both ends of the interval are read from `CLOCK_MONOTONIC`: Rust's
-//! [`Instant`] on Linux, and `clock_gettime` in the C shim (`csrc/glibc_p3_latency.c`).
+//! [`Instant`] on Linux, and `clock_gettime` in the C shim (`csrc/glibc_latency.c`, driven by
+//! [`crate::glibc`]).
 //!
 //! ```
 //! use thread_cancel_bench::p3::{sample, Scenario};
-//! for s in Scenario::ALL {
+//! for s in Scenario::all() {
 //!     let d = sample(s).unwrap();
 //!     assert!(d < std::time::Duration::from_secs(10), "{}: {d:?}", s.name());
 //! }
 //! ```
 
+use crate::glibc;
 use std::io;
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -83,19 +84,9 @@ impl Scenario {
     ];
 
     /// [`MAIN`](Self::MAIN) then [`DIAGNOSTICS`](Self::DIAGNOSTICS).
-    pub const ALL: [Scenario; 11] = [
-        Scenario::OursSleep,
-        Scenario::OursCondvar,
-        Scenario::OursRecv,
-        Scenario::OursJoin,
-        Scenario::FutexFloor,
-        Scenario::GlibcNanosleep,
-        Scenario::GlibcCondWait,
-        Scenario::OursTestcancelSpin,
-        Scenario::GlibcTestcancelSpin,
-        Scenario::OursExitUnwind,
-        Scenario::StdResumeUnwind,
-    ];
+    pub fn all() -> impl Iterator<Item = Scenario> {
+        Scenario::MAIN.into_iter().chain(Scenario::DIAGNOSTICS)
+    }
 
     /// A short label for tables and benchmark ids.
     pub fn name(self) -> &'static str {
@@ -179,10 +170,15 @@ pub fn sample(scenario: Scenario) -> io::Result<Duration> {
         }
         Scenario::OursJoin => ours_join(),
         Scenario::FutexFloor => futex_floor(),
-        Scenario::GlibcNanosleep => glibc(GlibcWait::Nanosleep),
-        Scenario::GlibcCondWait => glibc(GlibcWait::CondWait),
-        Scenario::OursTestcancelSpin => ours_spin(),
-        Scenario::GlibcTestcancelSpin => glibc(GlibcWait::TestcancelSpin),
+        Scenario::GlibcNanosleep => glibc::latency(glibc::Kind::Nanosleep, None),
+        Scenario::GlibcCondWait => glibc::latency(glibc::Kind::CondWait, None),
+        Scenario::OursTestcancelSpin => ours_blocked(
+            || loop {
+                thread_cancel::testcancel();
+            },
+            &[],
+        ),
+        Scenario::GlibcTestcancelSpin => glibc::latency(glibc::Kind::TestcancelSpin, None),
         Scenario::OursExitUnwind => ours_exit_unwind(),
         Scenario::StdResumeUnwind => std_resume_unwind(),
     }
@@ -318,7 +314,7 @@ static SYSCALL_FILE_WORKS: AtomicBool = AtomicBool::new(true);
 
 /// Whether thread `tid` is asleep (`S`) in one of `syscalls` (any, if `syscalls` is empty or
 /// the kernel does not say).
-fn is_blocked(tid: i32, syscalls: &[libc::c_long]) -> bool {
+pub(crate) fn is_blocked(tid: i32, syscalls: &[libc::c_long]) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")) else {
         return false;
     };
@@ -375,8 +371,9 @@ pub fn wait_blocked(tid: i32, syscalls: &[libc::c_long]) -> io::Result<()> {
 // Ours.
 
 /// Spawns a cancelable thread that pushes the measured cleanup handler, publishes its tid, then
-/// runs `body` (which blocks); waits until it is blocked in one of `syscalls`; measures the
-/// cancel call to the handler; joins.
+/// runs `body` (which blocks, or, with `syscalls` empty, spins); waits until it is blocked in
+/// one of `syscalls` (with none, lets it run for [`SETTLE`]); measures the cancel call to the
+/// handler; joins.
 pub(crate) fn ours_blocked<F>(body: F, syscalls: &[libc::c_long]) -> io::Result<Duration>
 where
     F: FnOnce() + Send + 'static,
@@ -391,7 +388,13 @@ where
             t.publish();
             body();
         })?;
-    let blocked = wait_blocked(tid.wait(), syscalls);
+    let tid = tid.wait();
+    let blocked = if syscalls.is_empty() {
+        std::thread::sleep(SETTLE);
+        Ok(())
+    } else {
+        wait_blocked(tid, syscalls)
+    };
     let t0 = now_ns();
     h.cancel().map_err(io::Error::from)?;
     let outcome = h.join();
@@ -427,30 +430,6 @@ fn ours_join() -> io::Result<Duration> {
         std::thread::sleep(Duration::from_micros(10));
     }
     r
-}
-
-/// Diagnostic: the target spins on `testcancel()`; no wake-up is involved.
-fn ours_spin() -> io::Result<Duration> {
-    let stamp = Stamp::default();
-    let tid = Tid::default();
-    let (s, t) = (stamp.clone(), tid.clone());
-    let h = thread_cancel::Builder::new()
-        .name(TARGET_NAME.into())
-        .spawn(move || {
-            let _handler = thread_cancel::cleanup_push(move || s.record());
-            t.publish();
-            loop {
-                thread_cancel::testcancel();
-            }
-        })?;
-    tid.wait();
-    std::thread::sleep(SETTLE);
-    let t0 = now_ns();
-    h.cancel().map_err(io::Error::from)?;
-    if !h.join().is_canceled() {
-        return Err(io::Error::other("the spinning target was not canceled"));
-    }
-    interval(t0, stamp.get(), "ours spin")
 }
 
 /// Diagnostic: in one thread, `exit(())` to the first cleanup handler.
@@ -506,7 +485,9 @@ fn std_resume_unwind() -> io::Result<Duration> {
 // ---------------------------------------------------------------------------------------------
 // The floor.
 
-fn futex_wait(word: &AtomicU32, expected: u32) {
+/// `FUTEX_WAIT` on `word` while it holds `expected` (returns on a wake-up, a spurious one
+/// included, or at once if it holds something else).
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32) {
     // SAFETY: `word` is a valid, aligned u32 that outlives the call (it is borrowed); FUTEX_WAIT
     // only reads it; the timeout pointer is null (no time limit).
     unsafe {
@@ -520,7 +501,8 @@ fn futex_wait(word: &AtomicU32, expected: u32) {
     }
 }
 
-fn futex_wake(word: &AtomicU32) {
+/// `FUTEX_WAKE` of one waiter on `word`.
+pub(crate) fn futex_wake(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE does not access the memory behind the pointer, it only uses the
     // address as a key; waking nobody is harmless.
     unsafe {
@@ -559,150 +541,28 @@ fn futex_floor() -> io::Result<Duration> {
     interval(t0, stamp.get(), "futex")
 }
 
-// ---------------------------------------------------------------------------------------------
-// glibc, through the C shim.
-
-mod ffi {
-    use libc::c_int;
-
-    /// `struct glibc_p3_target`, opaque.
-    #[repr(C)]
-    pub(crate) struct Target {
-        _private: [u8; 0],
+/// The `p3_latency` bench: every scenario, main ones first, each of ours compared with the
+/// futex floor and glibc on the same wait (see [`crate::table`]).
+pub fn bench() -> crate::table::Bench {
+    let rows = Scenario::all()
+        .map(|s| crate::table::Row {
+            name: s.name().to_string(),
+            main: Scenario::MAIN.contains(&s),
+            glibc: s.glibc_counterpart().map(|g| g.name().to_string()),
+            floor: s
+                .is_ours_blocked()
+                .then(|| Scenario::FutexFloor.name().to_string()),
+            sample: Box::new(move || sample(s)),
+        })
+        .collect();
+    crate::table::Bench {
+        name: "p3_latency",
+        env: "P3",
+        title: "P3 cancellation latency: cancel call -> first cleanup handler starts, target \
+                blocked"
+            .to_string(),
+        target: crate::target::Target::P3,
+        rows,
+        others: "-- diagnostics (not part of P3; they split the latency into its parts)",
     }
-
-    extern "C" {
-        pub(crate) fn glibc_p3_start(kind: c_int, cpu: c_int, out: *mut *mut Target) -> c_int;
-        pub(crate) fn glibc_p3_tid(t: *const Target) -> c_int;
-        pub(crate) fn glibc_p3_fire(t: *mut Target) -> i64;
-    }
-}
-
-/// What a glibc target thread does when it is canceled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum GlibcWait {
-    /// Blocked in `nanosleep` (1 h).
-    Nanosleep,
-    /// Blocked in `pthread_cond_wait`, never signalled.
-    CondWait,
-    /// Running a loop of `pthread_testcancel()`.
-    TestcancelSpin,
-}
-
-impl GlibcWait {
-    /// `enum glibc_p3_kind` in the C shim.
-    fn kind(self) -> libc::c_int {
-        match self {
-            GlibcWait::Nanosleep => 0,
-            GlibcWait::CondWait => 1,
-            GlibcWait::TestcancelSpin => 2,
-        }
-    }
-
-    /// The system calls the target blocks in (empty: it does not block).
-    fn syscalls(self) -> &'static [libc::c_long] {
-        match self {
-            // glibc's nanosleep is clock_nanosleep(CLOCK_REALTIME, 0, ...) since 2.31.
-            #[cfg(target_arch = "x86_64")]
-            GlibcWait::Nanosleep => &[libc::SYS_clock_nanosleep, libc::SYS_nanosleep],
-            #[cfg(not(target_arch = "x86_64"))]
-            GlibcWait::Nanosleep => &[libc::SYS_clock_nanosleep],
-            GlibcWait::CondWait => &[libc::SYS_futex],
-            GlibcWait::TestcancelSpin => &[],
-        }
-    }
-}
-
-/// A C thread created by glibc's `pthread_create`, about to block (or spin) with a cleanup
-/// handler pushed that records the time it starts. Dropping it unmeasured still cancels and
-/// joins the thread.
-#[derive(Debug)]
-pub struct GlibcTarget {
-    ptr: NonNull<ffi::Target>,
-}
-
-impl GlibcTarget {
-    /// Creates the thread (on [`target_cpu`], if set); returns once it is about to block (or
-    /// spin).
-    ///
-    /// # Errors
-    ///
-    /// The error number of `pthread_create` or `pthread_setaffinity_np` (or `ENOMEM`).
-    pub fn start(wait: GlibcWait) -> io::Result<Self> {
-        let mut out: *mut ffi::Target = std::ptr::null_mut();
-        // SAFETY: `out` is a valid place for the C function to store a pointer; it only does
-        // so (with a non-null pointer it allocated) when it returns 0. The thread it creates
-        // runs C code only and touches nothing of Rust's.
-        let rc = unsafe { ffi::glibc_p3_start(wait.kind(), target_cpu_c(), &mut out) };
-        if rc != 0 {
-            return Err(io::Error::from_raw_os_error(rc));
-        }
-        NonNull::new(out)
-            .map(|ptr| GlibcTarget { ptr })
-            .ok_or_else(|| io::Error::other("glibc_p3_start returned no target"))
-    }
-
-    /// The kernel thread id of the target thread.
-    pub fn tid(&self) -> i32 {
-        // SAFETY: `ptr` came from `glibc_p3_start` and has not been passed to `glibc_p3_fire`
-        // (which consumes `self`), so it points to a live target; the C side only reads an
-        // atomic field.
-        unsafe { ffi::glibc_p3_tid(self.ptr.as_ptr()) }
-    }
-
-    /// Cancels the thread with `pthread_cancel`, joins it, and returns the time from just
-    /// before `pthread_cancel` to the cleanup handler starting.
-    ///
-    /// # Errors
-    ///
-    /// The error number of `pthread_cancel` or `pthread_join`; `EINVAL` if the thread was not
-    /// canceled or its handler did not run.
-    pub fn fire(self) -> io::Result<Duration> {
-        let ptr = self.ptr;
-        std::mem::forget(self);
-        // SAFETY: `ptr` came from `glibc_p3_start` and is passed to `glibc_p3_fire` exactly once
-        // (`self` is forgotten, so `Drop` will not pass it again); the C side cancels and joins
-        // a C-only thread (no Rust frames are unwound) and frees the target.
-        let r = unsafe { ffi::glibc_p3_fire(ptr.as_ptr()) };
-        match u64::try_from(r) {
-            Ok(ns) => Ok(Duration::from_nanos(ns)),
-            Err(_) => Err(io::Error::from_raw_os_error(
-                i32::try_from(-r).unwrap_or(libc::EINVAL),
-            )),
-        }
-    }
-}
-
-impl Drop for GlibcTarget {
-    fn drop(&mut self) {
-        // SAFETY: as in `fire`: `ptr` is live and is consumed here, once.
-        unsafe {
-            ffi::glibc_p3_fire(self.ptr.as_ptr());
-        }
-    }
-}
-
-/// One glibc sample: start a target, wait until it is blocked, cancel it.
-///
-/// ```
-/// use thread_cancel_bench::p3::{glibc_cancel_latency, GlibcWait};
-/// let d = glibc_cancel_latency(GlibcWait::Nanosleep).unwrap();
-/// assert!(d < std::time::Duration::from_secs(10));
-/// ```
-///
-/// # Errors
-///
-/// As [`GlibcTarget::start`], [`wait_blocked`] and [`GlibcTarget::fire`].
-pub fn glibc_cancel_latency(wait: GlibcWait) -> io::Result<Duration> {
-    glibc(wait)
-}
-
-fn glibc(wait: GlibcWait) -> io::Result<Duration> {
-    let target = GlibcTarget::start(wait)?;
-    if wait.syscalls().is_empty() {
-        std::thread::sleep(SETTLE);
-    } else {
-        wait_blocked(target.tid(), wait.syscalls())?; // on error, Drop cancels and joins
-    }
-    target.fire()
 }

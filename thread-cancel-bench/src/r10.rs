@@ -238,15 +238,10 @@ impl<'fd> GlibcReader<'fd> {
         // runs C code only; the descriptor stays open while the returned value lives (the
         // `'fd` borrow), and `cancel_join`/`Drop` join the thread.
         let rc = unsafe { ffi::glibc_r10_start(fd.as_raw_fd(), &mut out) };
-        if rc != 0 {
-            return Err(io::Error::from_raw_os_error(rc));
-        }
-        NonNull::new(out)
-            .map(|ptr| GlibcReader {
-                ptr,
-                _fd: PhantomData,
-            })
-            .ok_or_else(|| io::Error::other("glibc_r10_start returned no reader"))
+        Ok(GlibcReader {
+            ptr: crate::c_started(rc, out, "glibc_r10_start")?,
+            _fd: PhantomData,
+        })
     }
 
     /// Cancels the reader with `pthread_cancel` and joins it: the bytes it counted, and whether

@@ -1,5 +1,6 @@
-//! Summary statistics for the latency tables (`p3_latency`, `p4_latency`): first sample, min,
-//! median, nearest-rank percentiles, in microseconds.
+//! Summary statistics for the tables (`p3_latency`, `p4_latency`, `compare`): first sample, min,
+//! median, nearest-rank percentiles (of durations: in microseconds), and how a `harness = false`
+//! bench was invoked.
 //!
 //! ```
 //! use std::time::Duration;
@@ -13,7 +14,8 @@
 
 use std::time::Duration;
 
-/// Summary of one scenario's samples (µs).
+/// Summary of one scenario's samples (µs for durations; the series' own unit for
+/// [`Stats::of`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stats {
     /// The first sample of the process (cold caches), taken before the warm-up was dropped.
@@ -37,11 +39,21 @@ impl Stats {
     ///
     /// If `samples` is empty.
     pub fn new(first: Duration, samples: &[Duration]) -> Stats {
-        assert!(!samples.is_empty(), "no samples");
-        let mut v: Vec<f64> = samples.iter().copied().map(us).collect();
+        let v: Vec<f64> = samples.iter().copied().map(us).collect();
+        Stats::of(us(first), &v)
+    }
+
+    /// Summarises `values` (at least one, in any unit), with `first` reported as is.
+    ///
+    /// # Panics
+    ///
+    /// If `values` is empty.
+    pub fn of(first: f64, values: &[f64]) -> Stats {
+        assert!(!values.is_empty(), "no samples");
+        let mut v = values.to_vec();
         v.sort_by(f64::total_cmp);
         Stats {
-            first: us(first),
+            first,
             n: v.len(),
             min: v[0],
             median: median(&v),
@@ -72,6 +84,17 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
+/// A number with 3 significant digits or so.
+pub fn num(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 1000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
 /// `num / den` as "1.23x", or "-" without a denominator.
 pub fn ratio(num: f64, den: Option<f64>) -> String {
     den.map_or_else(|| "-".to_string(), |d| format!("{:.2}x", num / d))
@@ -97,6 +120,17 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The mode of this process for the bench `name`; with `--list`, prints `name: bench` (what
+    /// `cargo test -- --list` expects) and returns `None`.
+    pub fn for_bench(name: &str) -> Option<Mode> {
+        let mode = Mode::from_args();
+        if mode == Mode::List {
+            println!("{name}: bench");
+            return None;
+        }
+        Some(mode)
+    }
+
     /// The mode of this process, from `std::env::args()`.
     pub fn from_args() -> Mode {
         let args: Vec<String> = std::env::args().skip(1).collect();
