@@ -2,10 +2,10 @@
 //!
 //! The benchmarks live in `benches/` (`cargo bench -p thread-cancel-bench`). This library holds
 //! the drivers they share: the glibc side (small C functions in `csrc/*.c`, compiled by
-//! `build.rs`, and safe wrappers over them: below and in [`glibc`], [`r10`]); the scenarios of
-//! P3 ([`p3`]) and P4 ([`p4`]); the R10 races beside glibc ([`r10`]); the interleaved sampling
-//! ([`rounds`]), the statistics ([`stats`]), the SPEC targets ([`target`]) and the latency
-//! benches' table ([`table`]).
+//! `build.rs`, and safe wrappers over them: below and in [`glibc`], [`p6`], [`r10`]); the
+//! scenarios of P3 ([`p3`]), P4 ([`p4`]) and P6 ([`p6`]); the R10 races beside glibc
+//! ([`r10`]); the interleaved sampling ([`rounds`]), the statistics ([`stats`]), the SPEC
+//! targets ([`target`]) and the latency benches' table ([`table`]).
 //!
 //! ```
 //! thread_cancel_bench::glibc_testcancel();
@@ -21,6 +21,7 @@ use std::io;
 pub mod glibc;
 pub mod p3;
 pub mod p4;
+pub mod p6;
 pub mod r10;
 pub mod rounds;
 pub mod stats;

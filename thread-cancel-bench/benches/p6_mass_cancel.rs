@@ -1,0 +1,66 @@
+//! P6: 10,000 blocked threads (a quarter each in a sleep, a channel-like wait, a pipe `read`,
+//! a condition wait; 64 KiB stacks) canceled and joined — ours, glibc's `pthread_cancel` on
+//! C threads, and the futex wake + join floor — interleaved (see `thread_cancel_bench::p6`).
+//! Target: ours faster than glibc.
+//!
+//! `--bench` alone is the full run (10 runs per side after one dropped); `--test` or no
+//! `--bench` a quick one (200 threads, one run); `--list` lists it. `P6_THREADS`, `P6_SAMPLES`
+//! and `P6_STACK` (bytes) override the thread count, the runs and the stack size.
+
+use thread_cancel_bench::p6::{self, Side};
+use thread_cancel_bench::rounds::{interleave, Plan};
+use thread_cancel_bench::stats::{env_usize, Mode};
+use thread_cancel_bench::target::{verdict, Target};
+
+fn main() {
+    let Some(mode) = Mode::for_bench("p6_mass_cancel") else {
+        return;
+    };
+    let quick = mode == Mode::Quick;
+    let threads = env_usize("P6_THREADS").unwrap_or(if quick { 200 } else { p6::THREADS });
+    let stack = env_usize("P6_STACK").unwrap_or(p6::STACK);
+    let plan = Plan {
+        warmup: usize::from(!quick),
+        samples: env_usize("P6_SAMPLES")
+            .unwrap_or(if quick { 1 } else { 10 })
+            .max(1),
+    };
+    let mut runs = vec![Vec::new(); Side::ALL.len()];
+    interleave(
+        &[plan; 3],
+        |i| {
+            let s = p6::run(Side::ALL[i], threads, stack)?;
+            runs[i].push(s);
+            Ok::<f64, std::io::Error>(s.total.as_secs_f64())
+        },
+        |_, _| {},
+    )
+    .unwrap_or_else(|(i, e)| panic!("P6 {}: {e}", Side::ALL[i].name()));
+
+    println!();
+    println!(
+        "P6: {threads} blocked threads ({} KiB stacks) canceled (woken) and joined{}",
+        stack >> 10,
+        if quick { " (quick run)" } else { "" }
+    );
+    let kept: Vec<Vec<p6::Sample>> = runs.iter().map(|r| r[plan.warmup..].to_vec()).collect();
+    for (side, r) in Side::ALL.iter().zip(&kept) {
+        if let Some(line) = p6::summary(*side, r, threads) {
+            println!("  {line}");
+        }
+    }
+    if quick {
+        return;
+    }
+    let median = |r: &[p6::Sample]| {
+        let v: Vec<f64> = r.iter().map(|s| s.total.as_secs_f64()).collect();
+        thread_cancel_bench::stats::Stats::of(v[0], &v).median
+    };
+    let (ours, glibc) = (median(&kept[0]), median(&kept[1]));
+    println!(
+        "P6 target: {}: ours/glibc {:.2}x: {}",
+        Target::P6.text(),
+        ours / glibc,
+        verdict(Target::P6.met(ours, Some(glibc), None))
+    );
+}
