@@ -18,42 +18,11 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::fs::File;
-use std::hint::black_box;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::AsFd;
 use std::time::Duration;
-
-fn ours_read(fd: BorrowedFd<'_>, buf: &mut [u8; 1]) -> usize {
-    thread_cancel::io::read(black_box(fd), black_box(buf)).unwrap()
-}
-
-fn ours_write(fd: BorrowedFd<'_>, buf: &[u8; 1]) -> usize {
-    thread_cancel::io::write(black_box(fd), black_box(buf)).unwrap()
-}
-
-fn raw_read(fd: i32, buf: &mut [u8; 1]) -> libc::c_long {
-    let buf = black_box(buf);
-    // SAFETY: `fd` is open for the whole benchmark (the `File` outlives it); `buf` is a valid,
-    // writable buffer of 1 byte, the length passed.
-    unsafe { libc::syscall(libc::SYS_read, black_box(fd), buf.as_mut_ptr(), 1usize) }
-}
-
-fn raw_write(fd: i32, buf: &[u8; 1]) -> libc::c_long {
-    let buf = black_box(buf);
-    // SAFETY: `fd` is open for the whole benchmark; `buf` is a valid buffer of 1 byte.
-    unsafe { libc::syscall(libc::SYS_write, black_box(fd), buf.as_ptr(), 1usize) }
-}
-
-fn glibc_read(fd: i32, buf: &mut [u8; 1]) -> isize {
-    let buf = black_box(buf);
-    // SAFETY: as for `raw_read`.
-    unsafe { libc::read(black_box(fd), buf.as_mut_ptr().cast(), 1) }
-}
-
-fn glibc_write(fd: i32, buf: &[u8; 1]) -> isize {
-    let buf = black_box(buf);
-    // SAFETY: as for `raw_write`.
-    unsafe { libc::write(black_box(fd), buf.as_ptr().cast(), 1) }
-}
+use thread_cancel_bench::micro::{
+    read_glibc, read_ours, read_raw, write_glibc, write_ours, write_raw,
+};
 
 fn p2_io(c: &mut Criterion) {
     // glibc's wrappers skip their cancellation bookkeeping while the process has one thread.
@@ -64,26 +33,26 @@ fn p2_io(c: &mut Criterion) {
         .write(true)
         .open("/dev/null")
         .expect("open /dev/null");
-    let (zfd, nfd) = (zero.as_raw_fd(), null.as_raw_fd());
+    let (zfd, nfd) = (zero.as_fd(), null.as_fd());
     let mut rbuf = [0xffu8; 1];
     let wbuf = [0u8; 1];
 
     // Sanity: every variant moves one byte.
-    assert_eq!(ours_read(zero.as_fd(), &mut rbuf), 1);
+    assert_eq!(read_ours(zfd, &mut rbuf), 1);
     assert_eq!(rbuf, [0]);
-    assert_eq!(ours_write(null.as_fd(), &wbuf), 1);
-    assert_eq!(raw_read(zfd, &mut rbuf), 1);
-    assert_eq!(raw_write(nfd, &wbuf), 1);
-    assert_eq!(glibc_read(zfd, &mut rbuf), 1);
-    assert_eq!(glibc_write(nfd, &wbuf), 1);
+    assert_eq!(write_ours(nfd, &wbuf), 1);
+    assert_eq!(read_raw(zfd, &mut rbuf), 1);
+    assert_eq!(write_raw(nfd, &wbuf), 1);
+    assert_eq!(read_glibc(zfd, &mut rbuf), 1);
+    assert_eq!(write_glibc(nfd, &wbuf), 1);
 
     // Before `thread_cancel::current()`: no control block, the plain path.
     let mut g = c.benchmark_group("P2 un-adopted main thread (plain path)");
     g.bench_function("io::read 1 byte /dev/zero", |b| {
-        b.iter(|| ours_read(zero.as_fd(), &mut rbuf))
+        b.iter(|| read_ours(zfd, &mut rbuf))
     });
     g.bench_function("io::write 1 byte /dev/null", |b| {
-        b.iter(|| ours_write(null.as_fd(), &wbuf))
+        b.iter(|| write_ours(nfd, &wbuf))
     });
     g.finish();
 
@@ -93,22 +62,22 @@ fn p2_io(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("P2 read 1 byte from /dev/zero (adopted thread)");
     g.bench_function("thread_cancel::io::read", |b| {
-        b.iter(|| ours_read(zero.as_fd(), &mut rbuf))
+        b.iter(|| read_ours(zfd, &mut rbuf))
     });
     g.bench_function("raw syscall(SYS_read)", |b| {
-        b.iter(|| raw_read(zfd, &mut rbuf))
+        b.iter(|| read_raw(zfd, &mut rbuf))
     });
-    g.bench_function("glibc read", |b| b.iter(|| glibc_read(zfd, &mut rbuf)));
+    g.bench_function("glibc read", |b| b.iter(|| read_glibc(zfd, &mut rbuf)));
     g.finish();
 
     let mut g = c.benchmark_group("P2 write 1 byte to /dev/null (adopted thread)");
     g.bench_function("thread_cancel::io::write", |b| {
-        b.iter(|| ours_write(null.as_fd(), &wbuf))
+        b.iter(|| write_ours(nfd, &wbuf))
     });
     g.bench_function("raw syscall(SYS_write)", |b| {
-        b.iter(|| raw_write(nfd, &wbuf))
+        b.iter(|| write_raw(nfd, &wbuf))
     });
-    g.bench_function("glibc write", |b| b.iter(|| glibc_write(nfd, &wbuf)));
+    g.bench_function("glibc write", |b| b.iter(|| write_glibc(nfd, &wbuf)));
     g.finish();
 }
 

@@ -1,11 +1,14 @@
 //! Benchmarks of `thread-cancel` beside the system's glibc, measured in the same run.
 //!
-//! The benchmarks live in `benches/` (`cargo bench -p thread-cancel-bench`). This library holds
-//! the drivers they share: the glibc side (small C functions in `csrc/*.c`, compiled by
-//! `build.rs`, and safe wrappers over them: below and in [`glibc`], [`p6`], [`r10`]); the
-//! scenarios of P3 ([`p3`]), P4 ([`p4`]) and P6 ([`p6`]); the R10 races beside glibc
-//! ([`r10`]); the interleaved sampling ([`rounds`]), the statistics ([`stats`]), the SPEC
-//! targets ([`target`]) and the latency benches' table ([`table`]).
+//! The benchmarks live in `benches/` (`cargo bench -p thread-cancel-bench`); `compare`
+//! runs every timing target of SPEC §4 in one process and writes `docs/compare.md` and
+//! `docs/compare.svg` ([`compare`]). This library holds the drivers they share: the glibc side
+//! (small C functions in `csrc/*.c`, compiled by `build.rs`, and safe wrappers over them:
+//! below and in [`glibc`], [`p6`], [`r10`]); the scenarios of P1/P2/P5 ([`micro`]), P3
+//! ([`p3`]), P4 ([`p4`]) and P6 ([`p6`]); the R10 races beside glibc ([`r10`]); the
+//! interleaved sampling ([`rounds`]), the statistics ([`stats`]), the SPEC targets
+//! ([`target`]), the latency benches' table ([`table`]), the chart ([`chart`]) and the
+//! machine's description ([`machine`]).
 //!
 //! ```
 //! thread_cancel_bench::glibc_testcancel();
@@ -18,7 +21,11 @@
 use libc::{c_int, c_ulong};
 use std::io;
 
+pub mod chart;
+pub mod compare;
 pub mod glibc;
+pub mod machine;
+pub mod micro;
 pub mod p3;
 pub mod p4;
 pub mod p6;

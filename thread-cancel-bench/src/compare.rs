@@ -1,0 +1,757 @@
+//! `compare`: every SPEC §4 timing target (P1–P6) in one process run — ours, glibc's (C built
+//! by `cc`) and the floors, sampled interleaved ([`crate::rounds`]) — printed as one table, and
+//! written as markdown (with the machine's description) and as an SVG chart of the
+//! distributions ([`crate::chart`]).
+//!
+//! `cargo bench -p thread-cancel-bench --bench compare` is the full run; it writes
+//! `docs/compare.md` and `docs/compare.svg` at the repository's root. With `--test` (as
+//! `cargo bench -- --test` passes) or without `--bench` (`cargo test --benches`) it is a quick
+//! run — a few samples, [`QUICK_P6_THREADS`] threads for P6 — that writes into the target
+//! directory instead. `--list` lists the bench and exits.
+//!
+//! Environment: `COMPARE_SAMPLES` (samples per scenario, after `COMPARE_WARMUP` dropped ones),
+//! `COMPARE_P6_SAMPLES`, `COMPARE_P6_THREADS`, `COMPARE_P6_STACK` (bytes), `COMPARE_OUT` (the
+//! output directory), `P3_TARGET_CPU` (see [`crate::p3::target_cpu`]).
+//!
+//! What is measured, per scenario (a sample is one batch for the per-call figures):
+//!
+//! | | ours | glibc | floor |
+//! |---|---|---|---|
+//! | P1 | `testcancel()`, nothing pending, [`P1_BATCH`] calls | `pthread_testcancel()`, C loop | — |
+//! | P2 | `io::read`/`io::write` of 1 byte (`/dev/zero`, `/dev/null`), [`P2_BATCH`] calls | glibc `read`/`write` | `syscall(SYS_read/SYS_write)` |
+//! | P3 | cancel → first cleanup in `sleep`, `Condvar::wait`, `recv`, `join` | `pthread_cancel` in `nanosleep`, `pthread_cond_wait` | futex wake-to-run |
+//! | P4 | cancel → first cleanup in `io::read`, `io::accept`, `io::poll` | `pthread_cancel` in `read`, `accept`, `poll` | signal → handler |
+//! | P5 | `spawn` + `join`, [`P5_BATCH`] | `pthread_create` + `pthread_join` | `std::thread::spawn` + `join` |
+//! | P6 | cancel + join of [`crate::p6::THREADS`] blocked threads | the same with `pthread_cancel` | futex wake + join |
+//!
+//! The main thread is adopted (`thread_cancel::current()`) before anything is measured: ours
+//! runs on a thread with a control block, as in any program that uses the crate.
+
+use crate::chart::{self, Line, Panel, Who};
+use crate::machine::Machine;
+use crate::micro;
+use crate::p3::{self, Scenario as P3};
+use crate::p4::{self, Call, Scenario as P4};
+use crate::p6;
+use crate::rounds::{interleave, Plan, Series};
+use crate::stats::{env_usize, num, ratio, us, Mode, Stats};
+use crate::target::{verdict, Target};
+use std::cell::RefCell;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::hint::black_box;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// `testcancel()` calls per P1 sample.
+pub const P1_BATCH: u32 = 20_000;
+/// `read`/`write` calls per P2 sample.
+pub const P2_BATCH: u32 = 1_000;
+/// `spawn` + `join` pairs per P5 sample.
+pub const P5_BATCH: u32 = 4;
+/// Samples per scenario in a full run (P6 aside).
+pub const FULL_SAMPLES: usize = 2_000;
+/// Warm-up samples per scenario in a full run (P6 aside).
+pub const FULL_WARMUP: usize = 20;
+/// P6 samples per side in a full run (after one warm-up run).
+pub const FULL_P6_SAMPLES: usize = 20;
+/// Samples per scenario in a quick run.
+pub const QUICK_SAMPLES: usize = 3;
+/// P6 threads in a quick run.
+pub const QUICK_P6_THREADS: usize = 200;
+
+/// The unit of a series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Nanoseconds.
+    Ns,
+    /// Microseconds.
+    Us,
+    /// Milliseconds.
+    Ms,
+}
+
+impl Unit {
+    /// Its symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Unit::Ns => "ns",
+            Unit::Us => "us",
+            Unit::Ms => "ms",
+        }
+    }
+
+    /// `d` in this unit.
+    pub fn of(self, d: Duration) -> f64 {
+        match self {
+            Unit::Ns => micro::ns(d),
+            Unit::Us => us(d),
+            Unit::Ms => us(d) / 1e3,
+        }
+    }
+}
+
+/// How a run is sized and where it writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// A quick run (`--test`).
+    pub quick: bool,
+    /// Samples kept per scenario (P6 aside).
+    pub samples: usize,
+    /// Samples dropped first per scenario (P6 aside).
+    pub warmup: usize,
+    /// P6 samples kept per side.
+    pub p6_samples: usize,
+    /// P6 samples dropped first per side.
+    pub p6_warmup: usize,
+    /// P6 threads.
+    pub p6_threads: usize,
+    /// P6 stack size per thread, in bytes.
+    pub p6_stack: usize,
+    /// Where `compare.md` and `compare.svg` go.
+    pub out_dir: PathBuf,
+}
+
+impl Config {
+    /// The configuration for `mode` and the environment (see the module docs): a full run
+    /// writes into `full_dir`, a quick one into `quick_dir`, unless `COMPARE_OUT` is set.
+    pub fn from_env(mode: Mode, full_dir: &Path, quick_dir: &Path) -> Config {
+        let quick = mode != Mode::Full;
+        let pick = |full: usize, quick_v: usize| if quick { quick_v } else { full };
+        Config {
+            quick,
+            samples: env_usize("COMPARE_SAMPLES")
+                .unwrap_or(pick(FULL_SAMPLES, QUICK_SAMPLES))
+                .max(1),
+            warmup: env_usize("COMPARE_WARMUP").unwrap_or(pick(FULL_WARMUP, 1)),
+            p6_samples: env_usize("COMPARE_P6_SAMPLES")
+                .unwrap_or(pick(FULL_P6_SAMPLES, 1))
+                .max(1),
+            p6_warmup: pick(1, 0),
+            p6_threads: env_usize("COMPARE_P6_THREADS")
+                .unwrap_or(pick(p6::THREADS, QUICK_P6_THREADS))
+                .max(1),
+            p6_stack: env_usize("COMPARE_P6_STACK").unwrap_or(p6::STACK),
+            out_dir: std::env::var_os("COMPARE_OUT").map_or_else(
+                || if quick { quick_dir } else { full_dir }.to_path_buf(),
+                PathBuf::from,
+            ),
+        }
+    }
+}
+
+/// Takes one sample of a series, in its unit.
+type Sampler = Box<dyn FnMut() -> io::Result<f64>>;
+
+/// One series: what is sampled, how often.
+struct Measure {
+    label: String,
+    plan: Plan,
+    sample: Sampler,
+}
+
+/// One row of the table: a scenario of ours and the series it is compared with.
+struct Row {
+    scenario: &'static str,
+    /// The chart's panel title.
+    short: &'static str,
+    target: Target,
+    unit: Unit,
+    ours: usize,
+    glibc: Option<usize>,
+    floor: Option<usize>,
+}
+
+/// The series and rows of a run.
+#[derive(Default)]
+struct Plans {
+    measures: Vec<Measure>,
+    rows: Vec<Row>,
+}
+
+impl Plans {
+    fn add(&mut self, label: &str, plan: Plan, sample: Sampler) -> usize {
+        self.measures.push(Measure {
+            label: label.to_string(),
+            plan,
+            sample,
+        });
+        self.measures.len() - 1
+    }
+}
+
+/// A P3/P4 latency series, in µs.
+fn latency(f: impl Fn() -> io::Result<Duration> + 'static) -> Sampler {
+    Box::new(move || f().map(us))
+}
+
+/// A batch of one-call-at-a-time operations, the mean of one call in `unit`.
+fn per_call(unit: Unit, n: u32, mut f: impl FnMut() -> io::Result<()> + 'static) -> Sampler {
+    let per_ns = unit.of(Duration::from_nanos(1));
+    Box::new(move || micro::batch(n, &mut f).map(|ns| ns * per_ns))
+}
+
+/// A P2 series: `f` on `file`, [`P2_BATCH`] calls per sample, in ns.
+fn p2_series<R>(
+    p: &mut Plans,
+    label: &str,
+    plan: Plan,
+    file: File,
+    f: impl Fn(BorrowedFd<'_>) -> R + 'static,
+) -> usize {
+    p.add(
+        label,
+        plan,
+        per_call(Unit::Ns, P2_BATCH, move || {
+            black_box(f(file.as_fd()));
+            Ok(())
+        }),
+    )
+}
+
+/// P6 runs, kept for the notes below the table.
+type P6Log = Rc<RefCell<Vec<(p6::Side, p6::Sample)>>>;
+
+fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
+    let mut p = Plans::default();
+    let each = Plan {
+        warmup: cfg.warmup,
+        samples: cfg.samples,
+    };
+
+    // P1.
+    let ours = p.add(
+        "thread_cancel::testcancel()",
+        each,
+        per_call(Unit::Ns, P1_BATCH, || {
+            micro::testcancel_ours();
+            Ok(())
+        }),
+    );
+    let glibc = p.add(
+        "glibc pthread_testcancel()",
+        each,
+        Box::new(|| Ok(micro::testcancel_glibc_batch(P1_BATCH))),
+    );
+    p.rows.push(Row {
+        scenario: "P1 testcancel, nothing pending",
+        short: "P1 testcancel()",
+        target: Target::P1,
+        unit: Unit::Ns,
+        ours,
+        glibc: Some(glibc),
+        floor: None,
+    });
+
+    // P2: ours, glibc, the floor, each on its own descriptor.
+    let zero = || File::open("/dev/zero");
+    let null = || File::options().write(true).open("/dev/null");
+    let read = [
+        p2_series(&mut p, "thread_cancel::io::read", each, zero()?, |fd| {
+            micro::read_ours(fd, &mut [0u8; 1])
+        }),
+        p2_series(&mut p, "glibc read", each, zero()?, |fd| {
+            micro::read_glibc(fd, &mut [0u8; 1])
+        }),
+        p2_series(&mut p, "raw syscall(SYS_read)", each, zero()?, |fd| {
+            micro::read_raw(fd, &mut [0u8; 1])
+        }),
+    ];
+    let write = [
+        p2_series(&mut p, "thread_cancel::io::write", each, null()?, |fd| {
+            micro::write_ours(fd, &[0u8; 1])
+        }),
+        p2_series(&mut p, "glibc write", each, null()?, |fd| {
+            micro::write_glibc(fd, &[0u8; 1])
+        }),
+        p2_series(&mut p, "raw syscall(SYS_write)", each, null()?, |fd| {
+            micro::write_raw(fd, &[0u8; 1])
+        }),
+    ];
+    for ([ours, glibc, floor], scenario, short) in [
+        (read, "P2 read 1 B of /dev/zero", "P2 read"),
+        (write, "P2 write 1 B to /dev/null", "P2 write"),
+    ] {
+        p.rows.push(Row {
+            scenario,
+            short,
+            target: Target::P2,
+            unit: Unit::Ns,
+            ours,
+            glibc: Some(glibc),
+            floor: Some(floor),
+        });
+    }
+
+    // P3: the floor and glibc's two waits, each shared by several rows.
+    let p3_of = |s: P3| latency(move || p3::sample(s));
+    let futex = p.add("futex wake-to-run", each, p3_of(P3::FutexFloor));
+    let nanosleep = p.add(
+        "glibc nanosleep + pthread_cancel",
+        each,
+        p3_of(P3::GlibcNanosleep),
+    );
+    let cond_wait = p.add(
+        "glibc pthread_cond_wait + pthread_cancel",
+        each,
+        p3_of(P3::GlibcCondWait),
+    );
+    for (s, scenario, short, glibc) in [
+        (
+            P3::OursSleep,
+            "P3 cancel -> cleanup, in sleep",
+            "P3 sleep",
+            nanosleep,
+        ),
+        (
+            P3::OursCondvar,
+            "P3 cancel -> cleanup, in condvar wait",
+            "P3 condvar",
+            cond_wait,
+        ),
+        (
+            P3::OursRecv,
+            "P3 cancel -> cleanup, in channel recv",
+            "P3 channel recv",
+            cond_wait,
+        ),
+        (
+            P3::OursJoin,
+            "P3 cancel -> cleanup, in join",
+            "P3 join",
+            cond_wait,
+        ),
+    ] {
+        let ours = p.add(s.name(), each, p3_of(s));
+        p.rows.push(Row {
+            scenario,
+            short,
+            target: Target::P3,
+            unit: Unit::Us,
+            ours,
+            glibc: Some(glibc),
+            floor: Some(futex),
+        });
+    }
+
+    // P4.
+    let signal = p.add(
+        "signal -> handler (C thread in read)",
+        each,
+        latency(|| p4::sample(P4::SignalFloor)),
+    );
+    for (call, scenario, short) in [
+        (Call::Read, "P4 cancel -> cleanup, in read", "P4 read"),
+        (Call::Accept, "P4 cancel -> cleanup, in accept", "P4 accept"),
+        (Call::Poll, "P4 cancel -> cleanup, in poll", "P4 poll"),
+    ] {
+        let ours = p.add(
+            P4::Ours(call).name(),
+            each,
+            latency(move || p4::sample(P4::Ours(call))),
+        );
+        let glibc = p.add(
+            &format!("{} + pthread_cancel", P4::Glibc(call).name()),
+            each,
+            latency(move || p4::sample(P4::Glibc(call))),
+        );
+        p.rows.push(Row {
+            scenario,
+            short,
+            target: Target::P4,
+            unit: Unit::Us,
+            ours,
+            glibc: Some(glibc),
+            floor: Some(signal),
+        });
+    }
+
+    // P5.
+    let ours = p.add(
+        "thread_cancel::spawn + join",
+        each,
+        per_call(Unit::Us, P5_BATCH, micro::spawn_join_ours),
+    );
+    let glibc = p.add(
+        "glibc pthread_create + pthread_join",
+        each,
+        per_call(Unit::Us, P5_BATCH, crate::glibc_spawn_join),
+    );
+    let floor = p.add(
+        "std::thread::spawn + join",
+        each,
+        per_call(Unit::Us, P5_BATCH, micro::spawn_join_std),
+    );
+    p.rows.push(Row {
+        scenario: "P5 spawn + join",
+        short: "P5 spawn + join",
+        target: Target::P5,
+        unit: Unit::Us,
+        ours,
+        glibc: Some(glibc),
+        floor: Some(floor),
+    });
+
+    // P6.
+    let p6_plan = Plan {
+        warmup: cfg.p6_warmup,
+        samples: cfg.p6_samples,
+    };
+    let mut p6_ids = [0; 3];
+    for (id, side) in p6_ids.iter_mut().zip(p6::Side::ALL) {
+        let (n, stack, log) = (cfg.p6_threads, cfg.p6_stack, p6_log.clone());
+        let label = match side {
+            p6::Side::Ours => "thread_cancel cancel + join",
+            p6::Side::Glibc => "glibc pthread_cancel + pthread_join",
+            p6::Side::Floor => "std threads: futex wake + join",
+        };
+        *id = p.add(
+            label,
+            p6_plan,
+            Box::new(move || {
+                let s = p6::run(side, n, stack)?;
+                log.borrow_mut().push((side, s));
+                Ok(Unit::Ms.of(s.total))
+            }),
+        );
+    }
+    p.rows.push(Row {
+        scenario: "P6 blocked threads, cancel + join all",
+        short: "P6 cancel + join all",
+        target: Target::P6,
+        unit: Unit::Ms,
+        ours: p6_ids[0],
+        glibc: Some(p6_ids[1]),
+        floor: Some(p6_ids[2]),
+    });
+    Ok(p)
+}
+
+/// The figures of one row.
+struct Figures {
+    ours: Stats,
+    glibc: Option<Stats>,
+    floor: Option<Stats>,
+    met: Option<bool>,
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), num)
+}
+
+/// The cells of a row, in the table's order.
+fn cells(row: &Row, f: &Figures) -> [String; 11] {
+    let med = |s: Option<Stats>| s.map(|s| s.median);
+    [
+        row.scenario.to_string(),
+        row.unit.symbol().to_string(),
+        num(f.ours.median),
+        num(f.ours.p99),
+        opt(med(f.glibc)),
+        opt(f.glibc.map(|s| s.p99)),
+        opt(med(f.floor)),
+        ratio(f.ours.median, med(f.glibc)),
+        ratio(f.ours.median, med(f.floor)),
+        row.target.text().to_string(),
+        verdict(f.met).to_string(),
+    ]
+}
+
+const HEADER: [&str; 11] = [
+    "scenario",
+    "unit",
+    "ours median",
+    "ours p99",
+    "glibc median",
+    "glibc p99",
+    "floor median",
+    "ours/glibc",
+    "ours/floor",
+    "SPEC target",
+    "verdict",
+];
+
+/// The table as fixed-width text.
+fn text_table(rows: &[Row], figs: &[Figures]) -> String {
+    let all: Vec<[String; 11]> = std::iter::once(HEADER.map(str::to_string))
+        .chain(rows.iter().zip(figs).map(|(r, f)| cells(r, f)))
+        .collect();
+    let widths: Vec<usize> = (0..11)
+        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &all {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (s, w))| match c {
+                0 | 9 | 10 => format!("{s:<w$}"),
+                _ => format!("{s:>w$}"),
+            })
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out
+}
+
+/// The table as markdown.
+fn markdown_table(rows: &[Row], figs: &[Figures]) -> String {
+    let mut out = format!("| {} |\n", HEADER.join(" | "));
+    let _ = writeln!(
+        out,
+        "|{}",
+        (0..11)
+            .map(|c| if matches!(c, 0 | 9 | 10) {
+                "---|"
+            } else {
+                "---:|"
+            })
+            .collect::<String>()
+    );
+    for (r, f) in rows.iter().zip(figs) {
+        let mut c = cells(r, f);
+        c[10] = format!("**{}**", c[10]);
+        let _ = writeln!(out, "| {} |", c.join(" | "));
+    }
+    out
+}
+
+/// What ours, glibc and the floor are, per row.
+fn legend(rows: &[Row], measures: &[Measure]) -> Vec<String> {
+    rows.iter()
+        .map(|r| {
+            let name = |i: Option<usize>| i.map_or("-", |i| measures[i].label.as_str());
+            format!(
+                "{}: ours = {}; glibc = {}; floor = {}",
+                r.short,
+                measures[r.ours].label,
+                name(r.glibc),
+                name(r.floor)
+            )
+        })
+        .collect()
+}
+
+/// The P6 figures beyond the table: per side, per thread, the cancel loop alone, the mappings.
+fn p6_notes(cfg: &Config, log: &[(p6::Side, p6::Sample)]) -> Vec<String> {
+    p6::Side::ALL
+        .into_iter()
+        .filter_map(|side| {
+            // The warm-up runs are the first of each side.
+            let runs: Vec<p6::Sample> = log
+                .iter()
+                .filter(|(s, _)| *s == side)
+                .map(|(_, s)| *s)
+                .skip(cfg.p6_warmup)
+                .collect();
+            p6::summary(side, &runs, cfg.p6_threads)
+        })
+        .collect()
+}
+
+/// The chart's panels: per row, ours, glibc's and the floor's samples.
+fn panels(rows: &[Row], measures: &[Measure], series: &[Series]) -> Vec<Panel> {
+    rows.iter()
+        .map(|r| {
+            let line = |who, i: usize| {
+                let (prefix, label) = match who {
+                    Who::Ours => ("ours", short_label(&measures[i].label)),
+                    Who::Glibc => ("glibc", short_label(&measures[i].label)),
+                    Who::Floor => ("floor", short_label(&measures[i].label)),
+                };
+                let label = label.strip_prefix(prefix).unwrap_or(label).trim_start();
+                Line {
+                    who,
+                    label: format!("{prefix}: {label}"),
+                    values: series[i].kept.clone(),
+                }
+            };
+            let mut lines = vec![line(Who::Ours, r.ours)];
+            lines.extend(r.glibc.map(|i| line(Who::Glibc, i)));
+            lines.extend(r.floor.map(|i| line(Who::Floor, i)));
+            Panel {
+                title: format!("{} ({})", r.short, r.target.text()),
+                unit: r.unit.symbol().to_string(),
+                lines,
+            }
+        })
+        .collect()
+}
+
+/// A legend entry short enough for a panel: the label up to its first " + " or " (".
+fn short_label(label: &str) -> &str {
+    let end = [" + ", " ("]
+        .iter()
+        .filter_map(|p| label.find(p))
+        .min()
+        .unwrap_or(label.len());
+    &label[..end]
+}
+
+/// Today's date (UTC), from the system clock.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    // Civil from days (H. Hinnant's algorithm), for 1970-01-01 onwards.
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Runs the comparison (see the module docs): `full_dir` and `quick_dir` are where a full and
+/// a quick run write their files, unless `COMPARE_OUT` says otherwise.
+///
+/// # Panics
+///
+/// If a sample fails, or the files cannot be written (the message says which).
+pub fn main(full_dir: &Path, quick_dir: &Path) {
+    let Some(mode) = Mode::for_bench("compare") else {
+        return;
+    };
+    let cfg = Config::from_env(mode, full_dir, quick_dir);
+    let me = thread_cancel::current();
+    assert!(!me.is_finished());
+    // glibc's wrappers skip their cancellation bookkeeping while the process has one thread.
+    std::thread::spawn(|| ()).join().expect("an empty thread");
+
+    let log: P6Log = Rc::default();
+    let Plans { mut measures, rows } = plans(&cfg, &log).expect("opening /dev/zero, /dev/null");
+    let plans: Vec<Plan> = measures.iter().map(|m| m.plan).collect();
+    let start = Instant::now();
+    let mut next_report = 0;
+    let series = interleave(
+        &plans,
+        |i| (measures[i].sample)(),
+        |r, rounds| {
+            if r * 10 >= next_report * rounds {
+                eprintln!(
+                    "compare: round {r} of {rounds}, {:.0} s",
+                    start.elapsed().as_secs_f64()
+                );
+                next_report += 1;
+            }
+        },
+    )
+    .unwrap_or_else(|(i, e)| panic!("compare: {}: {e}", measures[i].label));
+    let wall = start.elapsed();
+    let stats = |i: usize| series[i].stats();
+    let figs: Vec<Figures> = rows
+        .iter()
+        .map(|r| {
+            let ours = stats(r.ours).expect("samples of ours");
+            let (glibc, floor) = (r.glibc.and_then(stats), r.floor.and_then(stats));
+            Figures {
+                ours,
+                glibc,
+                floor,
+                met: r.target.met(
+                    ours.median,
+                    glibc.map(|s| s.median),
+                    floor.map(|s| s.median),
+                ),
+            }
+        })
+        .collect();
+
+    let machine = Machine::read();
+    let met = figs.iter().filter(|f| f.met == Some(true)).count();
+    let run_line = format!(
+        "{} samples per scenario after {} dropped, interleaved round-robin in one process; P6: \
+         {} threads of {} KiB stack, {} runs per side after {} dropped; {:.0} s in all{}",
+        cfg.samples,
+        cfg.warmup,
+        cfg.p6_threads,
+        cfg.p6_stack >> 10,
+        cfg.p6_samples,
+        cfg.p6_warmup,
+        wall.as_secs_f64(),
+        if cfg.quick {
+            " (quick run: the figures mean nothing)"
+        } else {
+            ""
+        }
+    );
+    let machine_line = format!(
+        "{}, {} CPUs online ({} allowed), glibc {}, {}, {}",
+        machine.cpu_model,
+        machine.cpus_online,
+        machine.cpus_allowed,
+        machine.glibc,
+        machine.kernel,
+        machine.rustc
+    );
+    let legend = legend(&rows, &measures);
+    let notes = p6_notes(&cfg, &log.borrow());
+    let verdict_line = format!("{met} of {} rows meet their SPEC target", rows.len());
+
+    println!();
+    println!("thread-cancel beside glibc, medians and p99 ({machine_line})");
+    println!("{run_line}");
+    print!("{}", text_table(&rows, &figs));
+    println!("{verdict_line}");
+    println!("P6 ({} threads):", cfg.p6_threads);
+    for n in &notes {
+        println!("  {n}");
+    }
+
+    std::fs::create_dir_all(&cfg.out_dir)
+        .unwrap_or_else(|e| panic!("compare: creating {}: {e}", cfg.out_dir.display()));
+    let md_path = cfg.out_dir.join("compare.md");
+    let svg_path = cfg.out_dir.join("compare.svg");
+    let mut md = String::new();
+    let _ = writeln!(md, "# thread-cancel beside glibc\n");
+    let _ = writeln!(
+        md,
+        "Written by `cargo bench -p thread-cancel-bench --bench compare` on {} (every figure \
+         measured in that one run).\n",
+        today()
+    );
+    let _ = writeln!(md, "- Machine: {machine_line}.");
+    let _ = writeln!(md, "- Run: {run_line}.");
+    let _ = writeln!(
+        md,
+        "- Medians and p99 of the samples; the ratios and the verdicts are of medians. A P1/P2 \
+         sample is the mean of a batch ({P1_BATCH} / {P2_BATCH} calls), a P5 sample of \
+         {P5_BATCH} spawn + join; a P3/P4 sample is one cancellation of a fresh thread seen \
+         asleep in its system call, from the cancel call to the first cleanup handler starting.\n"
+    );
+    let _ = writeln!(md, "{}", markdown_table(&rows, &figs));
+    let _ = writeln!(md, "{verdict_line}.\n");
+    let _ = writeln!(md, "What each row compares:\n");
+    for l in &legend {
+        let _ = writeln!(md, "- {l}");
+    }
+    let _ = writeln!(md, "\nP6 in detail ({} threads):\n", cfg.p6_threads);
+    for n in &notes {
+        let _ = writeln!(md, "- {n}");
+    }
+    let _ = writeln!(
+        md,
+        "\n![Distributions (CDF) of every scenario: ours, glibc, floor](compare.svg)"
+    );
+    std::fs::write(&md_path, md)
+        .unwrap_or_else(|e| panic!("compare: writing {}: {e}", md_path.display()));
+    chart::write_svg(
+        &svg_path,
+        &format!(
+            "thread-cancel beside glibc: distributions ({})",
+            machine.cpu_model
+        ),
+        &panels(&rows, &measures, &series),
+        3,
+    )
+    .unwrap_or_else(|e| panic!("compare: writing {}: {e}", svg_path.display()));
+    println!("wrote {} and {}", md_path.display(), svg_path.display());
+}
