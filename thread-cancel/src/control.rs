@@ -20,9 +20,10 @@ pub(crate) struct Control {
     thread: std::sync::OnceLock<std::thread::Thread>,
     /// `on_cancel` callbacks, run by the first request.
     callbacks: Mutex<Callbacks>,
-    /// Owner: inside a cancellable system call (set with `SeqCst` before the trampoline reads
-    /// the word; a request `fetch_or`s `PENDING` with `SeqCst` before reading this). So either
-    /// the trampoline sees the request, or the request sees the flag and sends the signal.
+    /// Owner: inside a cancellable system call (published before the trampoline reads the
+    /// word; a request `fetch_or`s `PENDING` before observing this, with an asymmetric fence
+    /// between the two sides: `sys::publish_in_syscall` / `observe_in_syscall`). So either the
+    /// trampoline sees the request, or the request sees the flag and sends the signal.
     pub(crate) in_syscall: std::sync::atomic::AtomicBool,
     /// The thread's pthread id while it is alive (cleared under the lock by `finish`), so the
     /// cancel signal is never sent to a thread that has gone.
@@ -94,7 +95,7 @@ impl Control {
                 // that turns it on after this request sees the request when it does.
                 let in_async_region =
                     prev & crate::state::ASYNC != 0 && !self.region.load(SeqCst).is_null();
-                if (self.in_syscall.load(SeqCst) || in_async_region)
+                if (in_async_region || crate::sys::observe_in_syscall(&self.in_syscall))
                     && !crate::current::is_current(self)
                 {
                     self.interrupt();

@@ -161,7 +161,7 @@ pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<li
         });
     }
     let c = current_control();
-    c.in_syscall.store(true, Ordering::SeqCst);
+    crate::sys::publish_in_syscall(&c.in_syscall);
     // SAFETY: the word is this thread's (`c` outlives the call); the arguments are valid for
     // `nr` by this function's contract.
     let r = unsafe { crate::sys::syscall_cp(c.state.as_ptr(), nr, a) };

@@ -32,26 +32,30 @@ pub fn set_signal(sig: i32) -> io::Result<()> {
 /// as the call does them) for the sizes passed, for the whole call.
 #[inline]
 pub(crate) unsafe fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
-    // A thread without a control block cannot be canceled, and a point inside an unwind does
-    // not act: both make the plain call.
+    // A thread without a control block cannot be canceled: it makes the plain call.
     // SAFETY (both calls): forwarded from this function's contract.
-    let r =
-        with_current(|c| (!std::thread::panicking()).then(|| unsafe { cp_on(c, nr, a) })).flatten();
-    let r = r.unwrap_or_else(|| {
-        // SAFETY: forwarded from this function's contract.
-        let r = unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
-        if r == -1 {
-            -(io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO) as libc::c_long)
-        } else {
-            r
-        }
-    });
+    let r = with_current(|c| unsafe { cp_on(c, nr, a) }).unwrap_or_else(|| unsafe { plain(nr, a) });
     if (-4095..0).contains(&r) {
         Err(io::Error::from_raw_os_error(-r as i32))
     } else {
         Ok(r)
+    }
+}
+
+/// The system call without cancellation, as a raw result (`-errno` on failure).
+///
+/// # Safety
+/// As [`cp`].
+#[cold]
+unsafe fn plain(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
+    // SAFETY: forwarded from the caller.
+    let r = unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
+    if r == -1 {
+        -(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO) as libc::c_long)
+    } else {
+        r
     }
 }
 
@@ -66,18 +70,22 @@ unsafe fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_
     if s & crate::state::SLOW != 0 {
         crate::point::slow_point(c, s);
     }
-    c.in_syscall.store(true, Ordering::SeqCst);
+    sys::publish_in_syscall(&c.in_syscall);
     // SAFETY: the word is this thread's (borrowed `c` outlives the call); the arguments are
     // valid for `nr` by this function's contract.
     let r = unsafe { sys::syscall_cp(c.state.as_ptr(), nr, a) };
     c.in_syscall.store(false, Ordering::Release);
-    match r {
-        CpResult::Canceled => act(c),
+    let canceled = match r {
+        CpResult::Canceled => true,
         // A call that cannot be restarted, interrupted by our signal: nothing happened.
-        CpResult::Done(r) if r == -(libc::EINTR as libc::c_long) && must_act(c.state.load()) => {
-            act(c)
-        }
-        CpResult::Done(r) => r,
+        CpResult::Done(r) => r == -(libc::EINTR as libc::c_long) && must_act(c.state.load()),
+    };
+    match r {
+        CpResult::Done(r) if !canceled => r,
+        // A point inside an unwind (a `Drop` during a panic) does not act: the plain call.
+        // SAFETY: forwarded from this function's contract.
+        _ if std::thread::panicking() => unsafe { plain(nr, a) },
+        _ => act(c),
     }
 }
 

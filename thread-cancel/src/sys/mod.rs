@@ -5,6 +5,8 @@
 //! - [`futex_wait`] / [`futex_wake`]: block on a 32-bit word until it changes or a deadline passes.
 //! - [`syscall_cp`]: a system call that a cancellation request aborts only if it had no effect;
 //!   [`kill`] sends the cancel signal to a thread blocked in one; [`set_signal`] / [`signal`].
+//! - [`publish_in_syscall`] / [`observe_in_syscall`]: the two sides of the asymmetric fence
+//!   between a thread entering a cancellable call and a canceler deciding to signal it.
 //! - [`region_run`] / [`region_leave`]: run a function in an *asynchronous region* that the
 //!   thread can leave from any instruction (abandoning the frames inside), by a call or, when
 //!   the state word says so, by the cancel signal ([`RegionCtx`] describes one).
@@ -14,6 +16,8 @@
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+pub(crate) use linux::fence::{observe as observe_in_syscall, publish as publish_in_syscall};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::futex::{futex_wait, futex_wake};
 #[cfg(target_os = "linux")]

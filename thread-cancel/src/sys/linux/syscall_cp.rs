@@ -77,6 +77,7 @@ pub(crate) fn set_signal(sig: i32) -> Result<(), &'static str> {
     }
     let mut done = false;
     INSTALL.call_once(|| {
+        super::fence::register();
         SIGNAL.store(sig, Ordering::Relaxed);
         install(sig);
         done = true;
@@ -100,6 +101,7 @@ pub(crate) fn signal() -> Option<i32> {
 #[inline]
 pub(crate) fn install_handler() {
     INSTALL.call_once(|| {
+        super::fence::register();
         let sig = default_signal();
         install(sig);
         SIGNAL.store(sig, Ordering::Release);

@@ -1,0 +1,59 @@
+//! The asymmetric fence behind the `in_syscall` flag (a Dekker pairing with the request's
+//! `fetch_or`): the thread entering a system call — the hot path — stores the flag with no
+//! hardware fence, and a canceler that finds the flag clear makes every running thread of the
+//! process execute a full barrier with `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` before it
+//! reads the flag again. After that, either the flag's store is visible, or the thread's later
+//! load of the state word sees the request. Without `membarrier` (kernels before 4.14), the
+//! store is sequentially consistent instead.
+
+use std::sync::atomic::{compiler_fence, AtomicBool, Ordering};
+
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
+
+/// Whether the process registered for private expedited membarriers (set once, before any
+/// thread can read it: inside the cancel signal's installation `Once`).
+static ASYMMETRIC: AtomicBool = AtomicBool::new(false);
+
+/// Registers the process (once, from the installation `Once`).
+pub(crate) fn register() {
+    // SAFETY: a membarrier registration has no memory arguments.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_membarrier,
+            MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+            0,
+            0,
+        )
+    };
+    ASYMMETRIC.store(r == 0, Ordering::Release);
+}
+
+/// Owner: sets `flag` before reading the state word in the trampoline.
+#[inline(always)]
+pub(crate) fn publish(flag: &AtomicBool) {
+    super::syscall_cp::install_handler();
+    if ASYMMETRIC.load(Ordering::Relaxed) {
+        flag.store(true, Ordering::Relaxed);
+        // Keeps the compiler from moving the store after the trampoline's load; the CPU may,
+        // and `membarrier` on the other side covers that.
+        compiler_fence(Ordering::SeqCst);
+    } else {
+        flag.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Canceler, after its `fetch_or(PENDING)`: whether the owner is (or is about to be) inside a
+/// cancellable call, so that it must be signalled.
+pub(crate) fn observe(flag: &AtomicBool) -> bool {
+    if flag.load(Ordering::SeqCst) {
+        return true;
+    }
+    super::syscall_cp::install_handler();
+    if !ASYMMETRIC.load(Ordering::Acquire) {
+        return false; // the owner's store is SeqCst: the first load was conclusive
+    }
+    // SAFETY: a membarrier command has no memory arguments.
+    unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) };
+    flag.load(Ordering::SeqCst)
+}
