@@ -5,7 +5,8 @@
 //!
 //! `--bench` alone is the full run (10 runs per side after one dropped); `--test` or no
 //! `--bench` a quick one (200 threads, one run); `--list` lists it. `P6_THREADS`, `P6_SAMPLES`
-//! and `P6_STACK` (bytes) override the thread count, the runs and the stack size.
+//! and `P6_STACK` (bytes) override the thread count, the runs and the stack size;
+//! `P6_ONLY=ours|glibc|floor` runs one side only (for profiling, e.g. under `perf record`).
 
 use thread_cancel_bench::p6::{self, Side};
 use thread_cancel_bench::rounds::{interleave, Plan};
@@ -25,9 +26,27 @@ fn main() {
             .unwrap_or(if quick { 1 } else { 10 })
             .max(1),
     };
+    let only = std::env::var("P6_ONLY").unwrap_or_default();
+    let sides: Vec<Side> = Side::ALL
+        .into_iter()
+        .filter(|s| s.name().starts_with(only.as_str()))
+        .collect();
     let mut runs = vec![Vec::new(); Side::ALL.len()];
+    let plans: Vec<Plan> = Side::ALL
+        .iter()
+        .map(|s| {
+            if sides.contains(s) {
+                plan
+            } else {
+                Plan {
+                    warmup: 0,
+                    samples: 0,
+                }
+            }
+        })
+        .collect();
     interleave(
-        &[plan; 3],
+        &plans,
         |i| {
             let s = p6::run(Side::ALL[i], threads, stack)?;
             runs[i].push(s);
@@ -43,20 +62,22 @@ fn main() {
         stack >> 10,
         if quick { " (quick run)" } else { "" }
     );
-    let kept: Vec<Vec<p6::Sample>> = runs.iter().map(|r| r[plan.warmup..].to_vec()).collect();
+    let kept: Vec<Vec<p6::Sample>> = runs
+        .iter()
+        .map(|r| r.get(plan.warmup..).unwrap_or_default().to_vec())
+        .collect();
     for (side, r) in Side::ALL.iter().zip(&kept) {
         if let Some(line) = p6::summary(*side, r, threads) {
             println!("  {line}");
         }
     }
-    if quick {
-        return;
-    }
     let median = |r: &[p6::Sample]| {
         let v: Vec<f64> = r.iter().map(|s| s.total.as_secs_f64()).collect();
-        thread_cancel_bench::stats::Stats::of(v[0], &v).median
+        (!v.is_empty()).then(|| thread_cancel_bench::stats::Stats::of(v[0], &v).median)
     };
-    let (ours, glibc) = (median(&kept[0]), median(&kept[1]));
+    let (false, Some(ours), Some(glibc)) = (quick, median(&kept[0]), median(&kept[1])) else {
+        return;
+    };
     println!(
         "P6 target: {}: ours/glibc {:.2}x: {}",
         Target::P6.text(),

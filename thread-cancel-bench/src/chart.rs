@@ -17,7 +17,7 @@
 //! assert!(std::fs::read_to_string(&path).unwrap().starts_with("<svg"));
 //! ```
 
-use crate::stats::percentile;
+use crate::stats::{num, percentile};
 use plotters::prelude::*;
 use std::io;
 use std::path::Path;
@@ -71,8 +71,8 @@ const CDF_POINTS: usize = 200;
 const PANEL: (u32, u32) = (440, 300);
 
 /// Writes `panels` (`cols` per row) under `title` as an SVG file at `path`. The x axis of a
-/// panel runs from just below the smallest sample to just above the largest p99 (the rarer
-/// tail is cut, its lines end at the right edge).
+/// panel is logarithmic (the tails are long) and runs from just below the smallest sample to
+/// just above the largest p99 (the rarer tail is cut, its lines end at the right edge).
 ///
 /// # Errors
 ///
@@ -94,7 +94,8 @@ fn plot_error(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("plotting: {e}"))
 }
 
-/// The x range of a panel: [0.95 min, 1.1 max p99], or a unit range around a single value.
+/// The x range of a panel: [0.9 min, 1.1 max p99] (positive, for the logarithmic axis), or a
+/// range around a single value.
 fn x_range(panel: &Panel) -> (f64, f64) {
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
@@ -106,12 +107,45 @@ fn x_range(panel: &Panel) -> (f64, f64) {
     if !lo.is_finite() || !hi.is_finite() {
         return (0.0, 1.0);
     }
-    let (lo, hi) = (lo * 0.95, hi * 1.1);
+    let (lo, hi) = ((lo * 0.9).max(f64::MIN_POSITIVE), hi * 1.1);
     if hi > lo {
         (lo, hi)
     } else {
-        (lo - 0.5, lo + 0.5)
+        (lo / 2.0, lo * 2.0)
     }
+}
+
+/// Tick positions for a logarithmic axis over `[lo, hi]` (`0 < lo < hi`): 1, 2, 5 times the
+/// powers of ten inside it, or every digit times them when that gives fewer than three, or, for
+/// a narrow range, evenly spaced round values.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let ticks = |mantissas: &[f64]| -> Vec<f64> {
+        let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        (first..=last)
+            .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    for mantissas in [
+        &[1.0, 2.0, 5.0][..],
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+    ] {
+        let t = ticks(mantissas);
+        if t.len() >= 3 {
+            return t;
+        }
+    }
+    // A step of 1, 2 or 5 times a power of ten that gives about five ticks.
+    let raw = (hi - lo) / 5.0;
+    let p = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * p);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
 }
 
 fn sorted(v: &[f64]) -> Vec<f64> {
@@ -146,13 +180,16 @@ fn draw_panel<DB: DrawingBackend>(
         .margin(10)
         .x_label_area_size(32)
         .y_label_area_size(36)
-        .build_cartesian_2d(x0..x1, 0f64..1f64)
+        .build_cartesian_2d(
+            (x0..x1).log_scale().with_key_points(log_ticks(x0, x1)),
+            0f64..1f64,
+        )
         .map_err(plot_error)?;
     chart
         .configure_mesh()
-        .x_desc(panel.unit.as_str())
+        .x_desc(format!("{} (log scale)", panel.unit))
+        .x_label_formatter(&|v| num(*v))
         .y_desc("fraction <= x")
-        .x_labels(6)
         .y_labels(5)
         .max_light_lines(1)
         .label_style(("sans-serif", 10))
