@@ -524,16 +524,33 @@ fn markdown_table(rows: &[Row], figs: &[Figures]) -> String {
 fn legend(rows: &[Row], measures: &[Measure]) -> Vec<String> {
     rows.iter()
         .map(|r| {
-            let name = |i: Option<usize>| i.map_or("-", |i| measures[i].label.as_str());
+            let name =
+                |who, i: Option<usize>| i.map_or("-", |i| unprefixed(who, &measures[i].label));
             format!(
                 "{}: ours = {}; glibc = {}; floor = {}",
                 r.short,
-                measures[r.ours].label,
-                name(r.glibc),
-                name(r.floor)
+                name(Who::Ours, Some(r.ours)),
+                name(Who::Glibc, r.glibc),
+                name(Who::Floor, r.floor)
             )
         })
         .collect()
+}
+
+/// `who`'s name, as the legends say it.
+fn who_name(who: Who) -> &'static str {
+    match who {
+        Who::Ours => "ours",
+        Who::Glibc => "glibc",
+        Who::Floor => "floor",
+    }
+}
+
+/// `label` without a leading "ours " or "glibc " that repeats `who`.
+fn unprefixed(who: Who, label: &str) -> &str {
+    label
+        .strip_prefix(who_name(who))
+        .map_or(label, str::trim_start)
 }
 
 /// The P6 figures beyond the table: per side, per thread, the cancel loop alone, the mappings.
@@ -557,18 +574,14 @@ fn p6_notes(cfg: &Config, log: &[(p6::Side, p6::Sample)]) -> Vec<String> {
 fn panels(rows: &[Row], measures: &[Measure], series: &[Series]) -> Vec<Panel> {
     rows.iter()
         .map(|r| {
-            let line = |who, i: usize| {
-                let (prefix, label) = match who {
-                    Who::Ours => ("ours", short_label(&measures[i].label)),
-                    Who::Glibc => ("glibc", short_label(&measures[i].label)),
-                    Who::Floor => ("floor", short_label(&measures[i].label)),
-                };
-                let label = label.strip_prefix(prefix).unwrap_or(label).trim_start();
-                Line {
-                    who,
-                    label: format!("{prefix}: {label}"),
-                    values: series[i].kept.clone(),
-                }
+            let line = |who, i: usize| Line {
+                who,
+                label: format!(
+                    "{}: {}",
+                    who_name(who),
+                    short_label(unprefixed(who, &measures[i].label))
+                ),
+                values: series[i].kept.clone(),
             };
             let mut lines = vec![line(Who::Ours, r.ours)];
             lines.extend(r.glibc.map(|i| line(Who::Glibc, i)));

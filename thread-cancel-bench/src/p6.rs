@@ -117,7 +117,7 @@ pub fn summary(side: Side, runs: &[Sample], threads: usize) -> Option<String> {
     let per_thread = |m: f64| num(m * 1e3 / threads.max(1) as f64);
     Some(format!(
         "{:<24} {} run(s): median {} ms in all = {} us per thread (p99 {} ms); the cancel \
-         (wake) loop alone {} ms = {} us per thread; {} memory mappings at most",
+         (wake) loop alone {} ms = {} us per thread; {} memory mappings at most (of {})",
         side.name(),
         runs.len(),
         num(total.median),
@@ -125,7 +125,8 @@ pub fn summary(side: Side, runs: &[Sample], threads: usize) -> Option<String> {
         num(total.p99),
         num(cancel.median),
         per_thread(cancel.median),
-        runs.iter().map(|s| s.maps).max().unwrap_or(0)
+        runs.iter().map(|s| s.maps).max().unwrap_or(0),
+        max_map_count().map_or_else(|_| "?".to_string(), |m| m.to_string())
     ))
 }
 
