@@ -17,7 +17,7 @@ struct Entry {
     /// `None` once detached, while being joined, or for a thread not created here.
     handle: Option<JoinHandle<SendPtr>>,
     detached: bool,
-    /// The system's id, once the thread has recorded it.
+    /// The system's id.
     native: libc::pthread_t,
 }
 
@@ -159,8 +159,8 @@ pub unsafe extern "C" fn tc_create(
         }
     }
     let arg = SendPtr(arg);
-    // The registry lock is held until the slot is filled: the thread's first registry access
-    // (recording its system id) waits for it.
+    // The registry lock is held until the slot is filled (canceler, system id, handle): a
+    // detached thread that ends at once frees its slot only after that.
     let mut reg = registry();
     let id = reg.alloc(Entry {
         canceler: thread_cancel::current(), // replaced below
@@ -176,10 +176,6 @@ pub unsafe extern "C" fn tc_create(
     let spawned = b.spawn(move || {
         let _ending = Ending(id);
         MY_ID.set(id);
-        if let Some(e) = registry().get(id) {
-            // SAFETY: `pthread_self` has no preconditions.
-            e.native = unsafe { libc::pthread_self() };
-        }
         let arg = arg;
         // SAFETY: `start` is the C start routine; the frames it creates are C frames, which a
         // cancellation may abandon.
@@ -189,6 +185,7 @@ pub unsafe extern "C" fn tc_create(
         Ok(h) => {
             let e = reg.get(id).expect("the new slot");
             e.canceler = h.canceler();
+            e.native = h.as_pthread_t();
             if !detached {
                 e.handle = Some(h);
             }

@@ -6,11 +6,13 @@
 //! broadcasts only once the waiter no longer holds the mutex (glibc records the owner's tid in
 //! the mutex), i.e. once it is queued, so the broadcast cannot fall between the waiter's last
 //! check and its sleep. The waiter returns only after a running callback has finished, so the
-//! callback never touches a condition variable the program has destroyed.
+//! callback never touches a condition variable the program has destroyed. A wait that returned
+//! (and may have consumed a signal) and must then act broadcasts first, so no signal is lost.
 //!
 //! Semaphores: glibc's `sem_t` is a 64-bit word (value in the low half, waiters in the high
 //! half) whose `sem_post` wakes the low half's futex; the wait is `sem_trywait` and a futex wait
-//! through the cancellable system call, so a canceled wait took nothing (R10).
+//! through the cancellable system call, so a canceled wait took nothing (R10); a wait that was
+//! woken takes its token before it looks at a request.
 
 use crate::cancel;
 use crate::SendPtr;
@@ -37,6 +39,12 @@ struct Waiter {
 }
 
 fn wake(w: &Waiter) {
+    // SAFETY: no preconditions.
+    if unsafe { libc::gettid() } == w.tid {
+        // Run at registration by the waiter itself (a request was already pending): it has not
+        // waited yet and checks for the request before it does.
+        return;
+    }
     w.running.store(true, Ordering::SeqCst);
     while !w.done.load(Ordering::SeqCst) {
         if mutex_owner(w.mutex.0.cast()) == w.tid {
@@ -94,8 +102,14 @@ fn cond_wait(
         std::thread::yield_now();
     }
     drop(guard);
-    // The mutex is held again here: a request is acted on with it held (R22).
-    cancel::point();
+    // The mutex is held again here: a request is acted on with it held (R22). The wait may
+    // have consumed a signal meant for another waiter: pass it on (a spurious wake-up for the
+    // others, who re-check their predicate) before acting, so none is lost.
+    if ffi::c_must_act() {
+        // SAFETY: the caller's live condition variable.
+        unsafe { libc::pthread_cond_broadcast(cond) };
+        cancel::act();
+    }
     r
 }
 
@@ -137,18 +151,23 @@ fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
             *sem.cast::<u8>().add(SEM_PRIVATE_OFFSET).cast::<i32>(),
         )
     };
+    cancel::point();
     loop {
-        cancel::point();
+        // After a wake-up, the token is taken before a request is looked at: a wait that was
+        // woken by `sem_post` completes (R10), and the next wait acts instead.
         // SAFETY: as above.
         if unsafe { libc::sem_trywait(sem) } == 0 {
             return 0;
         }
         data.fetch_add(SEM_NWAITERS_ONE, Ordering::SeqCst);
+        // glibc stores 0 for a process-private semaphore and FUTEX_PRIVATE_FLAG for a shared
+        // one, and uses `op | (private ^ FUTEX_PRIVATE_FLAG)` itself.
+        let flag = private ^ libc::FUTEX_PRIVATE_FLAG;
         let (op, timeout) = if abstime.is_null() {
-            (libc::FUTEX_WAIT | private, 0)
+            (libc::FUTEX_WAIT | flag, 0)
         } else {
             (
-                libc::FUTEX_WAIT_BITSET | libc::FUTEX_CLOCK_REALTIME | private,
+                libc::FUTEX_WAIT_BITSET | libc::FUTEX_CLOCK_REALTIME | flag,
                 abstime as libc::c_long,
             )
         };
@@ -170,7 +189,7 @@ fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
                 crate::set_errno(libc::ETIMEDOUT);
                 return -1;
             }
-            Some(_) => {} // woken, interrupted or the value changed: try again
+            Some(_) => {} // woken, interrupted or the value changed: take it, or wait again
         }
     }
 }

@@ -213,6 +213,13 @@ impl<T> JoinHandle<T> {
         wait_finished(&self.control, crate::wait::deadline_after(dur), false)
     }
 
+    /// The system's thread id (for the C ABI's `tc_kill` / `tc_native`).
+    #[doc(hidden)]
+    pub fn as_pthread_t(&self) -> libc::pthread_t {
+        use std::os::unix::thread::JoinHandleExt;
+        self.inner.as_pthread_t() as libc::pthread_t
+    }
+
     /// The underlying `std` thread.
     ///
     /// ```
