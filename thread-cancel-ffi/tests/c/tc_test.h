@@ -29,10 +29,17 @@ static inline void test_msleep(long ms) {
     sys_nanosleep(&ts, NULL);
 }
 
+/* The same in microseconds. */
+static inline void test_usleep(long us) {
+    int (*sys_nanosleep)(const struct timespec *, struct timespec *) = &nanosleep;
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
+    sys_nanosleep(&ts, NULL);
+}
+
 /* Waits (without a cancellation point) until `*flag >= value`. A hang is caught by the
  * program's alarm(). */
 static inline void test_wait_ge(atomic_int *flag, int value) {
-    while (atomic_load(flag) < value) test_msleep(1);
+    while (atomic_load(flag) < value) test_usleep(100);
 }
 
 /* The calling thread's kernel id (for test_wait_blocked). */
@@ -60,7 +67,7 @@ static inline void test_wait_blocked(pid_t tid) {
     for (int seen = 0; seen < 3;) {
         char s = test_thread_state(tid);
         seen = (s == 'S' || s == 'D' || s == 't' || s == 'T') ? seen + 1 : 0;
-        test_msleep(1);
+        test_usleep(200);
     }
 }
 
