@@ -2,13 +2,9 @@
  * pthread_create returned must be 0 — the thread exists, whether or not it has been scheduled
  * yet. 200 tries, each on a thread that waits for main before it ends.
  *
- * KNOWN LIBRARY BUG (this program is kept as r18_kill_fresh_thread.c.disabled until fixed):
- * tc_kill returns ESRCH while the new thread has not yet recorded its system id in its registry
- * entry: thread-cancel-ffi/src/threads.rs:169 creates the entry with `native: 0`, the new thread
- * itself fills it in at threads.rs:181 (first thing in its closure, once scheduled), and tc_kill
- * (threads.rs:324) treats native == 0 as "no such thread"; tc_native returns 0 in the same
- * window. Failing check: `pthread_kill(t, 0) == 0` (ESRCH in ~100% of tries on a 2-core
- * machine). */
+ * A regression test: the first C ABI returned ESRCH here (the new thread recorded its system id
+ * itself, once scheduled, and tc_kill took a missing id for "no such thread"); fixed in
+ * 1cf2c8b (tc_create records the id). */
 #include <pthread.h>
 #include <signal.h>
 #include "tc_test.h"
@@ -39,9 +35,8 @@ int main(void) {
     }
     if (esrch) {
         fprintf(stderr,
-                "LIBRARY BUG: pthread_kill(t, 0) on a live, just-created thread returned %d "
-                "(%s) in %d of %d tries (tc_kill sees native == 0 until the new thread records "
-                "its id)\n",
+                "pthread_kill(t, 0) on a live, just-created thread returned %d (%s) in %d of "
+                "%d tries\n",
                 first_rc, strerror(first_rc), esrch, TRIES);
         return 1;
     }

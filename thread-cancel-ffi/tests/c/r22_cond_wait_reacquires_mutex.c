@@ -9,9 +9,8 @@
  *      either order). The token must be consumed — by W1 before it acts, or by W2: a signal
  *      W1 consumed and then acted on is passed on (W2 is not left asleep).
  * The race where the cancel comes after the mutex is released (W1 may already have re-acquired
- * it) is r22_cond_signal_not_lost_to_cancel.c.disabled (it shows a library bug), and a waiter
- * with cancellation disabled is r22_cond_wait_disabled_with_request_pending.c.disabled
- * (another one). */
+ * it) is r22_cond_signal_not_lost_to_cancel.c, and a waiter with cancellation disabled is
+ * r22_cond_wait_disabled_with_request_pending.c. */
 #include <pthread.h>
 #include <time.h>
 #include "tc_test.h"
