@@ -239,10 +239,12 @@ pub unsafe extern "C" fn tc_join(thread: u64, retval: *mut *mut c_void) -> i32 {
         }
         cancel::act();
     }
+    // The thread has finished: its id dies now, before the system thread is joined (after
+    // which its system id could be reused), so `tc_kill` never reaches a joined thread.
+    registry().release(thread);
     let was = ffi::set_disabled(true);
     let outcome = h.join();
     ffi::set_disabled(was);
-    registry().release(thread);
     let value = match outcome {
         Outcome::Returned(SendPtr(p)) | Outcome::Exited(SendPtr(p)) => p,
         Outcome::Canceled | Outcome::Panicked(_) => CANCELED,
