@@ -16,11 +16,14 @@
 #ifndef THREAD_CANCEL_H
 #define THREAD_CANCEL_H
 
+#include <mqueue.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/msg.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -128,6 +131,20 @@ pid_t tc_waitpid(pid_t pid, int *status, int options);
 int tc_sigwait(const sigset_t *set, int *sig);
 int tc_sigsuspend(const sigset_t *mask);
 int tc_tcdrain(int fd);
+int tc_pselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, const struct timespec *timeout, const sigset_t *sigmask);
+int tc_epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout, const sigset_t *sigmask);
+int tc_sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout);
+int tc_sigwaitinfo(const sigset_t *set, siginfo_t *info);
+int tc_waitid(idtype_t idtype, id_t id, siginfo_t *info, int options);
+int tc_fcntl(int fd, int cmd, long arg); /* a point for F_SETLKW / F_OFD_SETLKW */
+int tc_lockf(int fd, int cmd, off_t len); /* a point for F_LOCK */
+int tc_msync(void *addr, size_t length, int flags);
+ssize_t tc_msgrcv(int msqid, void *msgp, size_t msgsz, long msgtyp, int msgflg);
+int tc_msgsnd(int msqid, const void *msgp, size_t msgsz, int msgflg);
+ssize_t tc_mq_receive(mqd_t mq, char *msg, size_t len, unsigned int *prio);
+ssize_t tc_mq_timedreceive(mqd_t mq, char *msg, size_t len, unsigned int *prio, const struct timespec *timeout);
+int tc_mq_send(mqd_t mq, const char *msg, size_t len, unsigned int prio);
+int tc_mq_timedsend(mqd_t mq, const char *msg, size_t len, unsigned int prio, const struct timespec *timeout);
 
 #ifdef __cplusplus
 }

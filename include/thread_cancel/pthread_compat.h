@@ -8,7 +8,11 @@
  * (mutexes, attributes, signals, ...) is the system's, untouched. pthread_t values are our
  * generation-tagged ids: pass them only to the calls renamed here (tc_native gives the
  * system's id for any other). The system-call points are function-like macros, so a struct
- * member or a function pointer named `read` is left alone. */
+ * member or a function pointer named `read` is left alone.
+ *
+ * Feature macros: this header includes the system headers before the program's first line, so
+ * a program that defines _GNU_SOURCE (or _XOPEN_SOURCE, ...) in its source must define it on
+ * the command line instead (-D_GNU_SOURCE) when compiled with -include. */
 #ifndef THREAD_CANCEL_PTHREAD_COMPAT_H
 #define THREAD_CANCEL_PTHREAD_COMPAT_H
 
@@ -71,6 +75,15 @@ static inline int tc_compat_openat_(int dirfd, const char *path, int flags, ...)
     return tc_openat(dirfd, path, flags, mode);
 }
 
+/* fcntl takes an optional integer or pointer argument. */
+static inline int tc_compat_fcntl_(int fd, int cmd, ...) {
+    va_list ap;
+    va_start(ap, cmd);
+    long arg = va_arg(ap, long);
+    va_end(ap);
+    return tc_fcntl(fd, cmd, arg);
+}
+
 #define read(...) tc_read(__VA_ARGS__)
 #define write(...) tc_write(__VA_ARGS__)
 #define pread(...) tc_pread(__VA_ARGS__)
@@ -106,5 +119,19 @@ static inline int tc_compat_openat_(int dirfd, const char *path, int flags, ...)
 #define sigwait(...) tc_sigwait(__VA_ARGS__)
 #define sigsuspend(...) tc_sigsuspend(__VA_ARGS__)
 #define tcdrain(...) tc_tcdrain(__VA_ARGS__)
+#define pselect(...) tc_pselect(__VA_ARGS__)
+#define epoll_pwait(...) tc_epoll_pwait(__VA_ARGS__)
+#define sigtimedwait(...) tc_sigtimedwait(__VA_ARGS__)
+#define sigwaitinfo(...) tc_sigwaitinfo(__VA_ARGS__)
+#define waitid(...) tc_waitid(__VA_ARGS__)
+#define fcntl(...) tc_compat_fcntl_(__VA_ARGS__)
+#define lockf(...) tc_lockf(__VA_ARGS__)
+#define msync(...) tc_msync(__VA_ARGS__)
+#define msgrcv(...) tc_msgrcv(__VA_ARGS__)
+#define msgsnd(...) tc_msgsnd(__VA_ARGS__)
+#define mq_receive(...) tc_mq_receive(__VA_ARGS__)
+#define mq_timedreceive(...) tc_mq_timedreceive(__VA_ARGS__)
+#define mq_send(...) tc_mq_send(__VA_ARGS__)
+#define mq_timedsend(...) tc_mq_timedsend(__VA_ARGS__)
 
 #endif /* THREAD_CANCEL_PTHREAD_COMPAT_H */

@@ -429,3 +429,195 @@ pub unsafe extern "C" fn tc_tcdrain(fd: c_int) -> c_int {
     // SAFETY: TCSBRK with a nonzero argument waits for the output to drain.
     unsafe { c(libc::SYS_ioctl, args!(fd, libc::TCSBRK, 1)) as c_int }
 }
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_pselect(
+    n: c_int,
+    r: *mut libc::fd_set,
+    w: *mut libc::fd_set,
+    e: *mut libc::fd_set,
+    timeout: *const libc::timespec,
+    mask: *const libc::sigset_t,
+) -> c_int {
+    // pselect6's last argument: the mask and its size. A copy of the timeout, which pselect
+    // (unlike the system call) does not update.
+    let sig = [mask as c_long, SIGSET_SIZE];
+    // SAFETY: a non-null timeout is the caller's valid timespec.
+    let mut ts = (!timeout.is_null()).then(|| unsafe { *timeout });
+    let t = ts
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
+    let sig_arg = if mask.is_null() {
+        std::ptr::null()
+    } else {
+        sig.as_ptr()
+    };
+    // SAFETY: the caller's arguments (module docs); `t` and `sig` live for the call.
+    unsafe { c(libc::SYS_pselect6, args!(n, r, w, e, t, sig_arg)) as c_int }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_epoll_pwait(
+    epfd: c_int,
+    ev: *mut libc::epoll_event,
+    max: c_int,
+    timeout: c_int,
+    mask: *const libc::sigset_t,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe {
+        c(
+            libc::SYS_epoll_pwait,
+            args!(epfd, ev, max, timeout, mask, SIGSET_SIZE),
+        ) as c_int
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigtimedwait(
+    set: *const libc::sigset_t,
+    info: *mut libc::siginfo_t,
+    timeout: *const libc::timespec,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe {
+        c(
+            libc::SYS_rt_sigtimedwait,
+            args!(set, info, timeout, SIGSET_SIZE),
+        ) as c_int
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigwaitinfo(
+    set: *const libc::sigset_t,
+    info: *mut libc::siginfo_t,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_sigtimedwait(set, info, std::ptr::null()) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_waitid(
+    idtype: libc::idtype_t,
+    id: libc::id_t,
+    info: *mut libc::siginfo_t,
+    options: c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    let r = unsafe { c(libc::SYS_waitid, args!(idtype, id, info, options, 0)) };
+    if r < 0 {
+        -1
+    } else {
+        0
+    }
+}
+
+/// `fcntl` with one argument (an integer or a pointer); a cancellation point for the waiting
+/// lock commands (`F_SETLKW`, `F_OFD_SETLKW`), the system's call for the others.
+#[no_mangle]
+pub unsafe extern "C" fn tc_fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
+    if cmd == libc::F_SETLKW || cmd == libc::F_OFD_SETLKW {
+        // SAFETY: the caller's arguments (module docs): `arg` points to a `struct flock`.
+        unsafe { c(libc::SYS_fcntl, args!(fd, cmd, arg)) as c_int }
+    } else {
+        // SAFETY: the caller's arguments, as for fcntl.
+        unsafe { libc::fcntl(fd, cmd, arg) }
+    }
+}
+
+/// `lockf`: `F_LOCK` waits (a cancellation point); the other commands are the system's.
+#[no_mangle]
+pub unsafe extern "C" fn tc_lockf(fd: c_int, cmd: c_int, len: libc::off_t) -> c_int {
+    if cmd != libc::F_LOCK {
+        // SAFETY: the caller's arguments, as for lockf.
+        return unsafe { libc::lockf(fd, cmd, len) };
+    }
+    // SAFETY: all-zero is a valid `flock`.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as libc::c_short;
+    fl.l_whence = libc::SEEK_CUR as libc::c_short;
+    fl.l_len = len;
+    // SAFETY: `fl` lives for the call.
+    unsafe { tc_fcntl(fd, libc::F_SETLKW, &mut fl as *mut libc::flock as c_long) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_msync(addr: *mut c_void, len: size_t, flags: c_int) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_msync, args!(addr, len, flags)) as c_int }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_msgrcv(
+    qid: c_int,
+    msg: *mut c_void,
+    size: size_t,
+    typ: c_long,
+    flags: c_int,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_msgrcv, args!(qid, msg, size, typ, flags)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_msgsnd(
+    qid: c_int,
+    msg: *const c_void,
+    size: size_t,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_msgsnd, args!(qid, msg, size, flags)) as c_int }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_mq_timedreceive(
+    mq: libc::mqd_t,
+    msg: *mut libc::c_char,
+    len: size_t,
+    prio: *mut libc::c_uint,
+    timeout: *const libc::timespec,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe {
+        c(
+            libc::SYS_mq_timedreceive,
+            args!(mq, msg, len, prio, timeout),
+        ) as ssize_t
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_mq_receive(
+    mq: libc::mqd_t,
+    msg: *mut libc::c_char,
+    len: size_t,
+    prio: *mut libc::c_uint,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_mq_timedreceive(mq, msg, len, prio, std::ptr::null()) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_mq_timedsend(
+    mq: libc::mqd_t,
+    msg: *const libc::c_char,
+    len: size_t,
+    prio: libc::c_uint,
+    timeout: *const libc::timespec,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_mq_timedsend, args!(mq, msg, len, prio, timeout)) as c_int }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_mq_send(
+    mq: libc::mqd_t,
+    msg: *const libc::c_char,
+    len: size_t,
+    prio: libc::c_uint,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_mq_timedsend(mq, msg, len, prio, std::ptr::null()) }
+}
