@@ -54,24 +54,20 @@
 #else
 #define TC_COMPAT_MODE_FLAGS_ O_CREAT
 #endif
-static inline int tc_compat_open_(const char *path, int flags, ...) {
-    mode_t mode = 0;
-    if (flags & TC_COMPAT_MODE_FLAGS_) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
+#define TC_COMPAT_MODE_(flags, last)                                                            \
+    mode_t mode = 0;                                                                            \
+    if ((flags) & TC_COMPAT_MODE_FLAGS_) {                                                      \
+        va_list ap;                                                                             \
+        va_start(ap, last);                                                                     \
+        mode = (mode_t)va_arg(ap, int);                                                         \
+        va_end(ap);                                                                             \
     }
+static inline int tc_compat_open_(const char *path, int flags, ...) {
+    TC_COMPAT_MODE_(flags, flags)
     return tc_open(path, flags, mode);
 }
 static inline int tc_compat_openat_(int dirfd, const char *path, int flags, ...) {
-    mode_t mode = 0;
-    if (flags & TC_COMPAT_MODE_FLAGS_) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
+    TC_COMPAT_MODE_(flags, flags)
     return tc_openat(dirfd, path, flags, mode);
 }
 
