@@ -95,14 +95,20 @@ impl Control {
                 // that turns it on after this request sees the request when it does.
                 let in_async_region =
                     prev & crate::state::ASYNC != 0 && !self.region.load(SeqCst).is_null();
-                if (in_async_region || crate::sys::observe_in_syscall(&self.in_syscall))
-                    && !crate::current::is_current(self)
-                {
+                let me = crate::current::is_current(self);
+                // A thread blocked in a call has published the flag long ago: signal it first.
+                let signalled = in_async_region || self.in_syscall.load(SeqCst);
+                if signalled && !me {
                     self.interrupt();
                 }
                 self.parker.unpark();
                 if let Some(t) = self.thread.get() {
                     t.unpark();
+                }
+                // The flag looked clear: make sure (the fence's heavy side), after the wake-ups
+                // so that it never delays them.
+                if !signalled && !me && crate::sys::observe_in_syscall(&self.in_syscall) {
+                    self.interrupt();
                 }
                 let run = std::mem::take(&mut lock(&self.callbacks).list);
                 for (_, f) in run {

@@ -152,9 +152,16 @@ impl<T> JoinHandle<T> {
     /// (R18).
     ///
     /// ```
-    /// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
+    /// let (go, wait) = std::sync::mpsc::channel::<()>();
+    /// let h = thread_cancel::spawn(move || {
+    ///     let held = thread_cancel::disable(); // requests are held pending (R03)
+    ///     wait.recv().unwrap();
+    ///     drop(held);
+    ///     thread_cancel::testcancel(); // acted on here
+    /// });
     /// assert_eq!(h.cancel(), Ok(()));
     /// assert_eq!(h.cancel(), Ok(())); // merged with the first (R03)
+    /// go.send(()).unwrap();
     /// assert!(h.join().is_canceled());
     /// ```
     pub fn cancel(&self) -> Result<(), NoSuchThread> {

@@ -43,15 +43,13 @@ pub(crate) fn publish(flag: &AtomicBool) {
     }
 }
 
-/// Canceler, after its `fetch_or(PENDING)`: whether the owner is (or is about to be) inside a
-/// cancellable call, so that it must be signalled.
+/// Canceler, after its `fetch_or(PENDING)` and a `SeqCst` load that found `flag` clear:
+/// whether the owner is (or is about to be) inside a cancellable call after all, so that it
+/// must be signalled.
 pub(crate) fn observe(flag: &AtomicBool) -> bool {
-    if flag.load(Ordering::SeqCst) {
-        return true;
-    }
     super::syscall_cp::install_handler();
     if !ASYMMETRIC.load(Ordering::Acquire) {
-        return false; // the owner's store is SeqCst: the first load was conclusive
+        return false; // the owner's store is SeqCst: the caller's load was conclusive
     }
     // SAFETY: a membarrier command has no memory arguments.
     unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) };
