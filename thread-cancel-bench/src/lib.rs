@@ -21,6 +21,7 @@
 use libc::{c_int, c_ulong};
 use std::io;
 
+pub mod async_cancel;
 pub mod chart;
 pub mod compare;
 pub mod glibc;
