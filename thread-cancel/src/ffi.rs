@@ -151,14 +151,7 @@ pub unsafe fn c_leave() -> ! {
 pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<libc::c_long> {
     if !in_c_region() {
         // SAFETY: forwarded from the caller.
-        let r = unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
-        return Some(if r == -1 {
-            -(std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO) as libc::c_long)
-        } else {
-            r
-        });
+        return Some(unsafe { crate::io::plain(nr, a) });
     }
     let c = current_control();
     crate::sys::publish_in_syscall(&c.in_syscall);
@@ -166,9 +159,13 @@ pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<li
     // `nr` by this function's contract.
     let r = unsafe { crate::sys::syscall_cp(c.state.as_ptr(), nr, a) };
     c.in_syscall.store(false, Ordering::Release);
-    let must = c.state.load() & state::CP_MASK == state::PENDING;
+    let s = c.state.load();
+    let must = s & state::CP_MASK == state::PENDING;
     match r {
         crate::sys::CpResult::Done(r) if !(r == -(libc::EINTR as libc::c_long) && must) => Some(r),
+        // Already acting (a cleanup handler's call, R19): the call is made.
+        // SAFETY: forwarded from the caller.
+        _ if s & state::TERMINATING != 0 => Some(unsafe { crate::io::plain(nr, a) }),
         _ => {
             c.state.begin_cancel();
             None

@@ -47,7 +47,7 @@ pub(crate) unsafe fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<li
 /// # Safety
 /// As [`cp`].
 #[cold]
-unsafe fn plain(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
+pub(crate) unsafe fn plain(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
     // SAFETY: forwarded from the caller.
     let r = unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
     if r == -1 {
@@ -64,12 +64,8 @@ unsafe fn plain(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
 #[inline]
 unsafe fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
     use std::sync::atomic::Ordering;
-    // Acts on a pending request, or raises again a cancellation that `catch_unwind` swallowed
-    // (the trampoline's test leaves terminating threads alone).
-    let s = c.state.load();
-    if s & crate::state::SLOW != 0 {
-        crate::point::slow_point(c, s);
-    }
+    // The trampoline's one load of the word decides: act on a pending request, or raise again
+    // a cancellation that `catch_unwind` swallowed (`act` tells the two apart).
     sys::publish_in_syscall(&c.in_syscall);
     // SAFETY: the word is this thread's (borrowed `c` outlives the call); the arguments are
     // valid for `nr` by this function's contract.

@@ -6,7 +6,7 @@
 //! `thread_cancel_region_leave` resets `sp` from it, restores FPCR and returns 1 from
 //! `enter`.
 
-use crate::state::{ASYNC, CP_MASK, PENDING};
+use crate::state::{ASYNC, CP_MASK, PENDING, ROOT, TERMINATING};
 
 core::arch::global_asm!(
     ".text",
@@ -28,9 +28,15 @@ core::arch::global_asm!(
     "thread_cancel_cp_begin:",
     "ldar w10, [x9]",
     "mov w11, #{mask}",
-    "and w10, w10, w11",
-    "cmp w10, #{pending}",
+    "and w11, w10, w11",
+    "cmp w11, #{pending}",
     "b.eq thread_cancel_cp_cancel",
+    // Terminating but not yet at the root: raise it again (see x86_64.rs).
+    "and w10, w10, #{term_root}",
+    "cbz w10, 3f",
+    "cmp w10, #{root}",
+    "b.lo thread_cancel_cp_cancel",
+    "3:",
     "svc #0",
     ".globl thread_cancel_cp_end",
     ".hidden thread_cancel_cp_end",
@@ -43,6 +49,8 @@ core::arch::global_asm!(
     "ret",
     mask = const CP_MASK,
     pending = const PENDING,
+    term_root = const TERMINATING | ROOT,
+    root = const ROOT,
 );
 
 core::arch::global_asm!(

@@ -2,7 +2,8 @@
 //!
 //! `thread_cancel_syscall_cp(word, nr, a1..a6)` loads the thread's state word *inside* the
 //! address range `[thread_cancel_cp_begin, thread_cancel_cp_end)`, returns `CANCELED` if a
-//! request must be acted on, and otherwise issues the system call. `thread_cancel_cp_end` is the
+//! request must be acted on (or a swallowed cancellation raised again: terminating, not at the
+//! root), and otherwise issues the system call. `thread_cancel_cp_end` is the
 //! instruction right after `syscall`. The signal handler moves a program counter that lies in
 //! the range to `thread_cancel_cp_cancel`:
 //!
@@ -25,7 +26,7 @@
 //! `thread_cancel_region_act`, which calls the region's `act` function first, for C).
 
 use super::syscall_cp::CANCELED;
-use crate::state::{ASYNC, CP_MASK, PENDING};
+use crate::state::{ASYNC, CP_MASK, PENDING, ROOT, TERMINATING};
 
 core::arch::global_asm!(
     ".text",
@@ -46,9 +47,16 @@ core::arch::global_asm!(
     ".hidden thread_cancel_cp_begin",
     "thread_cancel_cp_begin:",
     "mov ecx, dword ptr [r11]",
+    "mov r11d, ecx",
     "and ecx, {mask}",
     "cmp ecx, {pending}",
     "je thread_cancel_cp_cancel",
+    // Terminating (a swallowed cancellation or exit) but not yet at the root: raise it again.
+    "and r11d, {term_root}",
+    "jz 2f",
+    "cmp r11d, {root}",
+    "jb thread_cancel_cp_cancel",
+    "2:",
     "syscall",
     ".globl thread_cancel_cp_end",
     ".hidden thread_cancel_cp_end",
@@ -62,6 +70,8 @@ core::arch::global_asm!(
     ".size thread_cancel_syscall_cp, . - thread_cancel_syscall_cp",
     mask = const CP_MASK,
     pending = const PENDING,
+    term_root = const TERMINATING | ROOT,
+    root = const ROOT,
     canceled = const CANCELED,
 );
 
