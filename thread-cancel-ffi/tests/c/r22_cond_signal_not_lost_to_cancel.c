@@ -19,13 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "tc_test.h"
+#include "tc_tokens.h"
 
 #define ROUNDS 500
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t tok_cv = PTHREAD_COND_INITIALIZER;
-static int tokens, waiting, consumed_w1, consumed_w2, handler_bad; /* under mu */
-static atomic_int w1_tid;
 
 static void on_alarm(int sig) {
     (void)sig;
@@ -33,38 +29,6 @@ static void on_alarm(int sig) {
                               "mutex?)\n";
     (write)(2, msg, sizeof msg - 1);
     _exit(1);
-}
-
-static void b_handler(void *p) {
-    (void)p;
-    if (pthread_mutex_trylock(&mu) != EBUSY) handler_bad = 1; /* must hold it */
-    waiting--;
-    pthread_mutex_unlock(&mu);
-}
-
-static void *consumer(void *p) {
-    int *consumed = p;
-    if (consumed == &consumed_w1) atomic_store(&w1_tid, test_gettid());
-    CHECK(pthread_mutex_lock(&mu) == 0);
-    pthread_cleanup_push(b_handler, NULL);
-    for (;;) {
-        while (tokens == 0) {
-            waiting++;
-            (void)pthread_cond_wait(&tok_cv, &mu);
-            waiting--;
-        }
-        tokens--;
-        (*consumed)++;
-    }
-    pthread_cleanup_pop(0);
-    return NULL;
-}
-
-static int locked_read(int *v) {
-    CHECK(pthread_mutex_lock(&mu) == 0);
-    int r = *v;
-    CHECK(pthread_mutex_unlock(&mu) == 0);
-    return r;
 }
 
 int main(void) {

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <time.h>
 #include "tc_test.h"
+#include "tc_tokens.h"
 
 static pthread_mutex_t m_default = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t m_check;
@@ -88,41 +89,6 @@ static void part_a(void) {
 }
 
 #define ROUNDS 300
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t tok_cv = PTHREAD_COND_INITIALIZER;
-static int tokens, waiting, consumed_w1, consumed_w2, handler_bad; /* under mu */
-
-static void b_handler(void *p) {
-    (void)p;
-    if (pthread_mutex_trylock(&mu) != EBUSY) handler_bad = 1; /* must hold it */
-    waiting--;
-    pthread_mutex_unlock(&mu);
-}
-
-static void *consumer(void *p) {
-    int *consumed = p;
-    CHECK(pthread_mutex_lock(&mu) == 0);
-    pthread_cleanup_push(b_handler, NULL);
-    for (;;) {
-        while (tokens == 0) {
-            waiting++;
-            (void)pthread_cond_wait(&tok_cv, &mu);
-            waiting--;
-        }
-        tokens--;
-        (*consumed)++;
-    }
-    pthread_cleanup_pop(0);
-    return NULL;
-}
-
-static int locked_read(int *v) {
-    CHECK(pthread_mutex_lock(&mu) == 0);
-    int r = *v;
-    CHECK(pthread_mutex_unlock(&mu) == 0);
-    return r;
-}
 
 static void part_b(void) {
     for (int i = 0; i < ROUNDS; i++) {
