@@ -13,7 +13,8 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use thread_cancel::{ffi, Builder, Canceler, JoinHandle, Outcome};
 
 struct Entry {
-    canceler: Canceler,
+    /// `None` only while `tc_create` fills the slot (under the registry lock).
+    canceler: Option<Canceler>,
     /// `None` once detached, while being joined, or for a thread not created here.
     handle: Option<JoinHandle<SendPtr>>,
     detached: bool,
@@ -163,7 +164,7 @@ pub unsafe extern "C" fn tc_create(
     // detached thread that ends at once frees its slot only after that.
     let mut reg = registry();
     let id = reg.alloc(Entry {
-        canceler: thread_cancel::current(), // replaced below
+        canceler: None,
         handle: None,
         detached,
         native: 0,
@@ -184,7 +185,7 @@ pub unsafe extern "C" fn tc_create(
     match spawned {
         Ok(h) => {
             let e = reg.get(id).expect("the new slot");
-            e.canceler = h.canceler();
+            e.canceler = Some(h.canceler());
             e.native = h.as_pthread_t();
             if !detached {
                 e.handle = Some(h);
@@ -279,8 +280,8 @@ pub extern "C" fn tc_detach(thread: u64) -> i32 {
 /// of ours (R18).
 #[no_mangle]
 pub extern "C" fn tc_cancel(thread: u64) -> i32 {
-    let canceler = match registry().get(thread) {
-        Some(e) => e.canceler.clone(),
+    let canceler = match registry().get(thread).and_then(|e| e.canceler.clone()) {
+        Some(c) => c,
         None => return libc::ESRCH,
     };
     match canceler.cancel() {
@@ -297,7 +298,7 @@ pub extern "C" fn tc_self() -> u64 {
         return id;
     }
     let id = registry().alloc(Entry {
-        canceler: thread_cancel::current(),
+        canceler: Some(thread_cancel::current()),
         handle: None,
         detached: false,
         // SAFETY: `pthread_self` has no preconditions.
