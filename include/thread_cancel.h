@@ -53,7 +53,7 @@ __attribute__((noreturn)) void tc_exit(void *retval);
 tc_thread_t tc_self(void);
 int tc_equal(tc_thread_t a, tc_thread_t b);
 int tc_kill(tc_thread_t thread, int sig);
-/* The system's pthread_t of a live thread of ours (0 if none), for the calls not mapped here. */
+/* The system's pthread_t of a live thread created by tc_create (0 otherwise), for the calls not mapped here. */
 pthread_t tc_native(tc_thread_t thread);
 
 /* Cancellation. */

@@ -71,12 +71,33 @@ static inline int tc_compat_openat_(int dirfd, const char *path, int flags, ...)
     return tc_openat(dirfd, path, flags, mode);
 }
 
-/* fcntl takes an optional integer or pointer argument. */
+/* fcntl takes an optional integer or pointer argument; the F_GET* commands take none. */
 static inline int tc_compat_fcntl_(int fd, int cmd, ...) {
-    va_list ap;
-    va_start(ap, cmd);
-    long arg = va_arg(ap, long);
-    va_end(ap);
+    long arg = 0;
+    switch (cmd) {
+    case F_GETFD:
+    case F_GETFL:
+    case F_GETOWN:
+#ifdef F_GETSIG
+    case F_GETSIG:
+#endif
+#ifdef F_GETLEASE
+    case F_GETLEASE:
+#endif
+#ifdef F_GETPIPE_SZ
+    case F_GETPIPE_SZ:
+#endif
+#ifdef F_GET_SEALS
+    case F_GET_SEALS:
+#endif
+        break;
+    default: {
+        va_list ap;
+        va_start(ap, cmd);
+        arg = va_arg(ap, long);
+        va_end(ap);
+    }
+    }
     return tc_fcntl(fd, cmd, arg);
 }
 

@@ -35,6 +35,9 @@ pub unsafe extern "C" fn tc_cleanup_push_buffer(
             prev: TOP.get(),
         })
     };
+    // The buffer is complete before it is reachable (an asynchronous cancellation may run the
+    // list at any instruction).
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
     TOP.set(buffer);
 }
 
@@ -47,6 +50,7 @@ pub unsafe extern "C" fn tc_cleanup_pop_buffer(buffer: *mut CleanupBuffer, execu
     // SAFETY: pushed by `tc_cleanup_push_buffer` and still in the caller's frame.
     let b = unsafe { &*buffer };
     TOP.set(b.prev);
+    std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
     if execute != 0 {
         if let Some(r) = b.routine {
             // SAFETY: a C cleanup routine with the argument it was pushed with.

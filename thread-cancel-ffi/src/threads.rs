@@ -18,7 +18,10 @@ struct Entry {
     /// `None` once detached, while being joined, or for a thread not created here.
     handle: Option<JoinHandle<SendPtr>>,
     detached: bool,
-    /// The system's id.
+    /// The thread's closure has ended (its slot may be freed once it is also detached).
+    ended: bool,
+    /// The system's id (0 for a thread not created here: those are signalled through their
+    /// control block).
     native: libc::pthread_t,
 }
 
@@ -102,13 +105,27 @@ struct Ending(u64);
 impl Drop for Ending {
     fn drop(&mut self) {
         let mut reg = registry();
-        if reg.get(self.0).is_some_and(|e| e.detached) {
-            reg.release(self.0);
+        match reg.get(self.0) {
+            Some(e) if e.detached => reg.release(self.0),
+            Some(e) => e.ended = true, // `tc_detach` or `tc_join` frees it
+            None => {}
         }
-        drop(reg);
+    }
+}
+
+/// Counts a created thread out when its thread-local data is torn down: after its root has
+/// run the thread-specific-data destructors (the main thread's `tc_exit` waits for that).
+struct Live;
+
+impl Drop for Live {
+    fn drop(&mut self) {
         *live() -= 1;
         LIVE_CHANGED.notify_all();
     }
+}
+
+thread_local! {
+    static LIVE_GUARD: Live = const { Live };
 }
 
 /// Runs `f`, a Rust cancellation point, as a C point: in a thread created here a cancellation
@@ -167,6 +184,7 @@ pub unsafe extern "C" fn tc_create(
         canceler: None,
         handle: None,
         detached,
+        ended: false,
         native: 0,
     });
     *live() += 1;
@@ -175,6 +193,7 @@ pub unsafe extern "C" fn tc_create(
         b = b.stack_size(stack);
     }
     let spawned = b.spawn(move || {
+        LIVE_GUARD.with(|_| ()); // registers the count-out at thread teardown
         let _ending = Ending(id);
         MY_ID.set(id);
         let arg = arg;
@@ -234,9 +253,11 @@ pub unsafe extern "C" fn tc_join(thread: u64, retval: *mut *mut c_void) -> i32 {
         true
     };
     if !waited {
-        // Canceled while waiting: the target stays joinable, then act.
-        if let Some(e) = registry().get(thread) {
-            e.handle = Some(h);
+        // Canceled while waiting: the target stays joinable, then act (nothing of this frame
+        // may be left to the abandoned stack: the handle goes back, or is dropped).
+        match registry().get(thread) {
+            Some(e) => e.handle = Some(h),
+            None => drop(h),
         }
         cancel::act();
     }
@@ -269,8 +290,8 @@ pub extern "C" fn tc_detach(thread: u64) -> i32 {
         return libc::EINVAL;
     }
     e.detached = true;
-    let finished = e.handle.take().is_some_and(|h| h.is_finished());
-    if finished {
+    e.handle = None; // detaches the system thread
+    if e.ended {
         reg.release(thread);
     }
     0
@@ -278,16 +299,22 @@ pub extern "C" fn tc_detach(thread: u64) -> i32 {
 
 /// `pthread_cancel`: queues a request (R01, R08); `ESRCH` for an id that is not a live thread
 /// of ours (R18).
+///
+/// Async-cancel-safe (POSIX): the caller's own cancellation is held while this takes locks, and
+/// acted on afterwards, the C way, if the caller is asynchronous and canceled itself.
 #[no_mangle]
 pub extern "C" fn tc_cancel(thread: u64) -> i32 {
-    let canceler = match registry().get(thread).and_then(|e| e.canceler.clone()) {
-        Some(c) => c,
-        None => return libc::ESRCH,
+    let was = ffi::set_disabled(true);
+    let canceler = registry().get(thread).and_then(|e| e.canceler.clone());
+    let r = match canceler.map(|c| c.cancel()) {
+        Some(Ok(())) => 0,
+        Some(Err(_)) | None => libc::ESRCH,
     };
-    match canceler.cancel() {
-        Ok(()) => 0,
-        Err(_) => libc::ESRCH,
+    ffi::set_disabled(was);
+    if !was && ffi::is_async() {
+        cancel::point();
     }
+    r
 }
 
 /// `pthread_self`: the calling thread's id (a thread not created here gets one on first use).
@@ -301,8 +328,8 @@ pub extern "C" fn tc_self() -> u64 {
         canceler: Some(thread_cancel::current()),
         handle: None,
         detached: false,
-        // SAFETY: `pthread_self` has no preconditions.
-        native: unsafe { libc::pthread_self() },
+        ended: false,
+        native: 0,
     });
     MY_ID.set(id);
     id
@@ -318,12 +345,18 @@ pub extern "C" fn tc_equal(a: u64, b: u64) -> i32 {
 #[no_mangle]
 pub extern "C" fn tc_kill(thread: u64, sig: i32) -> i32 {
     let mut reg = registry();
-    match reg.get(thread) {
-        // SAFETY: the thread is alive while its slot is (a slot is released only after the
-        // thread is joined, or by the thread itself before it ends), and we hold the lock.
-        Some(e) if e.native != 0 => unsafe { libc::pthread_kill(e.native, sig) },
-        _ => libc::ESRCH,
-    }
+    let canceler = match reg.get(thread) {
+        // SAFETY: a thread created here is not joined while its slot lives (`tc_join` releases
+        // the slot before the system join; a detached thread's slot goes when its closure
+        // ends, before the thread does), and we hold the registry lock.
+        Some(e) if e.native != 0 => return unsafe { libc::pthread_kill(e.native, sig) },
+        Some(e) => e.canceler.clone(),
+        None => None,
+    };
+    drop(reg);
+    // Not created here: through its control block, whose system id is cleared (under a lock)
+    // before the thread ends.
+    canceler.map_or(libc::ESRCH, |c| c.signal(sig).unwrap_or(libc::ESRCH))
 }
 
 /// The system's `pthread_t` of a live thread of ours, or 0.

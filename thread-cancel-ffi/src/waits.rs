@@ -108,6 +108,7 @@ fn cond_wait(
     if ffi::c_must_act() {
         // SAFETY: the caller's live condition variable.
         unsafe { libc::pthread_cond_broadcast(cond) };
+        drop(w); // nothing of this frame is left to the abandoned stack
         cancel::act();
     }
     r
@@ -143,6 +144,11 @@ const SEM_NWAITERS_ONE: u64 = 1 << 32;
 const SEM_PRIVATE_OFFSET: usize = 8;
 
 fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
+    // SAFETY: a non-null `abstime` is the caller's valid timespec.
+    if !abstime.is_null() && !(0..1_000_000_000).contains(&unsafe { (*abstime).tv_nsec }) {
+        crate::set_errno(libc::EINVAL);
+        return -1;
+    }
     // SAFETY: `sem` is an initialised semaphore (the caller's contract); its first 8 bytes are
     // the aligned 64-bit word glibc updates atomically, followed by the futex private flag.
     let (data, private) = unsafe {
@@ -185,11 +191,13 @@ fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
         data.fetch_sub(SEM_NWAITERS_ONE, Ordering::SeqCst);
         match r {
             None => cancel::act(), // nothing was taken
-            Some(r) if r == -(libc::ETIMEDOUT as libc::c_long) => {
-                crate::set_errno(libc::ETIMEDOUT);
+            // Woken, or the value changed before the wait: take it, or wait again.
+            Some(r) if r == 0 || r == -(libc::EAGAIN as libc::c_long) => {}
+            // A timeout, a signal handled by the program (EINTR, as glibc), or an error.
+            Some(r) => {
+                crate::set_errno(-r as i32);
                 return -1;
             }
-            Some(_) => {} // woken, interrupted or the value changed: take it, or wait again
         }
     }
 }

@@ -154,7 +154,8 @@ pub fn set_cancel_type(new: CancelType) -> CancelType {
     }
 }
 
-fn act_if_async(c: &crate::control::Control) {
+/// Acts at once if the type is asynchronous and a request must be acted on.
+pub(crate) fn act_if_async(c: &crate::control::Control) {
     let s = c.state.load();
     if s & state::ASYNC != 0 && s & state::SLOW != 0 {
         slow_point(c, s);

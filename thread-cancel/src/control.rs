@@ -95,7 +95,10 @@ impl Control {
                 // that turns it on after this request sees the request when it does.
                 let in_async_region =
                     prev & crate::state::ASYNC != 0 && !self.region.load(SeqCst).is_null();
-                let me = crate::current::is_current(self);
+                // A disabled thread is never signalled: it acts only after it enables, an owner
+                // read-modify-write that sees this request, and its next point acts on it. (A
+                // signal now would only make its calls fail with EINTR.)
+                let me = crate::current::is_current(self) || prev & crate::state::DISABLED != 0;
                 // A thread blocked in a call has published the flag long ago: signal it first.
                 let signalled = in_async_region || self.in_syscall.load(SeqCst);
                 if signalled && !me {
@@ -124,6 +127,15 @@ impl Control {
         let _ = self.thread.set(t);
         // SAFETY: `pthread_self` has no preconditions.
         *lock(&self.pthread) = Some(unsafe { libc::pthread_self() });
+    }
+
+    /// Sends `sig` to the thread if it is alive: `pthread_kill`'s result, or `None` if the
+    /// thread has finished. The id is read and used under the lock that `finish` clears it
+    /// under, so it never names a gone thread.
+    pub(crate) fn send_signal(&self, sig: i32) -> Option<i32> {
+        let t = lock(&self.pthread);
+        // SAFETY: as in `interrupt`.
+        t.map(|t| unsafe { libc::pthread_kill(t, sig) })
     }
 
     /// Sends the cancel signal to the thread, blocked in a cancellable system call.

@@ -125,6 +125,13 @@ impl Canceler {
         self.control.cancel()
     }
 
+    /// Sends signal `sig` to the thread (for the C ABI's `tc_kill`): `pthread_kill`'s
+    /// result, or `Err` if the thread has finished.
+    #[doc(hidden)]
+    pub fn signal(&self, sig: i32) -> Result<i32, NoSuchThread> {
+        self.control.send_signal(sig).ok_or(NoSuchThread)
+    }
+
     /// Whether the thread has finished (its handlers and destructors have all run).
     ///
     /// ```

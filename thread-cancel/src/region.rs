@@ -19,6 +19,8 @@ use crate::current::with_current;
 use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
 use {
+    crate::cancel_state::act_if_async,
+    crate::control::Control,
     crate::current::current_control,
     crate::point::raise,
     crate::sys::{region_run, RegionCtx, RegionExit},
@@ -84,7 +86,16 @@ pub unsafe fn async_region<F, R>(f: F) -> R
 where
     F: FnOnce() -> R,
 {
-    let c = current_control();
+    // Adopt the thread outside any region if needed; from then on borrow its control block
+    // without a `RefCell` or an `Arc` count, so the entry of a nested region is itself
+    // async-cancel-safe.
+    if with_current(|_| ()).is_none() {
+        drop(current_control());
+    }
+    let c: *const Control = with_current(|c| c as *const Control).expect("adopted above");
+    // SAFETY: the calling thread's control block lives as long as the thread's link to it,
+    // which outlives this call (it is dropped only at the thread's end).
+    let c = unsafe { &*c };
     let ctx = RegionCtx::new(c.state.as_ptr(), None);
     let mut result: Option<Result<R, Box<dyn Any + Send>>> = None;
     let mut body = Some(|| result = Some(catch_unwind(AssertUnwindSafe(f))));
@@ -111,14 +122,19 @@ where
     drop(body);
     match exit {
         RegionExit::Returned => match result {
-            Some(Ok(r)) => r,
+            Some(Ok(r)) => {
+                // Back in an asynchronous context (an outer region, or the type was
+                // asynchronous before): a request that arrived while the body had the type
+                // deferred, or after it disarmed, is acted on now.
+                if was_async {
+                    act_if_async(c);
+                }
+                r
+            }
             Some(Err(payload)) => resume_unwind(payload),
             None => unreachable!("thread-cancel: a region returned without running its body"),
         },
-        RegionExit::Left => {
-            drop(c);
-            act()
-        }
+        RegionExit::Left => act(),
     }
 }
 

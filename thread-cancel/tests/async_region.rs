@@ -310,3 +310,35 @@ fn r06_stress_state_calls_inside_a_region_are_async_cancel_safe() {
         assert!(h.join().is_canceled(), "race {i}");
     }
 }
+
+/// A request that arrives while an inner region has the type deferred is acted on when the
+/// inner region returns into the asynchronous outer one (not lost to the restored type).
+#[test]
+fn r06_request_held_by_a_deferred_inner_region_acts_when_it_returns() {
+    let requested = Arc::new(AtomicBool::new(false));
+    let progress = Arc::new(AtomicU64::new(0));
+    let (r, p) = (requested.clone(), progress.clone());
+    let h = spawn(move || {
+        // SAFETY: atomics, spinning and the async-cancel-safe `set_cancel_type` only.
+        unsafe {
+            async_region(|| {
+                async_region(|| {
+                    set_cancel_type(CancelType::Deferred);
+                    while !r.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                });
+                spin(&p)
+            })
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    h.cancel().unwrap();
+    requested.store(true, Ordering::Release);
+    assert!(h.join().is_canceled());
+    assert_eq!(
+        progress.load(Ordering::Relaxed),
+        0,
+        "acted before the outer loop ran"
+    );
+}
