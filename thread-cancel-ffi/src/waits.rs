@@ -6,13 +6,21 @@
 //! broadcasts only once the waiter no longer holds the mutex (glibc records the owner's tid in
 //! the mutex), i.e. once it is queued, so the broadcast cannot fall between the waiter's last
 //! check and its sleep. The waiter returns only after a running callback has finished, so the
-//! callback never touches a condition variable the program has destroyed. A wait that returned
+//! callback never touches a condition variable the program has destroyed. Limits: with glibc's
+//! lock elision turned on (off by default) the owner field is not written, and a recursive
+//! mutex locked more than once stays owned during the wait (POSIX leaves that undefined). A wait that returned
 //! (and may have consumed a signal) and must then act broadcasts first, so no signal is lost.
 //!
 //! Semaphores: glibc's `sem_t` is a 64-bit word (value in the low half, waiters in the high
 //! half) whose `sem_post` wakes the low half's futex; the wait is `sem_trywait` and a futex wait
 //! through the cancellable system call, so a canceled wait took nothing (R10); a wait that was
 //! woken takes its token before it looks at a request.
+
+// The waits below read glibc's `pthread_mutex_t` and `sem_t` layouts.
+#[cfg(not(target_env = "gnu"))]
+compile_error!(
+    "thread-cancel-ffi: the condition and semaphore waits need glibc's layouts (waits.rs)"
+);
 
 use crate::cancel;
 use crate::SendPtr;
