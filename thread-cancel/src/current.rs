@@ -33,6 +33,15 @@ impl Drop for Link {
     }
 }
 
+/// The calling thread's control block if it has one (no adoption), as a raw pointer: valid
+/// until the thread's thread-local destructors run, so for any borrow that ends before the
+/// caller returns.
+#[inline(always)]
+pub(crate) fn current_ptr() -> Option<*const Control> {
+    let p = CURRENT.with(Cell::get);
+    (!p.is_null()).then_some(p)
+}
+
 /// Runs `f` on the calling thread's control block if it has one (no adoption). The fast path of
 /// every cancellation point.
 #[inline(always)]
@@ -90,6 +99,8 @@ pub(crate) fn link_spawned(control: Arc<Control>) {
 }
 
 fn install(slot: &mut Option<Link>, control: Arc<Control>, adopted: bool) {
+    // Before the thread can make a cancellable call: the signal handler and the fence.
+    crate::sys::prepare();
     control.set_thread(std::thread::current());
     CURRENT.with(|c| c.set(Arc::as_ptr(&control)));
     *slot = Some(Link { control, adopted });

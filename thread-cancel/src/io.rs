@@ -7,17 +7,18 @@
 //! decision exact. A thread that blocks the signal is still canceled at its next point.
 
 use crate::control::Control;
-use crate::current::with_current;
 use crate::sys::{self, CpResult};
 use crate::wait::{act, must_act};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 
 /// Chooses the real-time signal used to interrupt blocked calls (default `SIGRTMIN + 7`);
-/// only before the first cancellable system call of the process.
+/// only before the crate's first thread: the handler is installed when the first thread is
+/// spawned by the crate or adopted by it (`spawn`, `current()`, ...), so call this first thing
+/// in `main`.
 ///
 /// ```
-/// // Too late if a cancellable call already ran in this process; otherwise Ok.
+/// // Too late if a thread was already spawned or adopted in this process; otherwise Ok.
 /// let _ = thread_cancel::io::set_signal(libc::SIGRTMIN() + 7);
 /// assert!(thread_cancel::io::set_signal(libc::SIGINT).is_err());
 /// ```
@@ -27,14 +28,23 @@ pub fn set_signal(sig: i32) -> io::Result<()> {
 
 /// Runs system call `nr` as a cancellation point.
 ///
+/// The fast path — a thread with a control block, nothing to act on, a call that does not
+/// fail with `EINTR` — is inlined into every caller: one TLS load, the flag stores around the
+/// trampoline, and the result test.
+///
 /// # Safety
 /// The arguments must be valid for system call `nr`: every pointer valid (for reads or writes,
 /// as the call does them) for the sizes passed, for the whole call.
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
     // A thread without a control block cannot be canceled: it makes the plain call.
-    // SAFETY (both calls): forwarded from this function's contract.
-    let r = with_current(|c| unsafe { cp_on(c, nr, a) }).unwrap_or_else(|| unsafe { plain(nr, a) });
+    let r = match crate::current::current_ptr() {
+        // SAFETY: forwarded from this function's contract; `c` is the calling thread's
+        // control block, alive for the whole call (`current_ptr`).
+        Some(c) => unsafe { cp_on(&*c, nr, a) },
+        // SAFETY: forwarded from this function's contract.
+        None => unsafe { plain_cold(nr, a) },
+    };
     if (-4095..0).contains(&r) {
         Err(io::Error::from_raw_os_error(-r as i32))
     } else {
@@ -47,7 +57,8 @@ pub(crate) unsafe fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<li
 /// # Safety
 /// As [`cp`].
 #[cold]
-pub(crate) unsafe fn plain(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
+#[inline(never)]
+pub(crate) unsafe fn plain(nr: libc::c_long, a: &[libc::c_long; 6]) -> libc::c_long {
     // SAFETY: forwarded from the caller.
     let r = unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
     if r == -1 {
@@ -59,9 +70,21 @@ pub(crate) unsafe fn plain(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_lo
     }
 }
 
+/// [`plain`] out of line, its arguments passed by value (so that the hot path never
+/// materialises them in memory).
+///
 /// # Safety
 /// As [`cp`].
-#[inline]
+#[cold]
+#[inline(never)]
+unsafe fn plain_cold(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
+    // SAFETY: forwarded from the caller.
+    unsafe { plain(nr, &a) }
+}
+
+/// # Safety
+/// As [`cp`].
+#[inline(always)]
 unsafe fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
     use std::sync::atomic::Ordering;
     // The trampoline's one load of the word decides: act on a pending request, or raise again
@@ -71,16 +94,35 @@ unsafe fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_
     // valid for `nr` by this function's contract.
     let r = unsafe { sys::syscall_cp(c.state.as_ptr(), nr, a) };
     c.in_syscall.store(false, Ordering::Release);
+    match r {
+        CpResult::Done(r) if r != -(libc::EINTR as libc::c_long) => r,
+        // SAFETY: forwarded from this function's contract.
+        _ => unsafe { cp_slow(c, nr, a, r) },
+    }
+}
+
+/// The rare outcomes of [`cp_on`]: the trampoline said act, or the call failed with `EINTR`.
+///
+/// # Safety
+/// As [`cp`].
+#[cold]
+#[inline(never)]
+unsafe fn cp_slow(
+    c: &Control,
+    nr: libc::c_long,
+    a: [libc::c_long; 6],
+    r: CpResult,
+) -> libc::c_long {
     let canceled = match r {
         CpResult::Canceled => true,
         // A call that cannot be restarted, interrupted by our signal: nothing happened.
-        CpResult::Done(r) => r == -(libc::EINTR as libc::c_long) && must_act(c.state.load()),
+        CpResult::Done(r) => must_act(c.state.load()) && r == -(libc::EINTR as libc::c_long),
     };
     match r {
         CpResult::Done(r) if !canceled => r,
         // A point inside an unwind (a `Drop` during a panic) does not act: the plain call.
         // SAFETY: forwarded from this function's contract.
-        _ if std::thread::panicking() => unsafe { plain(nr, a) },
+        _ if std::thread::panicking() => unsafe { plain(nr, &a) },
         _ => act(c),
     }
 }
@@ -98,6 +140,7 @@ fn fd_arg(fd: BorrowedFd<'_>) -> libc::c_long {
 /// use std::os::fd::AsFd;
 /// assert_eq!(thread_cancel::io::read(r.as_fd(), &mut b).unwrap(), 2);
 /// ```
+#[inline]
 pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
     let a = [fd_arg(fd), buf.as_mut_ptr() as _, buf.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
@@ -111,6 +154,7 @@ pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
 /// let (_r, w) = std::io::pipe().unwrap();
 /// assert_eq!(thread_cancel::io::write(w.as_fd(), b"abc").unwrap(), 3);
 /// ```
+#[inline]
 pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
     let a = [fd_arg(fd), buf.as_ptr() as _, buf.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
@@ -125,6 +169,7 @@ pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
 /// let mut b = [0u8; 4];
 /// assert_eq!(thread_cancel::io::pread(f.as_fd(), &mut b, 0).unwrap(), 4);
 /// ```
+#[inline]
 pub fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     let a = [
         fd_arg(fd),
@@ -151,6 +196,7 @@ pub fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usiz
 /// # }
 /// assert_eq!(thread_cancel::io::pwrite(f.as_fd(), b"xy", 10).unwrap(), 2);
 /// ```
+#[inline]
 pub fn pwrite(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize> {
     let a = [
         fd_arg(fd),
@@ -173,6 +219,7 @@ pub fn pwrite(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize> 
 /// let mut buf = [0u8; 1];
 /// assert_eq!(thread_cancel::io::recv(b.as_fd(), &mut buf, 0).unwrap(), 1);
 /// ```
+#[inline]
 pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize> {
     let a = [
         fd_arg(fd),
@@ -194,6 +241,7 @@ pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize>
 /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
 /// assert_eq!(thread_cancel::io::send(a.as_fd(), b"xyz", 0).unwrap(), 3);
 /// ```
+#[inline]
 pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
     let flags = flags | libc::MSG_NOSIGNAL;
     let a = [
@@ -335,6 +383,7 @@ pub fn creat(path: &std::path::Path, mode: u32) -> io::Result<OwnedFd> {
 /// let mut bufs = [std::io::IoSliceMut::new(&mut a), std::io::IoSliceMut::new(&mut b)];
 /// assert_eq!(thread_cancel::io::readv(f.as_fd(), &mut bufs).unwrap(), 5);
 /// ```
+#[inline]
 pub fn readv(fd: BorrowedFd<'_>, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
     // `IoSliceMut` is ABI-compatible with `struct iovec` on Unix (std guarantees it).
     let a = [fd_arg(fd), bufs.as_mut_ptr() as _, bufs.len() as _, 0, 0, 0];
@@ -350,6 +399,7 @@ pub fn readv(fd: BorrowedFd<'_>, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<
 /// let bufs = [std::io::IoSlice::new(b"ab"), std::io::IoSlice::new(b"c")];
 /// assert_eq!(thread_cancel::io::writev(f.as_fd(), &bufs).unwrap(), 3);
 /// ```
+#[inline]
 pub fn writev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
     let a = [fd_arg(fd), bufs.as_ptr() as _, bufs.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.

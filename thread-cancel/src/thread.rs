@@ -88,6 +88,10 @@ pub(crate) fn root<T: 'static>(control: Arc<Control>, f: impl FnOnce() -> T) -> 
 }
 
 pub(crate) fn new_control<T: 'static>() -> Arc<Control> {
+    // In the spawning thread, so that the process-wide set-up (the signal handler, the fence's
+    // registration, which costs an RCU grace period once other threads exist) is usually done
+    // while the process is still single-threaded, and never delays the new thread.
+    crate::sys::prepare();
     Arc::new(Control::new(Some(TypeId::of::<T>())))
 }
 

@@ -286,14 +286,19 @@ fn on_cancel_runs_once_in_the_canceling_thread_or_at_once_if_pending() {
     let r = ran_on.clone();
     let go = Arc::new(AtomicBool::new(false));
     let g = go.clone();
+    let registered = Arc::new(AtomicBool::new(false));
+    let reg = registered.clone();
     let h = spawn(move || {
         let _guard = on_cancel(move || r.lock().unwrap().push(std::thread::current().id()));
+        reg.store(true, Ordering::SeqCst);
         while !g.load(Ordering::SeqCst) {
             std::hint::spin_loop();
         }
         testcancel();
     });
-    std::thread::sleep(Duration::from_millis(10));
+    while !registered.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
     h.cancel().unwrap();
     h.cancel().unwrap();
     go.store(true, Ordering::SeqCst);

@@ -4,7 +4,8 @@
 //!
 //! - [`futex_wait`] / [`futex_wake`]: block on a 32-bit word until it changes or a deadline passes.
 //! - [`syscall_cp`]: a system call that a cancellation request aborts only if it had no effect;
-//!   [`kill`] sends the cancel signal to a thread blocked in one; [`set_signal`] / [`signal`].
+//!   [`kill`] sends the cancel signal to a thread blocked in one; [`set_signal`] / [`signal`];
+//!   [`prepare`] installs the handler, once, before any thread can make such a call.
 //! - [`publish_in_syscall`] / [`observe_in_syscall`]: the two sides of the asymmetric fence
 //!   between a thread entering a cancellable call and a canceler deciding to signal it.
 //! - [`region_run`] / [`region_leave`]: run a function in an *asynchronous region* that the
@@ -26,7 +27,7 @@ pub(crate) use linux::region::{
     RegionCtx,
 };
 #[cfg(target_os = "linux")]
-pub(crate) use linux::syscall_cp::{kill, set_signal, signal, syscall_cp, CpResult};
+pub(crate) use linux::syscall_cp::{kill, prepare, set_signal, signal, syscall_cp, CpResult};
 
 #[cfg(not(target_os = "linux"))]
 compile_error!("thread-cancel supports Linux only for now (see ARCHITECTURE.md, `sys/`)");

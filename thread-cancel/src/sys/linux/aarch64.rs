@@ -11,6 +11,15 @@ use crate::state::{ASYNC, CP_MASK, PENDING, ROOT, TERMINATING};
 core::arch::global_asm!(
     ".text",
     ".p2align 4",
+    // The same with the last two arguments zero (x86_64 needs this entry to keep every
+    // argument in a register; here it only zeroes them).
+    ".globl thread_cancel_syscall_cp4",
+    ".hidden thread_cancel_syscall_cp4",
+    ".type thread_cancel_syscall_cp4,%function",
+    "thread_cancel_syscall_cp4:",
+    "mov x6, xzr",
+    "mov x7, xzr",
+    "b thread_cancel_syscall_cp",
     ".globl thread_cancel_syscall_cp",
     ".hidden thread_cancel_syscall_cp",
     ".type thread_cancel_syscall_cp,%function",

@@ -15,7 +15,8 @@ const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
 /// thread can read it: inside the cancel signal's installation `Once`).
 static ASYMMETRIC: AtomicBool = AtomicBool::new(false);
 
-/// Registers the process (once, from the installation `Once`).
+/// Registers the process (once, from the installation `Once` in `syscall_cp::prepare`, which
+/// runs before any thread has a flag to publish).
 pub(crate) fn register() {
     // SAFETY: a membarrier registration has no memory arguments.
     let r = unsafe {
@@ -32,7 +33,6 @@ pub(crate) fn register() {
 /// Owner: sets `flag` before reading the state word in the trampoline.
 #[inline(always)]
 pub(crate) fn publish(flag: &AtomicBool) {
-    super::syscall_cp::install_handler();
     if ASYMMETRIC.load(Ordering::Relaxed) {
         flag.store(true, Ordering::Relaxed);
         // Keeps the compiler from moving the store after the trampoline's load; the CPU may,
@@ -47,7 +47,6 @@ pub(crate) fn publish(flag: &AtomicBool) {
 /// whether the owner is (or is about to be) inside a cancellable call after all, so that it
 /// must be signalled.
 pub(crate) fn observe(flag: &AtomicBool) -> bool {
-    super::syscall_cp::install_handler();
     if !ASYMMETRIC.load(Ordering::Acquire) {
         return false; // the owner's store is SeqCst: the caller's load was conclusive
     }

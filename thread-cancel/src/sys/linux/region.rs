@@ -70,7 +70,7 @@ pub(crate) unsafe fn run(
     f: unsafe extern "C" fn(*mut c_void),
     arg: *mut c_void,
 ) -> Exit {
-    super::syscall_cp::install_handler();
+    super::syscall_cp::prepare();
     // SAFETY: forwarded from the caller; the assembly follows the C calling convention and
     // restores every callee-saved register on both ways out.
     let r =

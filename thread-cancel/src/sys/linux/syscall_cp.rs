@@ -19,6 +19,14 @@ extern "C" {
         a5: libc::c_long,
         a6: libc::c_long,
     ) -> libc::c_long;
+    fn thread_cancel_syscall_cp4(
+        word: *const u32,
+        nr: libc::c_long,
+        a1: libc::c_long,
+        a2: libc::c_long,
+        a3: libc::c_long,
+        a4: libc::c_long,
+    ) -> libc::c_long;
     static thread_cancel_cp_begin: u8;
     static thread_cancel_cp_end: u8;
     static thread_cancel_cp_cancel: u8;
@@ -40,19 +48,29 @@ pub(crate) enum CpResult {
 /// by `word` says (now, or when the cancel signal arrives while it blocks) that a request must
 /// be acted on.
 ///
+/// The hot path: no check that the handler is installed. It was installed by [`prepare`] when
+/// the calling thread got its state word, and only a canceler that found the thread inside
+/// this call sends the signal.
+///
 /// # Safety
 /// `word` must point to the calling thread's live state word; the arguments must be valid for
 /// system call `nr` (pointers to memory that stays valid and appropriately borrowed for the
 /// call, as for `libc::syscall`).
+#[inline(always)]
 pub(crate) unsafe fn syscall_cp(
     word: *const u32,
     nr: libc::c_long,
     a: [libc::c_long; 6],
 ) -> CpResult {
-    install_handler();
-    // SAFETY: forwarded from the caller; the trampoline follows the C calling convention and
-    // clobbers only caller-saved registers.
-    let r = unsafe { thread_cancel_syscall_cp(word, nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
+    let [a1, a2, a3, a4, a5, a6] = a;
+    // (A test the compiler folds away: the arguments are constants at nearly every call.)
+    // SAFETY (both): forwarded from the caller; the trampoline follows the C calling
+    // convention and clobbers only caller-saved registers.
+    let r = if a5 == 0 && a6 == 0 {
+        unsafe { thread_cancel_syscall_cp4(word, nr, a1, a2, a3, a4) }
+    } else {
+        unsafe { thread_cancel_syscall_cp(word, nr, a1, a2, a3, a4, a5, a6) }
+    };
     if r == CANCELED as libc::c_long {
         CpResult::Canceled
     } else {
@@ -70,7 +88,7 @@ fn default_signal() -> i32 {
     libc::SIGRTMIN() + 7
 }
 
-/// Chooses the cancel signal; only before the first cancellable system call.
+/// Chooses the cancel signal; only before [`prepare`] (the first thread spawned or adopted).
 pub(crate) fn set_signal(sig: i32) -> Result<(), &'static str> {
     if !(libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&sig) {
         return Err("the cancel signal must be a real-time signal");
@@ -89,7 +107,7 @@ pub(crate) fn set_signal(sig: i32) -> Result<(), &'static str> {
     }
 }
 
-/// The cancel signal if the handler is installed (some thread has made a cancellable call).
+/// The cancel signal if the handler is installed (some thread has a control block).
 pub(crate) fn signal() -> Option<i32> {
     match SIGNAL.load(Ordering::Acquire) {
         0 => None,
@@ -97,9 +115,11 @@ pub(crate) fn signal() -> Option<i32> {
     }
 }
 
-/// Installs the cancel signal's handler (once per process).
+/// Installs the cancel signal's handler and registers the process for the asymmetric fence
+/// (once per process). Called whenever a thread gets a control block, before it can make a
+/// cancellable call or enter a region, and by a canceler before it sends the signal.
 #[inline]
-pub(crate) fn install_handler() {
+pub(crate) fn prepare() {
     INSTALL.call_once(|| {
         super::fence::register();
         let sig = default_signal();

@@ -1,6 +1,7 @@
 //! x86_64: the cancellable system-call trampoline and the program counter in a signal context.
 //!
-//! `thread_cancel_syscall_cp(word, nr, a1..a6)` loads the thread's state word *inside* the
+//! `thread_cancel_syscall_cp(word, nr, a1..a6)` (or `thread_cancel_syscall_cp4(word, nr,
+//! a1..a4)`, the last two zero, every argument in a register) loads the thread's state word *inside* the
 //! address range `[thread_cancel_cp_begin, thread_cancel_cp_end)`, returns `CANCELED` if a
 //! request must be acted on (or a swallowed cancellation raised again: terminating, not at the
 //! root), and otherwise issues the system call. `thread_cancel_cp_end` is the
@@ -30,6 +31,23 @@ use crate::state::{ASYNC, CP_MASK, PENDING, ROOT, TERMINATING};
 
 core::arch::global_asm!(
     ".text",
+    ".p2align 4",
+    // The same with the last two arguments zero: every argument in a register (no stack
+    // arguments to store and reload on the hot path of `read`, `write`, `recv`, ...).
+    ".globl thread_cancel_syscall_cp4",
+    ".hidden thread_cancel_syscall_cp4",
+    ".type thread_cancel_syscall_cp4,@function",
+    "thread_cancel_syscall_cp4:",
+    "mov r11, rdi",
+    "mov rax, rsi",
+    "mov rdi, rdx",
+    "mov rsi, rcx",
+    "mov rdx, r8",
+    "mov r10, r9",
+    "xor r8d, r8d",
+    "xor r9d, r9d",
+    "jmp thread_cancel_cp_begin",
+    ".size thread_cancel_syscall_cp4, . - thread_cancel_syscall_cp4",
     ".p2align 4",
     ".globl thread_cancel_syscall_cp",
     ".hidden thread_cancel_syscall_cp",
