@@ -104,13 +104,17 @@ impl Control {
                 if signalled && !me {
                     self.interrupt();
                 }
-                self.parker.unpark();
+                let parked = self.parker.unpark();
                 if let Some(t) = self.thread.get() {
                     t.unpark();
                 }
                 // The flag looked clear: make sure (the fence's heavy side), after the wake-ups
-                // so that it never delays them.
-                if !signalled && !me && crate::sys::observe_in_syscall(&self.in_syscall) {
+                // so that it never delays them. Not needed for a thread we found parked: it is
+                // not in a system call, and it leaves `park` through an acquiring read of our
+                // token, after which every load of its word (the trampoline's included) sees
+                // this request. That spares a blocked waiter the fence's interrupt (P3).
+                if !signalled && !me && !parked && crate::sys::observe_in_syscall(&self.in_syscall)
+                {
                     self.interrupt();
                 }
                 let run = std::mem::take(&mut lock(&self.callbacks).list);

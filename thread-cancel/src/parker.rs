@@ -47,10 +47,14 @@ impl Parker {
         }
     }
 
-    /// Any thread: makes the token available and wakes the owner if it sleeps.
-    pub(crate) fn unpark(&self) {
-        if self.state.swap(NOTIFIED, Ordering::Release) == PARKED {
+    /// Any thread: makes the token available and wakes the owner if it sleeps. Returns whether
+    /// the owner was inside [`park`](Self::park): it then leaves `park` through an acquiring
+    /// read of this token, so it sees everything the caller did before this call.
+    pub(crate) fn unpark(&self) -> bool {
+        let parked = self.state.swap(NOTIFIED, Ordering::Release) == PARKED;
+        if parked {
             sys::futex_wake(&self.state);
         }
+        parked
     }
 }

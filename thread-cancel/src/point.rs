@@ -60,6 +60,15 @@ pub fn testcancel() {
 #[cold]
 #[inline(never)]
 pub(crate) fn slow_point(c: &crate::control::Control, s: u32) {
+    act_on(c, s)
+}
+
+/// [`slow_point`]'s body, inlined into the callers that are already on a slow path (a wait
+/// that a request woke, a system call it aborted): every frame between the point and the
+/// unwind's start is a frame that both phases of the unwind must step through, so acting
+/// adds none of its own.
+#[inline(always)]
+pub(crate) fn act_on(c: &crate::control::Control, s: u32) {
     // Starting an unwind while another one runs (a point called from a Drop during a panic, or
     // from a cleanup handler) would abort the process: the request stays pending instead.
     if std::thread::panicking() {
@@ -108,7 +117,7 @@ pub(crate) fn terminating() -> bool {
 }
 
 /// Starts (or resumes) the termination unwind.
-#[cold]
+#[inline(always)]
 pub(crate) fn raise() -> ! {
     #[cfg(panic = "abort")]
     {

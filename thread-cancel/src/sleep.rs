@@ -1,6 +1,6 @@
 //! `sleep`, `park`, `park_timeout`: cancellation points that a request wakes at once.
 
-use crate::current::current_control;
+use crate::current::{current_control, with_own};
 use crate::wait::{block_until, deadline_after};
 use std::time::Duration;
 
@@ -13,8 +13,10 @@ use std::time::Duration;
 /// assert!(h.join().is_canceled()); // not an hour later
 /// ```
 pub fn sleep(dur: Duration) {
-    let me = current_control();
-    block_until(&me, || false, deadline_after(dur));
+    // Borrowed, not an `Arc`: nothing to drop here when the wait acts (no landing pad between
+    // the point and the caller's frames, see `wait::act`).
+    let deadline = deadline_after(dur);
+    with_own(|me| block_until(me, || false, deadline));
 }
 
 /// Blocks until the thread's `std` park token is made available (`Thread::unpark`) or a
@@ -28,7 +30,7 @@ pub fn sleep(dur: Duration) {
 /// ```
 pub fn park() {
     crate::testcancel();
-    let _adopted = current_control();
+    drop(current_control()); // adopted: from now on a request unparks it
     std::thread::park();
     crate::testcancel();
 }
@@ -40,7 +42,7 @@ pub fn park() {
 /// ```
 pub fn park_timeout(dur: Duration) {
     crate::testcancel();
-    let _adopted = current_control();
+    drop(current_control()); // adopted: from now on a request unparks it
     std::thread::park_timeout(dur);
     crate::testcancel();
 }

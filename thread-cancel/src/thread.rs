@@ -138,8 +138,16 @@ pub(crate) fn wait_finished(
             self.0.set_joiner(None);
         }
     }
-    let _unregister = Unregister(target);
-    crate::wait::block_until(&me, finished, deadline)
+    let unregister = Unregister(target);
+    let wake = crate::wait::wait_until(&me, finished, deadline);
+    // Undone before acting, so that the unwind starts with nothing to drop here.
+    drop(unregister);
+    drop(me);
+    match wake {
+        crate::wait::Wake::Ready => true,
+        crate::wait::Wake::Timeout => false,
+        crate::wait::Wake::Cancel => crate::wait::act_current(),
+    }
 }
 
 /// An owned permission to join a cancelable thread, and to cancel it.

@@ -1,7 +1,7 @@
 //! Blocking as a cancellation point: the wait loop every blocking primitive goes through.
 
 use crate::control::Control;
-use crate::point::{raise, slow_point};
+use crate::point::{act_on, raise};
 use crate::state::{self, Action};
 use std::time::Instant;
 
@@ -50,11 +50,30 @@ pub(crate) fn wait_until(
 }
 
 /// Acts on the request that made [`wait_until`] return [`Wake::Cancel`].
+///
+/// Inlined: the unwind starts in the caller's frame, and callers call it with nothing left
+/// to drop in their own frame (they undo their wait and drop their `Arc`s first, then act
+/// through [`act_current`]). Each frame and each landing pad between the point and the
+/// caller's code costs both phases of the unwind, so this is the cancellation latency (P3).
+#[inline(always)]
 pub(crate) fn act(me: &Control) -> ! {
-    slow_point(me, me.state.load());
+    act_on(me, me.state.load());
     // `wait_until` saw a word that acts; only the owner could have changed it since, and it
     // did not: acting is certain. Raise in any case rather than return into a finished wait.
     raise()
+}
+
+/// [`act`] on the calling thread's own control block, borrowed from the thread-local rather
+/// than through an `Arc` the caller would have to keep alive (and the unwind to drop).
+///
+/// # Panics
+/// If the calling thread has no control block (it could not have been asked to act).
+#[inline(always)]
+pub(crate) fn act_current() -> ! {
+    let c = crate::current::current_ptr().expect("a thread that acts has a control block");
+    // SAFETY: `current_ptr` is the calling thread's control block, alive until its
+    // thread-local destructors run, so for the whole unwind that starts here.
+    act(unsafe { &*c })
 }
 
 /// [`wait_until`], acting on a request at once: for waits with nothing to undo.

@@ -3,7 +3,7 @@
 use super::mutex::{Mutex, MutexGuard};
 use crate::control::Control;
 use crate::current::current_control;
-use crate::wait::{act, deadline_after, wait_until, Wake};
+use crate::wait::{act_current, deadline_after, wait_until, Wake};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LockResult, PoisonError};
@@ -185,12 +185,17 @@ impl Condvar {
             }
             consumed
         };
+        drop(waiter);
+        drop(me);
         let relocked = relock(mutex);
         match wake {
             Wake::Cancel if !consumed => {
-                // R22: the mutex is held again before the request is acted on.
-                let _held = relocked;
-                act(&me)
+                // R22: the mutex is held again before the request is acted on. The guard would
+                // be the first thing the unwind drops; dropping it here instead is the same
+                // (the mutex does not poison on a cancellation) and spares the unwind a
+                // landing pad.
+                drop(relocked);
+                act_current()
             }
             Wake::Timeout if !consumed => (relocked, true),
             _ => (relocked, false),
