@@ -151,12 +151,12 @@ pub unsafe fn c_leave() -> ! {
 pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<libc::c_long> {
     if !in_c_region() {
         // SAFETY: forwarded from the caller.
-        return Some(unsafe { crate::io::plain(nr, &a) });
+        return Some(unsafe { crate::io::plain(nr, a) });
     }
     // A thread in a C region has a control block (borrowed: no `Arc` count per call).
     let Some(c) = crate::current::current_ptr() else {
         // SAFETY: forwarded from the caller.
-        return Some(unsafe { crate::io::plain(nr, &a) });
+        return Some(unsafe { crate::io::plain(nr, a) });
     };
     // SAFETY: the calling thread's control block, alive until its thread-local destructors.
     let c = unsafe { &*c };
@@ -171,7 +171,7 @@ pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<li
         crate::sys::CpResult::Done(r) if !(r == -(libc::EINTR as libc::c_long) && must) => Some(r),
         // Already acting (a cleanup handler's call, R19): the call is made.
         // SAFETY: forwarded from the caller.
-        _ if s & state::TERMINATING != 0 => Some(unsafe { crate::io::plain(nr, &a) }),
+        _ if s & state::TERMINATING != 0 => Some(unsafe { crate::io::plain(nr, a) }),
         _ => {
             c.state.begin_cancel();
             None

@@ -43,7 +43,7 @@ pub(crate) unsafe fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<li
         // control block, alive for the whole call (`current_ptr`).
         Some(c) => unsafe { cp_on(&*c, nr, a) },
         // SAFETY: forwarded from this function's contract.
-        None => unsafe { plain_cold(nr, a) },
+        None => unsafe { plain_cold(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
     };
     if (-4095..0).contains(&r) {
         Err(io::Error::from_raw_os_error(-r as i32))
@@ -56,11 +56,11 @@ pub(crate) unsafe fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<li
 ///
 /// # Safety
 /// As [`cp`].
-#[cold]
-#[inline(never)]
-pub(crate) unsafe fn plain(nr: libc::c_long, a: &[libc::c_long; 6]) -> libc::c_long {
+#[inline]
+pub(crate) unsafe fn plain(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
+    let [a1, a2, a3, a4, a5, a6] = a;
     // SAFETY: forwarded from the caller.
-    let r = unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
+    let r = unsafe { libc::syscall(nr, a1, a2, a3, a4, a5, a6) };
     if r == -1 {
         -(io::Error::last_os_error()
             .raw_os_error()
@@ -70,16 +70,24 @@ pub(crate) unsafe fn plain(nr: libc::c_long, a: &[libc::c_long; 6]) -> libc::c_l
     }
 }
 
-/// [`plain`] out of line, its arguments passed by value (so that the hot path never
-/// materialises them in memory).
+/// [`plain`] out of line. Its arguments are scalars, so that the hot path never has to
+/// store them in memory for it (an array argument would be passed by reference).
 ///
 /// # Safety
 /// As [`cp`].
 #[cold]
 #[inline(never)]
-unsafe fn plain_cold(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
+unsafe fn plain_cold(
+    nr: libc::c_long,
+    a1: libc::c_long,
+    a2: libc::c_long,
+    a3: libc::c_long,
+    a4: libc::c_long,
+    a5: libc::c_long,
+    a6: libc::c_long,
+) -> libc::c_long {
     // SAFETY: forwarded from the caller.
-    unsafe { plain(nr, &a) }
+    unsafe { plain(nr, [a1, a2, a3, a4, a5, a6]) }
 }
 
 /// # Safety
@@ -96,33 +104,29 @@ unsafe fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_
     c.in_syscall.store(false, Ordering::Release);
     match r {
         CpResult::Done(r) if r != -(libc::EINTR as libc::c_long) => r,
-        // SAFETY: forwarded from this function's contract.
-        _ => unsafe { cp_slow(c, nr, a, r) },
+        _ => match cp_slow(c, r) {
+            Some(r) => r,
+            // A point inside an unwind (a `Drop` during a panic) does not act: the plain call.
+            // SAFETY: forwarded from this function's contract.
+            None => unsafe { plain_cold(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
+        },
     }
 }
 
 /// The rare outcomes of [`cp_on`]: the trampoline said act, or the call failed with `EINTR`.
-///
-/// # Safety
-/// As [`cp`].
+/// Acts (and does not return), or returns the call's result (`Some`), or `None` if the call
+/// must be made again without cancellation (the thread is already unwinding).
 #[cold]
 #[inline(never)]
-unsafe fn cp_slow(
-    c: &Control,
-    nr: libc::c_long,
-    a: [libc::c_long; 6],
-    r: CpResult,
-) -> libc::c_long {
+fn cp_slow(c: &Control, r: CpResult) -> Option<libc::c_long> {
     let canceled = match r {
         CpResult::Canceled => true,
         // A call that cannot be restarted, interrupted by our signal: nothing happened.
         CpResult::Done(r) => must_act(c.state.load()) && r == -(libc::EINTR as libc::c_long),
     };
     match r {
-        CpResult::Done(r) if !canceled => r,
-        // A point inside an unwind (a `Drop` during a panic) does not act: the plain call.
-        // SAFETY: forwarded from this function's contract.
-        _ if std::thread::panicking() => unsafe { plain(nr, &a) },
+        CpResult::Done(r) if !canceled => Some(r),
+        _ if std::thread::panicking() => None,
         _ => act(c),
     }
 }
