@@ -46,14 +46,10 @@ pub(crate) fn current_ptr() -> Option<*const Control> {
 /// every cancellation point.
 #[inline(always)]
 pub(crate) fn with_current<R>(f: impl FnOnce(&Control) -> R) -> Option<R> {
-    let p = CURRENT.with(Cell::get);
-    if p.is_null() {
-        return None;
-    }
     // SAFETY: `CURRENT` is set to `Arc::as_ptr` of the `Arc` stored in this thread's `LINK`, and
     // reset to null in `Link::drop` before that `Arc` is released. It is only read on this
     // thread, so the pointee is alive for the whole of `f`.
-    Some(f(unsafe { &*p }))
+    current_ptr().map(|p| f(unsafe { &*p }))
 }
 
 /// Runs `f` on the calling thread's control block, adopting the thread if it has none. Once the

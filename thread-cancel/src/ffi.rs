@@ -149,17 +149,13 @@ pub unsafe fn c_leave() -> ! {
 /// # Safety
 /// The arguments must be valid for system call `nr`, as for `libc::syscall`.
 pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<libc::c_long> {
-    if !in_c_region() {
-        // SAFETY: forwarded from the caller.
-        return Some(unsafe { crate::io::plain(nr, a) });
-    }
     // A thread in a C region has a control block (borrowed: no `Arc` count per call).
-    let Some(c) = crate::current::current_ptr() else {
+    let c = match crate::current::current_ptr() {
+        // SAFETY: the calling thread's control block, alive until its thread-local destructors.
+        Some(c) if in_c_region() => unsafe { &*c },
         // SAFETY: forwarded from the caller.
-        return Some(unsafe { crate::io::plain(nr, a) });
+        _ => return Some(unsafe { crate::io::plain(nr, a) }),
     };
-    // SAFETY: the calling thread's control block, alive until its thread-local destructors.
-    let c = unsafe { &*c };
     crate::sys::publish_in_syscall(&c.in_syscall);
     // SAFETY: the word is this thread's (`c` outlives the call); the arguments are valid for
     // `nr` by this function's contract.

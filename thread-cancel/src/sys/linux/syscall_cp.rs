@@ -116,8 +116,10 @@ pub(crate) fn signal() -> Option<i32> {
 }
 
 /// Installs the cancel signal's handler and registers the process for the asymmetric fence
-/// (once per process). Called whenever a thread gets a control block, before it can make a
-/// cancellable call or enter a region, and by a canceler before it sends the signal.
+/// (once per process). Called whenever a thread gets a control block (so before it can make
+/// a cancellable call, and before anyone can cancel it) and before a region is entered. A
+/// canceler needs no call: a thread it could signal has a control block, so the handler is
+/// in place.
 #[inline]
 pub(crate) fn prepare() {
     INSTALL.call_once(|| {

@@ -1,8 +1,8 @@
 //! x86_64: the cancellable system-call trampoline and the program counter in a signal context.
 //!
 //! `thread_cancel_syscall_cp(word, nr, a1..a6)` (or `thread_cancel_syscall_cp4(word, nr,
-//! a1..a4)`, the last two zero, every argument in a register) loads the thread's state word *inside* the
-//! address range `[thread_cancel_cp_begin, thread_cancel_cp_end)`, returns `CANCELED` if a
+//! a1..a4)`, the last two zero, every argument in a register) loads the thread's state word
+//! *inside* the address range `[thread_cancel_cp_begin, thread_cancel_cp_end)`, returns `CANCELED` if a
 //! request must be acted on (or a swallowed cancellation raised again: terminating, not at the
 //! root), and otherwise issues the system call. `thread_cancel_cp_end` is the
 //! instruction right after `syscall`. The signal handler moves a program counter that lies in
