@@ -5,6 +5,19 @@
 //! A thread blocked in one of these is woken by the cancel signal (a real-time signal,
 //! [`set_signal`]); see ARCHITECTURE.md for why the trampoline's address range makes the
 //! decision exact. A thread that blocks the signal is still canceled at its next point.
+//!
+//! # Invalid arguments
+//!
+//! The safe functions here never let the kernel read or write outside what they were lent.
+//! Where the C call would trust a length or a count that the borrowed value does not back (an
+//! `nfds` beyond an `fd_set`, a System V message shorter than its type, a path with a NUL
+//! byte inside), the function makes no system call and returns the error C's call returns
+//! for an invalid argument: an [`io::Error`] with `raw_os_error() == Some(EINVAL)` (its kind
+//! is [`io::ErrorKind::InvalidInput`]). Such a call is still a cancellation point: a pending
+//! request is acted on first, as the C call would, so a loop that retries it can be canceled.
+//! Everything else (too many buffers for `readv`, an empty `epoll_wait` event slice, a buffer
+//! shorter than a POSIX message queue's message size) the kernel itself rejects, with C's
+//! error.
 
 use crate::control::Control;
 use crate::sys::{self, CpResult};
@@ -131,6 +144,22 @@ fn cp_slow(c: &Control, r: CpResult) -> Option<libc::c_long> {
     }
 }
 
+/// The error of a call rejected before it is made (see "Invalid arguments" in the module
+/// docs): `EINVAL`, after acting on a pending request as the call itself would have.
+#[cold]
+#[inline(never)]
+fn invalid_argument() -> io::Error {
+    crate::testcancel();
+    io::Error::from_raw_os_error(libc::EINVAL)
+}
+
+/// An offset as the two `long`s that `preadv`/`pwritev` take: the kernel computes
+/// `(high << (BITS/2)) << (BITS/2) | low`, so on a 64-bit target `low` carries the whole
+/// offset (glibc's `LO_HI_LONG`).
+fn lo_hi(offset: u64) -> (libc::c_long, libc::c_long) {
+    (offset as libc::c_long, (offset >> 32) as libc::c_long)
+}
+
 fn fd_arg(fd: BorrowedFd<'_>) -> libc::c_long {
     fd.as_raw_fd() as libc::c_long
 }
@@ -214,7 +243,9 @@ pub fn pwrite(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize> 
     unsafe { cp(libc::SYS_pwrite64, a) }.map(|n| n as usize)
 }
 
-/// `recv(2)` (`recvfrom` without an address) as a cancellation point.
+/// `recv(2)` (`recvfrom` without an address) as a cancellation point. The kernel writes at
+/// most `buf.len()` bytes; with `MSG_TRUNC` the result is the datagram's real length, which can
+/// be larger than `buf` (as in C).
 ///
 /// ```
 /// use std::os::fd::AsFd;
@@ -240,13 +271,22 @@ pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize>
 /// `send(2)` (`sendto` without an address) as a cancellation point. `MSG_NOSIGNAL` is added, so
 /// a closed peer is an `EPIPE` error rather than a `SIGPIPE`.
 ///
+/// `MSG_ZEROCOPY` is refused (`EINVAL`): with it the kernel may read `buf` after the call
+/// returns, when the slice is no longer borrowed and may have changed or been freed. Use
+/// [`sendmsg`] (`unsafe`) for zero-copy sends.
+///
 /// ```
 /// use std::os::fd::AsFd;
 /// let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
 /// assert_eq!(thread_cancel::io::send(a.as_fd(), b"xyz", 0).unwrap(), 3);
+/// let e = thread_cancel::io::send(a.as_fd(), b"xyz", libc::MSG_ZEROCOPY).unwrap_err();
+/// assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
 /// ```
 #[inline]
 pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
+    if flags & libc::MSG_ZEROCOPY != 0 {
+        return Err(invalid_argument());
+    }
     let flags = flags | libc::MSG_NOSIGNAL;
     let a = [
         fd_arg(fd),
@@ -293,7 +333,9 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<usize> {
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
     let a = [fds.as_mut_ptr() as _, fds.len() as _, tsp as _, 0, 0, 0];
-    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the
+    // type the call expects; `nfds` is the slice's length (the kernel takes its low 32 bits,
+    // never more), so the kernel reads and writes only entries of `fds`.
     unsafe { cp(libc::SYS_ppoll, a) }.map(|n| n as usize)
 }
 
@@ -320,16 +362,18 @@ pub fn close(fd: OwnedFd) -> io::Result<()> {
 
 fn path_arg(path: &std::path::Path) -> io::Result<std::ffi::CString> {
     use std::os::unix::ffi::OsStrExt;
-    std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
+    std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| invalid_argument())
 }
 
 /// `openat(2)` as a cancellation point (`O_CLOEXEC` is added): either the file is opened and
-/// returned, or nothing was opened (no descriptor leaks). `dir: None` is `AT_FDCWD`.
+/// returned, or nothing was opened (no descriptor leaks). `dir: None` is `AT_FDCWD`. A path
+/// with a NUL byte inside is `EINVAL` (never cut at the NUL).
 ///
 /// ```
 /// let fd = thread_cancel::io::openat(None, "/proc/self/status".as_ref(), libc::O_RDONLY, 0).unwrap();
 /// drop(fd);
+/// let e = thread_cancel::io::open("/proc/self/status\0x".as_ref(), libc::O_RDONLY, 0).unwrap_err();
+/// assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
 /// ```
 pub fn openat(
     dir: Option<BorrowedFd<'_>>,
@@ -424,10 +468,7 @@ pub fn preadv(
     bufs: &mut [io::IoSliceMut<'_>],
     offset: u64,
 ) -> io::Result<usize> {
-    let (lo, hi) = (
-        offset as u32 as libc::c_long,
-        (offset >> 32) as libc::c_long,
-    );
+    let (lo, hi) = lo_hi(offset);
     let a = [
         fd_arg(fd),
         bufs.as_mut_ptr() as _,
@@ -449,10 +490,7 @@ pub fn preadv(
 /// assert_eq!(thread_cancel::io::pwritev(f.as_fd(), &bufs, 0).unwrap(), 2);
 /// ```
 pub fn pwritev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>], offset: u64) -> io::Result<usize> {
-    let (lo, hi) = (
-        offset as u32 as libc::c_long,
-        (offset >> 32) as libc::c_long,
-    );
+    let (lo, hi) = lo_hi(offset);
     let a = [fd_arg(fd), bufs.as_ptr() as _, bufs.len() as _, lo, hi, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
     unsafe { cp(libc::SYS_pwritev, a) }.map(|n| n as usize)
@@ -531,15 +569,18 @@ pub fn epoll_wait(
     events: &mut [libc::epoll_event],
     timeout_ms: i32,
 ) -> io::Result<usize> {
+    // The kernel takes an `int`: a longer slice is offered in part (at most `i32::MAX`).
+    let max = events.len().min(i32::MAX as usize);
     let a = [
         fd_arg(epfd),
         events.as_mut_ptr() as _,
-        events.len() as _,
+        max as _,
         timeout_ms as _,
         0,
         0,
     ];
-    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    // SAFETY: `events` is borrowed for the whole call; the kernel writes at most `max <=
+    // events.len()` entries (an empty slice is its `EINVAL`).
     unsafe { cp(libc::SYS_epoll_pwait, a) }.map(|n| n as usize)
 }
 
@@ -624,8 +665,16 @@ pub fn waitpid(pid: i32, options: i32) -> io::Result<(i32, i32)> {
 
 /// `msync(2)` as a cancellation point.
 ///
+/// Why `unsafe`: the arguments are a raw address range, and POSIX allows `MS_INVALIDATE` to
+/// replace the range's contents with the file's, under any Rust reference into it. Linux never
+/// changes memory here (it checks the arguments — an unaligned `addr` is `EINVAL`, an unmapped
+/// range `ENOMEM` — and with `MS_SYNC` writes a shared file mapping back), so on Linux no
+/// argument is undefined behaviour; the contract below is POSIX's, so that it holds on every
+/// platform the crate may be ported to.
+///
 /// # Safety
-/// `addr..addr+len` must be a mapping of this process (as for `libc::msync`).
+/// `addr..addr+len` must be memory this process mapped (as for `libc::msync`), and with
+/// `MS_INVALIDATE` in `flags` no reference into the range may be in use across the call.
 ///
 /// ```
 /// // SAFETY: an anonymous private mapping of one page, synced and unmapped here.
@@ -645,7 +694,11 @@ pub unsafe fn msync(addr: *mut libc::c_void, len: usize, flags: i32) -> io::Resu
 /// `recvmsg(2)` as a cancellation point.
 ///
 /// # Safety
-/// `msg` must describe buffers (and control data) valid for writes, as for `libc::recvmsg`.
+/// As for `libc::recvmsg`: every buffer `msg` describes must be valid for writes of its
+/// length for the whole call — `msg_name` for `msg_namelen` bytes, each of the `msg_iovlen`
+/// `iovec`s at `msg_iov` for its `iov_len` bytes, `msg_control` for `msg_controllen` bytes —
+/// and not be in use by Rust references meanwhile. (The kernel updates `msg_namelen`,
+/// `msg_controllen` and `msg_flags` in `msg` itself, which is borrowed mutably.)
 ///
 /// ```
 /// use std::os::fd::AsFd;
@@ -676,7 +729,11 @@ pub unsafe fn recvmsg(fd: BorrowedFd<'_>, msg: &mut libc::msghdr, flags: i32) ->
 /// `sendmsg(2)` as a cancellation point (`MSG_NOSIGNAL` added).
 ///
 /// # Safety
-/// `msg` must describe buffers (and control data) valid for reads, as for `libc::sendmsg`.
+/// As for `libc::sendmsg`: every buffer `msg` describes (`msg_name`, each `iovec`,
+/// `msg_control`, with their lengths) must be valid for reads for the whole call. With
+/// `MSG_ZEROCOPY` (on a socket with `SO_ZEROCOPY`) the kernel reads the data after the call
+/// returns: the buffers must then stay valid and unchanged until the completion arrives on the
+/// socket's error queue.
 ///
 /// ```
 /// use std::os::fd::AsFd;
@@ -707,9 +764,16 @@ pub unsafe fn sendmsg(fd: BorrowedFd<'_>, msg: &libc::msghdr, flags: i32) -> io:
 /// `select(2)`/`pselect(2)` (through `pselect6`, no signal mask) as a cancellation point;
 /// `timeout: None` waits forever.
 ///
+/// `nfds` must be in `0..=FD_SETSIZE` (1024), the descriptors an `fd_set` can hold; anything
+/// else is `EINVAL`. (The kernel trusts `nfds` up to the size of the descriptor table, which
+/// can be larger than an `fd_set`: it would read and write past the sets.)
+///
 /// ```
 /// let r = thread_cancel::io::select(0, None, None, None, Some(std::time::Duration::ZERO));
 /// assert_eq!(r.unwrap(), 0);
+/// let too_many = libc::FD_SETSIZE as i32 + 1;
+/// let e = thread_cancel::io::select(too_many, None, None, None, None).unwrap_err();
+/// assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
 /// ```
 pub fn select(
     nfds: i32,
@@ -718,6 +782,9 @@ pub fn select(
     except: Option<&mut libc::fd_set>,
     timeout: Option<std::time::Duration>,
 ) -> io::Result<usize> {
+    if !(0..=libc::FD_SETSIZE as i64).contains(&i64::from(nfds)) {
+        return Err(invalid_argument());
+    }
     let ts = timeout.map(|d| libc::timespec {
         tv_sec: d.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
         tv_nsec: d.subsec_nanos() as libc::c_long,
@@ -728,9 +795,16 @@ pub fn select(
         .as_ref()
         .map_or(0, |t| t as *const libc::timespec as libc::c_long);
     let a = [nfds as _, set(read), set(write), set(except), tsp, 0];
-    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the
+    // type the call expects; with `nfds <= FD_SETSIZE` the kernel touches at most
+    // `FD_SETSIZE` bits (`size_of::<fd_set>()` bytes) of each set.
     unsafe { cp(libc::SYS_pselect6, a) }.map(|n| n as usize)
 }
+
+/// The size of the kernel's signal set (`_NSIG / 8`), which the `rt_sig*` calls take: the
+/// kernel reads that many bytes of a `libc::sigset_t` (glibc's is larger, 128 bytes).
+const KERNEL_SIGSET_SIZE: usize = 8;
+const _: () = assert!(std::mem::size_of::<libc::sigset_t>() >= KERNEL_SIGSET_SIZE);
 
 /// `sigtimedwait(2)` as a cancellation point: waits for one of `set` (which the caller should
 /// block) and returns its number; `timeout: None` is `sigwaitinfo`/`sigwait`.
@@ -750,9 +824,17 @@ pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) 
     let tsp = ts
         .as_ref()
         .map_or(0, |t| t as *const libc::timespec as libc::c_long);
-    // The kernel's sigset is 8 bytes on Linux (`_NSIG / 8`).
-    let a = [set as *const libc::sigset_t as _, 0, tsp, 8, 0, 0];
-    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
+    let a = [
+        set as *const libc::sigset_t as _,
+        0,
+        tsp,
+        KERNEL_SIGSET_SIZE as _,
+        0,
+        0,
+    ];
+    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the
+    // type the call expects; the kernel reads `KERNEL_SIGSET_SIZE` bytes of `set`, which is
+    // larger.
     unsafe { cp(libc::SYS_rt_sigtimedwait, a) }.map(|n| n as i32)
 }
 
@@ -771,14 +853,22 @@ pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) 
 /// assert!(h.join().is_canceled());
 /// ```
 pub fn sigsuspend(mask: &libc::sigset_t) -> io::Result<()> {
-    let a = [mask as *const libc::sigset_t as _, 8, 0, 0, 0, 0];
+    let a = [
+        mask as *const libc::sigset_t as _,
+        KERNEL_SIGSET_SIZE as _,
+        0,
+        0,
+        0,
+        0,
+    ];
     // SAFETY: every pointer comes from a reference that outlives the call, of the type the
-    // call expects.
+    // call expects; the kernel reads `KERNEL_SIGSET_SIZE` bytes of `mask`, which is larger.
     unsafe { cp(libc::SYS_rt_sigsuspend, a) }.map(drop)
 }
 
 /// `msgrcv(2)` (System V message queue) as a cancellation point. `buf` holds the `long` type
-/// followed by the message text; returns the text length.
+/// followed by the message text; returns the text length. A `buf` shorter than the type
+/// (`size_of::<c_long>()`, 8 bytes) is `EINVAL`: the kernel would write the type past it.
 ///
 /// ```
 /// // SAFETY: msgget takes plain integers (a private queue, removed below).
@@ -789,13 +879,16 @@ pub fn sigsuspend(mask: &libc::sigset_t) -> io::Result<()> {
 /// thread_cancel::io::msgsnd(q, &msg[..9], 0).unwrap();
 /// let mut out = [0u8; 16];
 /// assert_eq!(thread_cancel::io::msgrcv(q, &mut out, 0, 0).unwrap(), 1);
+/// assert_eq!(out[8], b'q');
+/// let e = thread_cancel::io::msgrcv(q, &mut out[..7], 0, libc::IPC_NOWAIT).unwrap_err();
+/// assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
 /// // SAFETY: removing the queue we created.
 /// unsafe { libc::msgctl(q, libc::IPC_RMID, std::ptr::null_mut()) };
 /// ```
 pub fn msgrcv(qid: i32, buf: &mut [u8], msgtyp: i64, flags: i32) -> io::Result<usize> {
-    let text = buf
-        .len()
-        .saturating_sub(std::mem::size_of::<libc::c_long>());
+    let Some(text) = buf.len().checked_sub(std::mem::size_of::<libc::c_long>()) else {
+        return Err(invalid_argument());
+    };
     let a = [
         qid as _,
         buf.as_mut_ptr() as _,
@@ -804,22 +897,65 @@ pub fn msgrcv(qid: i32, buf: &mut [u8], msgtyp: i64, flags: i32) -> io::Result<u
         flags as _,
         0,
     ];
-    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
+    // SAFETY: `buf` is borrowed for the whole call; the kernel writes the type (a `c_long`)
+    // then at most `text` bytes, `buf.len()` in all.
     unsafe { cp(libc::SYS_msgrcv, a) }.map(|n| n as usize)
 }
 
-/// `msgsnd(2)` as a cancellation point; `msg` is the `long` type followed by the text.
+/// `msgsnd(2)` as a cancellation point; `msg` is the `long` type followed by the text. A `msg`
+/// shorter than the type (`size_of::<c_long>()`, 8 bytes) is `EINVAL`: the kernel would read
+/// the type past it.
+///
+/// ```
+/// // SAFETY: msgget takes plain integers (a private queue, removed below).
+/// let q = unsafe { libc::msgget(libc::IPC_PRIVATE, 0o600) };
+/// let mut msg = 5i64.to_ne_bytes().to_vec();
+/// msg.extend_from_slice(b"text");
+/// thread_cancel::io::msgsnd(q, &msg, 0).unwrap();
+/// let e = thread_cancel::io::msgsnd(q, &msg[..1], 0).unwrap_err();
+/// assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+/// // SAFETY: removing the queue we created.
+/// unsafe { libc::msgctl(q, libc::IPC_RMID, std::ptr::null_mut()) };
+/// ```
 pub fn msgsnd(qid: i32, msg: &[u8], flags: i32) -> io::Result<()> {
-    let text = msg
-        .len()
-        .saturating_sub(std::mem::size_of::<libc::c_long>());
+    let Some(text) = msg.len().checked_sub(std::mem::size_of::<libc::c_long>()) else {
+        return Err(invalid_argument());
+    };
     let a = [qid as _, msg.as_ptr() as _, text as _, flags as _, 0, 0];
-    // SAFETY: the pointer and length come from a slice borrowed for the whole call.
+    // SAFETY: `msg` is borrowed for the whole call; the kernel reads the type (a `c_long`)
+    // then `text` bytes, `msg.len()` in all.
     unsafe { cp(libc::SYS_msgsnd, a) }.map(drop)
 }
 
 /// `mq_timedreceive(3)` (POSIX message queue) as a cancellation point; `timeout: None` is
-/// `mq_receive`. `deadline` is absolute `CLOCK_REALTIME`, as in C. Returns the length.
+/// `mq_receive`. `deadline` is absolute `CLOCK_REALTIME`, as in C. Returns the length. A `buf`
+/// shorter than the queue's message size is the kernel's `EMSGSIZE` (nothing is written).
+///
+/// ```
+/// let name = std::ffi::CString::new(format!("/tc-doc-mq-{}", std::process::id())).unwrap();
+/// // SAFETY: mq_attr is plain data.
+/// let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
+/// attr.mq_maxmsg = 1;
+/// attr.mq_msgsize = 16;
+/// // SAFETY: a NUL-terminated name, valid flags and a pointer to an mq_attr; the queue is
+/// // unlinked at once (the descriptor keeps it).
+/// let mq = unsafe {
+///     let mq = libc::mq_open(name.as_ptr(), libc::O_RDWR | libc::O_CREAT, 0o600 as libc::mode_t,
+///                            &attr as *const libc::mq_attr);
+///     libc::mq_unlink(name.as_ptr());
+///     mq
+/// };
+/// assert!(mq >= 0);
+/// thread_cancel::io::mq_timedsend(mq, b"hi", 3, None).unwrap();
+/// let mut short = [0u8; 8];
+/// let e = thread_cancel::io::mq_timedreceive(mq, &mut short, None, None).unwrap_err();
+/// assert_eq!(e.raw_os_error(), Some(libc::EMSGSIZE));
+/// let (mut buf, mut prio) = ([0u8; 16], 0);
+/// assert_eq!(thread_cancel::io::mq_timedreceive(mq, &mut buf, Some(&mut prio), None).unwrap(), 2);
+/// assert_eq!((&buf[..2], prio), (&b"hi"[..], 3));
+/// // SAFETY: closing the descriptor opened above, once.
+/// unsafe { libc::mq_close(mq) };
+/// ```
 pub fn mq_timedreceive(
     mq: libc::mqd_t,
     buf: &mut [u8],
@@ -833,7 +969,23 @@ pub fn mq_timedreceive(
     unsafe { cp(libc::SYS_mq_timedreceive, a) }.map(|n| n as usize)
 }
 
-/// `mq_timedsend(3)` as a cancellation point; `deadline: None` is `mq_send`.
+/// `mq_timedsend(3)` as a cancellation point; `deadline: None` is `mq_send`. A `msg` longer
+/// than the queue's message size is the kernel's `EMSGSIZE` (see [`mq_timedreceive`]).
+///
+/// ```
+/// let n = std::ffi::CString::new(format!("/tc-doc-mq-send-{}", std::process::id())).unwrap();
+/// // SAFETY: a NUL-terminated name, valid flags, default attributes; unlinked at once.
+/// let mq = unsafe {
+///     let mq = libc::mq_open(n.as_ptr(), libc::O_RDWR | libc::O_CREAT, 0o600 as libc::mode_t,
+///                            std::ptr::null::<libc::mq_attr>());
+///     libc::mq_unlink(n.as_ptr());
+///     mq
+/// };
+/// assert!(mq >= 0);
+/// thread_cancel::io::mq_timedsend(mq, b"x", 0, None).unwrap();
+/// // SAFETY: closing the descriptor opened above, once.
+/// unsafe { libc::mq_close(mq) };
+/// ```
 pub fn mq_timedsend(
     mq: libc::mqd_t,
     msg: &[u8],
