@@ -130,11 +130,14 @@ unsafe fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_
     use std::sync::atomic::Ordering;
     // The trampoline's one load of the word decides: act on a pending request, or raise again
     // a cancellation that `catch_unwind` swallowed (`act` tells the two apart).
+    // A call made by a signal handler that interrupted one of our calls leaves the flag as it
+    // found it: the interrupted call is still inside (and must still get the signal).
+    let outer = c.in_syscall.load(Ordering::Relaxed);
     sys::publish_in_syscall(&c.in_syscall);
     // SAFETY: the word is this thread's (borrowed `c` outlives the call); the arguments are
     // valid for `nr` by this function's contract.
     let r = unsafe { sys::syscall_cp(c.state.as_ptr(), nr, a) };
-    c.in_syscall.store(false, Ordering::Release);
+    c.in_syscall.store(outer, Ordering::Release);
     match r {
         CpResult::Done(r) if r != -(libc::EINTR as libc::c_long) => r,
         _ => match cp_slow(c, r) {
