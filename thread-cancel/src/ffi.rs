@@ -156,11 +156,13 @@ pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<li
         // SAFETY: forwarded from the caller.
         _ => return Some(unsafe { crate::io::plain(nr, a) }),
     };
+    // As in `io::cp_on`: a call nested in a signal handler leaves the flag as it found it.
+    let outer = c.in_syscall.load(Ordering::Relaxed);
     crate::sys::publish_in_syscall(&c.in_syscall);
     // SAFETY: the word is this thread's (`c` outlives the call); the arguments are valid for
     // `nr` by this function's contract.
     let r = unsafe { crate::sys::syscall_cp(c.state.as_ptr(), nr, a) };
-    c.in_syscall.store(false, Ordering::Release);
+    c.in_syscall.store(outer, Ordering::Release);
     let s = c.state.load();
     let must = s & state::CP_MASK == state::PENDING;
     match r {

@@ -30,13 +30,46 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 /// spawned by the crate or adopted by it (`spawn`, `current()`, ...), so call this first thing
 /// in `main`.
 ///
+/// The signal belongs to the crate from then on:
+///
+/// - **Before the start**, a handler of someone else's for the signal is never replaced:
+///   `set_signal` returns an error ([`io::ErrorKind::ResourceBusy`]) for such a signal, and if
+///   the default signal has one when the first thread is spawned or adopted, that spawn (or
+///   adoption) panics with a message saying to choose another signal here. `SIG_DFL` and
+///   `SIG_IGN` are taken over (an ignored signal is inherited across `exec`, so it says
+///   nothing about the program).
+/// - **After the start**, a handler, `SIG_IGN` or `SIG_DFL` installed for the signal by
+///   someone else disables the interruption of blocked calls. `cancel()` checks the handler
+///   before it sends the signal: if it is not the crate's, it sends nothing (`SIG_DFL` would
+///   end the process), reports the replacement once on stderr, and the request is acted on at
+///   the thread's next cancellation point.
+///
+/// Errors: a signal that is not a real-time one ([`io::ErrorKind::InvalidInput`]); a call after
+/// the start for another signal than the one in use, which says "too late"
+/// ([`io::ErrorKind::Other`]; choosing the signal in use is `Ok`); a signal with someone
+/// else's handler (see above).
+///
 /// ```
 /// // Too late if a thread was already spawned or adopted in this process; otherwise Ok.
 /// let _ = thread_cancel::io::set_signal(libc::SIGRTMIN() + 7);
-/// assert!(thread_cancel::io::set_signal(libc::SIGINT).is_err());
+/// assert_eq!(
+///     thread_cancel::io::set_signal(libc::SIGINT).unwrap_err().kind(),
+///     std::io::ErrorKind::InvalidInput
+/// );
+/// // The crate has started now; choosing another signal is too late.
+/// thread_cancel::spawn(|| ()).join();
+/// let e = thread_cancel::io::set_signal(libc::SIGRTMIN() + 9).unwrap_err();
+/// assert!(e.to_string().contains("too late"));
 /// ```
 pub fn set_signal(sig: i32) -> io::Result<()> {
-    sys::set_signal(sig).map_err(|m| io::Error::new(io::ErrorKind::InvalidInput, m))
+    sys::set_signal(sig).map_err(|e| {
+        let kind = match e {
+            sys::SignalError::NotRealtime(_) => io::ErrorKind::InvalidInput,
+            sys::SignalError::TooLate { .. } => io::ErrorKind::Other,
+            sys::SignalError::HasHandler(_) => io::ErrorKind::ResourceBusy,
+        };
+        io::Error::new(kind, e.to_string())
+    })
 }
 
 /// Runs system call `nr` as a cancellation point.
@@ -110,11 +143,14 @@ unsafe fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_
     use std::sync::atomic::Ordering;
     // The trampoline's one load of the word decides: act on a pending request, or raise again
     // a cancellation that `catch_unwind` swallowed (`act` tells the two apart).
+    // A call made by a signal handler that interrupted one of our calls leaves the flag as it
+    // found it: the interrupted call is still inside (and must still get the signal).
+    let outer = c.in_syscall.load(Ordering::Relaxed);
     sys::publish_in_syscall(&c.in_syscall);
     // SAFETY: the word is this thread's (borrowed `c` outlives the call); the arguments are
     // valid for `nr` by this function's contract.
     let r = unsafe { sys::syscall_cp(c.state.as_ptr(), nr, a) };
-    c.in_syscall.store(false, Ordering::Release);
+    c.in_syscall.store(outer, Ordering::Release);
     match r {
         CpResult::Done(r) if r != -(libc::EINTR as libc::c_long) => r,
         _ => match cp_slow(c, r) {

@@ -27,7 +27,9 @@ pub(crate) use linux::region::{
     RegionCtx,
 };
 #[cfg(target_os = "linux")]
-pub(crate) use linux::syscall_cp::{kill, prepare, set_signal, signal, syscall_cp, CpResult};
+pub(crate) use linux::syscall_cp::{
+    kill, prepare, set_signal, signal, syscall_cp, CpResult, SignalError,
+};
 
 #[cfg(not(target_os = "linux"))]
 compile_error!("thread-cancel supports Linux only for now (see ARCHITECTURE.md, `sys/`)");

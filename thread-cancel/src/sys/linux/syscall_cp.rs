@@ -5,8 +5,9 @@ use super::aarch64 as arch;
 #[cfg(target_arch = "x86_64")]
 use super::x86_64 as arch;
 
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Once;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 extern "C" {
     fn thread_cancel_syscall_cp(
@@ -78,9 +79,11 @@ pub(crate) unsafe fn syscall_cp(
     }
 }
 
-/// 0 until chosen; then the signal used to interrupt blocked cancellable calls.
+/// 0 until the handler is installed; then the signal used to interrupt blocked cancellable
+/// calls. Written once, under `INSTALL`.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
-static INSTALL: Once = Once::new();
+/// Serialises the choice and installation of the signal.
+static INSTALL: Mutex<()> = Mutex::new(());
 
 /// The default cancel signal: `SIGRTMIN + 7` (glibc keeps the first two real-time signals for
 /// itself; applications that use real-time signals usually count up from `SIGRTMIN`).
@@ -88,22 +91,63 @@ fn default_signal() -> i32 {
     libc::SIGRTMIN() + 7
 }
 
-/// Chooses the cancel signal; only before [`prepare`] (the first thread spawned or adopted).
-pub(crate) fn set_signal(sig: i32) -> Result<(), &'static str> {
-    if !(libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&sig) {
-        return Err("the cancel signal must be a real-time signal");
+/// Why the cancel signal could not be chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SignalError {
+    /// Not a real-time signal.
+    NotRealtime(i32),
+    /// The handler is already installed for another signal (the crate has started).
+    TooLate { requested: i32, in_use: i32 },
+    /// Someone else's handler is installed for this signal; it is not replaced.
+    HasHandler(i32),
+}
+
+impl std::fmt::Display for SignalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rt = |s: i32| s - libc::SIGRTMIN();
+        match *self {
+            Self::NotRealtime(s) => write!(
+                f,
+                "signal {s} is not a real-time signal: the cancel signal must be one \
+                 (SIGRTMIN..=SIGRTMAX)"
+            ),
+            Self::TooLate { requested, in_use } => write!(
+                f,
+                "too late to choose signal {requested} (SIGRTMIN+{}): the cancel signal is \
+                 chosen when the crate's first thread is spawned or adopted, and it is signal \
+                 {in_use} (SIGRTMIN+{}); call set_signal first thing in main",
+                rt(requested),
+                rt(in_use)
+            ),
+            Self::HasHandler(s) => write!(
+                f,
+                "signal {s} (SIGRTMIN+{}) already has a handler, which thread-cancel does not \
+                 replace; choose a free real-time signal with thread_cancel::io::set_signal \
+                 before the first thread is spawned or adopted",
+                rt(s)
+            ),
+        }
     }
-    let mut done = false;
-    INSTALL.call_once(|| {
-        super::fence::register();
-        SIGNAL.store(sig, Ordering::Relaxed);
-        install(sig);
-        done = true;
-    });
-    if done {
-        Ok(())
-    } else {
-        Err("the cancel signal is already in use")
+}
+
+fn install_lock() -> std::sync::MutexGuard<'static, ()> {
+    INSTALL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Chooses the cancel signal; only before [`prepare`] (the first thread spawned or adopted).
+/// Choosing the signal already in use is no change.
+pub(crate) fn set_signal(sig: i32) -> Result<(), SignalError> {
+    if !(libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&sig) {
+        return Err(SignalError::NotRealtime(sig));
+    }
+    let _g = install_lock();
+    match SIGNAL.load(Ordering::Acquire) {
+        0 => install(sig),
+        s if s == sig => Ok(()),
+        s => Err(SignalError::TooLate {
+            requested: sig,
+            in_use: s,
+        }),
     }
 }
 
@@ -120,29 +164,64 @@ pub(crate) fn signal() -> Option<i32> {
 /// a cancellable call, and before anyone can cancel it) and before a region is entered. A
 /// canceler needs no call: a thread it could signal has a control block, so the handler is
 /// in place.
+///
+/// # Panics
+/// If the signal (the default one: none was chosen) already has someone else's handler: the
+/// crate cannot work without the signal and does not take it from its owner. The message says
+/// to choose another signal with `io::set_signal`; every later call panics the same way until
+/// one is chosen.
 #[inline]
 pub(crate) fn prepare() {
-    INSTALL.call_once(|| {
-        super::fence::register();
-        let sig = default_signal();
-        install(sig);
-        SIGNAL.store(sig, Ordering::Release);
-    });
+    if SIGNAL.load(Ordering::Acquire) == 0 {
+        prepare_cold();
+    }
 }
 
-fn install(sig: i32) {
+#[cold]
+#[inline(never)]
+fn prepare_cold() {
+    let g = install_lock();
+    if SIGNAL.load(Ordering::Acquire) != 0 {
+        return;
+    }
+    if let Err(e) = install(default_signal()) {
+        drop(g);
+        panic!("thread-cancel: {e}");
+    }
+}
+
+/// The handler installed for `sig` (`SIG_DFL`, `SIG_IGN` or a function's address).
+fn current_handler(sig: i32) -> Option<usize> {
+    // SAFETY: `sigaction` is plain data; all-zero is a valid value.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new action only queries; `old` is valid for writes.
+    let r = unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) };
+    (r == 0).then_some(old.sa_sigaction)
+}
+
+/// Installs the handler for `sig` unless a handler of someone else's is there (`SIG_DFL` and
+/// `SIG_IGN` are taken over: an ignored signal is inherited across `exec`, so it says nothing
+/// about this program); then publishes `sig`. Called under `INSTALL`, with no signal yet.
+fn install(sig: i32) -> Result<(), SignalError> {
+    match current_handler(sig) {
+        Some(libc::SIG_DFL | libc::SIG_IGN) => {}
+        _ => return Err(SignalError::HasHandler(sig)),
+    }
+    super::fence::register();
     // SAFETY: `sigaction` is plain data; all-zero is a valid value (empty mask, no flags).
     let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
     sa.sa_sigaction = on_signal as *const () as usize;
     // SA_RESTART: calls outside our trampoline that the signal interrupts are restarted.
     sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
     // SAFETY: `sa` is fully initialised and the handler is async-signal-safe (it reads a
-    // thread-local pointer and an atomic, and writes the saved program counter).
+    // thread-local pointer and atomics, writes the saved context, and may send a signal).
     let r = unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
     assert_eq!(r, 0, "thread-cancel: sigaction failed");
+    SIGNAL.store(sig, Ordering::Release);
+    Ok(())
 }
 
-extern "C" fn on_signal(_sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
+extern "C" fn on_signal(sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
     // The addresses of the trampoline's labels (never read through).
     let (begin, end, cancel) = (
         &raw const thread_cancel_cp_begin as u64,
@@ -162,14 +241,77 @@ extern "C" fn on_signal(_sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut
     } else if let Some(region) = crate::point::async_must_act() {
         // SAFETY: `uc` is this handler's context; `region` is the thread's current region.
         unsafe { super::region::on_signal(uc, region) };
+    } else if at != end && in_call_must_act() {
+        // SAFETY: `uc` is this handler's context and `sig` the signal being handled.
+        unsafe { defer(uc, sig) };
     }
 }
 
-/// Sends the cancel signal to thread `t`.
+/// Whether the calling thread is inside one of our calls (`in_syscall`) and must act on a
+/// request: the signal arrived outside the trampoline while the thread is in a call, so in a
+/// handler of the user's that interrupted it (or in the few instructions around the
+/// trampoline). Async-signal-safe: one `const` thread-local read and two atomic loads.
+fn in_call_must_act() -> bool {
+    crate::current::with_current(|c| {
+        c.in_syscall.load(Ordering::Relaxed)
+            && c.state.load() & crate::state::CP_MASK == crate::state::PENDING
+    })
+    .unwrap_or(false)
+}
+
+/// The signal landed in code that interrupted our call — a handler of the user's. The call
+/// resumes (or is restarted by the kernel, `SA_RESTART`) only when that handler returns, at an
+/// address in the trampoline's range. So: block `sig` in the interrupted context's mask and
+/// send it again to this thread. It stays pending until that context's mask is replaced — by
+/// the `sigreturn` that ends the user's handler, which restores the mask from before it —
+/// and is then delivered with the program counter back in our call (at the restarted
+/// `syscall` instruction: act; or at `cp_end` after `EINTR`: nothing to do, the call's caller
+/// acts on `EINTR`). It cannot loop: each delivery here leaves the signal blocked until the
+/// interrupted context ends.
+///
+/// # Safety
+/// `uc` must be the context argument of this `SA_SIGINFO` handler, `sig` its signal.
+unsafe fn defer(uc: *mut libc::c_void, sig: i32) {
+    let uc = uc.cast::<libc::ucontext_t>();
+    // SAFETY: `uc` is the kernel's context for the interrupted code; `uc_sigmask` is the mask
+    // `sigreturn` restores (the same field on x86_64 and aarch64).
+    unsafe { libc::sigaddset(&raw mut (*uc).uc_sigmask, sig) };
+    // SAFETY: `__errno_location` returns this thread's errno; the handler must leave it as it
+    // found it. getpid, gettid and tgkill are async-signal-safe system calls with scalar
+    // arguments.
+    unsafe {
+        let errno = *libc::__errno_location();
+        let tid = libc::syscall(libc::SYS_gettid);
+        libc::syscall(libc::SYS_tgkill, libc::getpid() as libc::c_long, tid, sig);
+        *libc::__errno_location() = errno;
+    }
+}
+
+/// Whether the replacement of the handler was reported (once per process).
+static REPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Sends the cancel signal to thread `t` — unless the signal's handler is no longer ours
+/// (someone installed `SIG_DFL`, `SIG_IGN` or a handler of theirs after the start): then no
+/// signal is sent (`SIG_DFL` of a real-time signal would end the process), the replacement is
+/// reported once on stderr, and the request waits for the thread's next cancellation point.
 ///
 /// # Safety
 /// `t` must be a live thread (not yet exited and joined).
 pub(crate) unsafe fn kill(t: libc::pthread_t, sig: i32) {
+    if current_handler(sig) != Some(on_signal as *const () as usize) {
+        if !REPORTED.swap(true, Ordering::Relaxed) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "thread-cancel: the handler of the cancel signal {sig} (SIGRTMIN+{}) was \
+                 replaced: cancel() cannot interrupt a thread blocked in a system call (the \
+                 request waits for its next cancellation point). Leave this signal to \
+                 thread-cancel, or choose another with thread_cancel::io::set_signal before \
+                 the first thread.",
+                sig - libc::SIGRTMIN()
+            );
+        }
+        return;
+    }
     // SAFETY: the caller guarantees `t` is alive.
     unsafe {
         libc::pthread_kill(t, sig);

@@ -1,0 +1,530 @@
+//! The cancel signal against the user's own signal handling (issue 13, finding 5 and the
+//! smaller signal items): a user handler running on a thread blocked in a cancellable call, a
+//! cancellable call made from a user handler, the choice of the signal, and a handler for it
+//! installed by someone else before or after the crate's start.
+//!
+//! Tests that install process-wide signal handlers, or that need a process in which the crate
+//! has not started yet, run their scenario in a child process: this test binary re-executed
+//! with only that test selected and `CHILD` naming it. `THREAD_CANCEL_STRESS` sets the rounds of
+//! the handler races (default 200).
+
+use std::os::fd::AsFd;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::SeqCst};
+use std::time::{Duration, Instant};
+use thread_cancel::{io, spawn, testcancel};
+
+/// Names the scenario a child process runs.
+const CHILD: &str = "THREAD_CANCEL_ATTACK_SIGNALS_CHILD";
+/// How long anything may take before it counts as a hang.
+const HANG: Duration = Duration::from_secs(10);
+
+fn rounds() -> usize {
+    std::env::var("THREAD_CANCEL_STRESS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200)
+}
+
+/// Whether this process is the child running scenario `name`.
+fn is_child(name: &str) -> bool {
+    std::env::var(CHILD).as_deref() == Ok(name)
+}
+
+/// What a child process did.
+struct ChildRun {
+    status: std::process::ExitStatus,
+    stderr: String,
+}
+
+/// Runs test `name` of this binary in a child process (where `is_child(name)` holds) and
+/// returns how it ended; a child that runs longer than a minute (plus a margin per round) is
+/// killed and reported as a hang.
+fn run_child(name: &str) -> ChildRun {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, name)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
+        s
+    });
+    let deadline =
+        Instant::now() + Duration::from_secs(60) + Duration::from_millis(50) * rounds() as u32;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!(
+                "{name}: the child hung; its stderr:\n{}",
+                reader.join().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    ChildRun {
+        status,
+        stderr: reader.join().unwrap(),
+    }
+}
+
+/// Runs test `name` in a child and asserts it succeeded.
+fn child_must_pass(name: &str) -> ChildRun {
+    let run = run_child(name);
+    assert!(
+        run.status.success(),
+        "{name}: the child failed ({}); its stderr:\n{}",
+        run.status,
+        run.stderr
+    );
+    run
+}
+
+fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+/// Waits until thread `tid` of this process sleeps in the kernel (state `S`), so that a
+/// signal sent now interrupts its blocking call.
+fn wait_blocked(tid: i32) {
+    let path = format!("/proc/self/task/{tid}/stat");
+    let t0 = Instant::now();
+    loop {
+        let stat = std::fs::read_to_string(&path).unwrap();
+        // The state follows the parenthesised command name.
+        let state = stat.rsplit(')').next().unwrap().trim_start().chars().next();
+        if state == Some('S') {
+            return;
+        }
+        assert!(t0.elapsed() < HANG, "thread {tid} never blocked");
+        std::thread::yield_now();
+    }
+}
+
+/// Installs `handler` for `sig` with `flags` (plus `SA_SIGINFO` if `siginfo`).
+fn install(sig: i32, handler: usize, flags: i32) {
+    // SAFETY: all-zero is a valid `sigaction` (empty mask, no flags).
+    let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+    sa.sa_sigaction = handler;
+    sa.sa_flags = flags;
+    // SAFETY: `sa` is initialised; the handlers of this file are async-signal-safe.
+    let r = unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
+    assert_eq!(r, 0);
+}
+
+/// The handler currently installed for `sig`.
+fn installed(sig: i32) -> usize {
+    // SAFETY: all-zero is a valid `sigaction`; a null new action only queries.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let r = unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) };
+    assert_eq!(r, 0);
+    old.sa_sigaction
+}
+
+fn default_cancel_signal() -> i32 {
+    libc::SIGRTMIN() + 7
+}
+
+/// Whether `sig` is blocked in thread `tid`'s signal mask (`SigBlk` in its status).
+fn blocked_in(tid: i32, sig: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("SigBlk:")).unwrap();
+    let mask = u64::from_str_radix(line["SigBlk:".len()..].trim(), 16).unwrap();
+    mask & (1 << (sig - 1)) != 0
+}
+
+/// Asserts that `sig` is not left blocked in thread `tid` (it is blocked while a handler for
+/// it runs, so this waits for that to end).
+fn assert_not_left_blocked(tid: i32, sig: i32) {
+    let t0 = Instant::now();
+    while blocked_in(tid, sig) {
+        assert!(
+            t0.elapsed() < HANG,
+            "the cancel signal was left blocked in thread {tid}"
+        );
+        std::thread::yield_now();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding 5: a cancel that lands in the user's own handler on a thread blocked in `io::read`.
+
+/// Set by the slow handler when it starts.
+static IN_HANDLER: AtomicBool = AtomicBool::new(false);
+/// Set by the test once its `cancel()` returned: the slow handler may finish.
+static RELEASE: AtomicBool = AtomicBool::new(false);
+
+/// A user handler that runs for a while: it reports that it started, waits for the test's
+/// cancel, then stays a few milliseconds more so that the cancel signal lands inside it.
+extern "C" fn slow_handler(_sig: libc::c_int) {
+    IN_HANDLER.store(true, SeqCst);
+    let t0 = Instant::now();
+    while !RELEASE.load(SeqCst) && t0.elapsed() < HANG {
+        std::hint::spin_loop();
+    }
+    let t1 = Instant::now();
+    while t1.elapsed() < Duration::from_millis(2) {
+        std::hint::spin_loop();
+    }
+}
+
+/// A thread blocked in `io::read` on an empty pipe, its pthread id and kernel thread id.
+struct Reader {
+    handle: thread_cancel::JoinHandle<std::io::Result<usize>>,
+    pthread: libc::pthread_t,
+    tid: i32,
+    _writer: std::io::PipeWriter,
+}
+
+fn blocked_reader() -> Reader {
+    let (r, w) = std::io::pipe().unwrap();
+    let ids = std::sync::Arc::new((AtomicU64::new(0), AtomicI32::new(0)));
+    let ids2 = ids.clone();
+    let handle = spawn(move || {
+        // SAFETY: pthread_self has no preconditions.
+        ids2.0.store(unsafe { libc::pthread_self() } as u64, SeqCst);
+        ids2.1.store(gettid(), SeqCst);
+        let mut b = [0u8; 1];
+        io::read(r.as_fd(), &mut b)
+    });
+    let t0 = Instant::now();
+    while ids.1.load(SeqCst) == 0 {
+        assert!(t0.elapsed() < HANG, "the reader never started");
+        std::thread::yield_now();
+    }
+    let tid = ids.1.load(SeqCst);
+    wait_blocked(tid);
+    Reader {
+        handle,
+        pthread: ids.0.load(SeqCst) as libc::pthread_t,
+        tid,
+        _writer: w,
+    }
+}
+
+/// One round: a reader blocked in `io::read`, the user's SIGUSR1 handler running on it, a
+/// cancel sent while the handler runs; the reader must end canceled (nothing is ever written).
+fn cancel_during_handler_round(round: usize) {
+    let reader = blocked_reader();
+    IN_HANDLER.store(false, SeqCst);
+    RELEASE.store(false, SeqCst);
+    // SAFETY: the reader is alive (joined below).
+    assert_eq!(
+        unsafe { libc::pthread_kill(reader.pthread, libc::SIGUSR1) },
+        0
+    );
+    let t0 = Instant::now();
+    while !IN_HANDLER.load(SeqCst) {
+        assert!(t0.elapsed() < HANG, "round {round}: the handler never ran");
+        std::thread::yield_now();
+    }
+    reader.handle.cancel().unwrap();
+    RELEASE.store(true, SeqCst);
+    assert!(
+        reader.handle.wait_timeout(HANG),
+        "round {round}: the reader is still blocked {HANG:?} after cancel() (the cancel was lost)"
+    );
+    assert!(reader.handle.join().is_canceled(), "round {round}");
+}
+
+#[test]
+fn cancel_during_user_sa_restart_handler_is_acted_on() {
+    const NAME: &str = "cancel_during_user_sa_restart_handler_is_acted_on";
+    if !is_child(NAME) {
+        child_must_pass(NAME);
+        return;
+    }
+    install(
+        libc::SIGUSR1,
+        slow_handler as *const () as usize,
+        libc::SA_RESTART,
+    );
+    for round in 0..rounds() {
+        cancel_during_handler_round(round);
+    }
+}
+
+/// Without `SA_RESTART` the read fails with `EINTR` when the user's handler returns: the
+/// cancel signal that landed in the handler must not leave anything behind (the thread acts on
+/// the `EINTR` of its call).
+#[test]
+fn cancel_during_user_handler_without_restart_is_acted_on() {
+    const NAME: &str = "cancel_during_user_handler_without_restart_is_acted_on";
+    if !is_child(NAME) {
+        child_must_pass(NAME);
+        return;
+    }
+    install(libc::SIGUSR1, slow_handler as *const () as usize, 0);
+    for round in 0..rounds() {
+        cancel_during_handler_round(round);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reverse nesting: a user handler that itself makes a cancellable call.
+
+static NESTED_DONE: AtomicBool = AtomicBool::new(false);
+static NESTED_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// A user handler that writes through a cancellable call (`io::write` to `/dev/null`).
+extern "C" fn writing_handler(_sig: libc::c_int) {
+    // SAFETY: the descriptor stays open for the whole test.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(NESTED_FD.load(SeqCst)) };
+    let _ = io::write(fd, b"x");
+    NESTED_DONE.store(true, SeqCst);
+}
+
+/// A reader blocked in `io::read` is interrupted by the user's handler, which makes a
+/// cancellable call of its own and returns; the read is restarted. A cancel after that must
+/// still interrupt the read: the nested call must not have made the outer one look like it is
+/// outside any call.
+#[test]
+fn cancel_after_handler_made_a_cancellable_call_is_acted_on() {
+    const NAME: &str = "cancel_after_handler_made_a_cancellable_call_is_acted_on";
+    if !is_child(NAME) {
+        child_must_pass(NAME);
+        return;
+    }
+    let null = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/null")
+        .unwrap();
+    NESTED_FD.store(std::os::fd::AsRawFd::as_raw_fd(&null), SeqCst);
+    install(
+        libc::SIGUSR1,
+        writing_handler as *const () as usize,
+        libc::SA_RESTART,
+    );
+    for round in 0..rounds() {
+        let reader = blocked_reader();
+        NESTED_DONE.store(false, SeqCst);
+        // SAFETY: the reader is alive (joined below).
+        assert_eq!(
+            unsafe { libc::pthread_kill(reader.pthread, libc::SIGUSR1) },
+            0
+        );
+        let t0 = Instant::now();
+        while !NESTED_DONE.load(SeqCst) {
+            assert!(t0.elapsed() < HANG, "round {round}: the handler never ran");
+            std::thread::yield_now();
+        }
+        // Back in the restarted read.
+        wait_blocked(reader.tid);
+        reader.handle.cancel().unwrap();
+        assert!(
+            reader.handle.wait_timeout(HANG),
+            "round {round}: the reader is still blocked {HANG:?} after cancel() (the cancel was lost)"
+        );
+        assert!(reader.handle.join().is_canceled(), "round {round}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A cancel signal with nothing to act on changes nothing.
+
+/// The cancel signal sent by hand (as a late signal from a `cancel()` would arrive) to a
+/// thread outside any call, and to a thread blocked in a read with no request: nothing
+/// happens, the signal is not left blocked, and the read goes on to return its data.
+#[test]
+fn cancel_signal_with_nothing_to_act_on_is_a_noop() {
+    let sig = default_cancel_signal();
+    // Outside any call, with a request pending (the thread acts at its next point only).
+    let go = std::sync::Arc::new(AtomicBool::new(false));
+    let ids = std::sync::Arc::new((AtomicU64::new(0), AtomicI32::new(0)));
+    let (go2, ids2) = (go.clone(), ids.clone());
+    let h = spawn(move || {
+        // SAFETY: pthread_self has no preconditions.
+        ids2.0.store(unsafe { libc::pthread_self() } as u64, SeqCst);
+        ids2.1.store(gettid(), SeqCst);
+        while !go2.load(SeqCst) {
+            std::hint::spin_loop();
+        }
+        testcancel();
+    });
+    while ids.1.load(SeqCst) == 0 {
+        std::thread::yield_now();
+    }
+    let (pt, tid) = (ids.0.load(SeqCst) as libc::pthread_t, ids.1.load(SeqCst));
+    h.cancel().unwrap();
+    for _ in 0..rounds() {
+        // SAFETY: the thread is alive until `go` is set.
+        assert_eq!(unsafe { libc::pthread_kill(pt, sig) }, 0);
+    }
+    assert_not_left_blocked(tid, sig);
+    assert!(!h.is_finished(), "a signal outside any call acted");
+    go.store(true, SeqCst);
+    assert!(h.join().is_canceled());
+
+    // Blocked in a read, no request: the read is restarted each time and returns its data.
+    let (r, mut w) = std::io::pipe().unwrap();
+    let ids = std::sync::Arc::new((AtomicU64::new(0), AtomicI32::new(0)));
+    let ids2 = ids.clone();
+    let h = spawn(move || {
+        // SAFETY: pthread_self has no preconditions.
+        ids2.0.store(unsafe { libc::pthread_self() } as u64, SeqCst);
+        ids2.1.store(gettid(), SeqCst);
+        let mut b = [0u8; 1];
+        let n = io::read(r.as_fd(), &mut b).unwrap();
+        (n, b[0])
+    });
+    while ids.1.load(SeqCst) == 0 {
+        std::thread::yield_now();
+    }
+    let (pt, tid) = (ids.0.load(SeqCst) as libc::pthread_t, ids.1.load(SeqCst));
+    for _ in 0..rounds() {
+        wait_blocked(tid);
+        // SAFETY: the thread is alive until it read the byte written below.
+        assert_eq!(unsafe { libc::pthread_kill(pt, sig) }, 0);
+    }
+    assert_not_left_blocked(tid, sig);
+    std::io::Write::write_all(&mut w, b"z").unwrap();
+    assert_eq!(h.join().unwrap(), (1, b'z'));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Choosing the signal.
+
+#[test]
+fn set_signal_after_start_says_too_late() {
+    const NAME: &str = "set_signal_after_start_says_too_late";
+    if !is_child(NAME) {
+        child_must_pass(NAME);
+        return;
+    }
+    spawn(|| ()).join().unwrap();
+    let other = default_cancel_signal() + 1;
+    let e = io::set_signal(other).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("too late"), "message: {msg}");
+    assert!(
+        msg.contains(&default_cancel_signal().to_string()),
+        "the message names the signal in use: {msg}"
+    );
+    // Choosing the signal that is in use is no change: Ok.
+    io::set_signal(default_cancel_signal()).unwrap();
+    // Not a real-time signal: rejected for that reason, whatever the time.
+    let msg = io::set_signal(libc::SIGINT).unwrap_err().to_string();
+    assert!(msg.contains("real-time"), "message: {msg}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Someone else's handler for the cancel signal.
+
+extern "C" fn foreign_handler(_sig: libc::c_int) {}
+
+/// A handler installed for the default cancel signal before the crate starts is not replaced:
+/// the first spawn panics saying so, the handler stays; `set_signal` refuses that signal too,
+/// and choosing another one makes the crate work.
+#[test]
+fn start_refuses_a_handler_already_installed_for_the_signal() {
+    const NAME: &str = "start_refuses_a_handler_already_installed_for_the_signal";
+    if !is_child(NAME) {
+        let run = child_must_pass(NAME);
+        assert!(
+            run.stderr.contains("already has a handler"),
+            "stderr: {}",
+            run.stderr
+        );
+        return;
+    }
+    let sig = default_cancel_signal();
+    install(sig, foreign_handler as *const () as usize, 0);
+    let r = std::panic::catch_unwind(|| spawn(|| ()).join());
+    let payload = r.expect_err("spawn must refuse to take over a signal that has a handler");
+    let msg = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap();
+    assert!(msg.contains("already has a handler"), "message: {msg}");
+    assert!(
+        msg.contains("set_signal"),
+        "the message says what to do: {msg}"
+    );
+    assert_eq!(installed(sig), foreign_handler as *const () as usize);
+    // Refused every time, not only once.
+    assert!(std::panic::catch_unwind(|| spawn(|| ())).is_err());
+
+    let msg = io::set_signal(sig).unwrap_err().to_string();
+    assert!(msg.contains("already has a handler"), "message: {msg}");
+    assert_eq!(installed(sig), foreign_handler as *const () as usize);
+
+    // Another signal works.
+    io::set_signal(sig + 1).unwrap();
+    let reader = blocked_reader();
+    reader.handle.cancel().unwrap();
+    assert!(reader.handle.wait_timeout(HANG), "the cancel was lost");
+    assert!(reader.handle.join().is_canceled());
+    assert_eq!(installed(sig), foreign_handler as *const () as usize);
+}
+
+/// `SIG_IGN` for the cancel signal before the start (an ignored signal is inherited across
+/// `exec`) is taken over: the crate works.
+#[test]
+fn start_takes_over_an_ignored_signal() {
+    const NAME: &str = "start_takes_over_an_ignored_signal";
+    if !is_child(NAME) {
+        child_must_pass(NAME);
+        return;
+    }
+    install(default_cancel_signal(), libc::SIG_IGN, 0);
+    let reader = blocked_reader();
+    reader.handle.cancel().unwrap();
+    assert!(reader.handle.wait_timeout(HANG), "the cancel was lost");
+    assert!(reader.handle.join().is_canceled());
+}
+
+/// After the start, the cancel signal's handler is replaced by `SIG_DFL` (which would kill the
+/// process), `SIG_IGN`, and a handler of the user's: `cancel()` sends no signal, the process
+/// lives, the request is acted on at the thread's next point, and the replacement is reported
+/// once on stderr.
+#[test]
+fn cancel_after_handler_replaced_reports_and_does_not_signal() {
+    const NAME: &str = "cancel_after_handler_replaced_reports_and_does_not_signal";
+    if !is_child(NAME) {
+        let run = child_must_pass(NAME);
+        let reports = run.stderr.matches("was replaced").count();
+        assert_eq!(reports, 1, "stderr: {}", run.stderr);
+        assert!(run.stderr.contains("set_signal"), "stderr: {}", run.stderr);
+        return;
+    }
+    let sig = default_cancel_signal();
+    spawn(|| ()).join().unwrap(); // the crate has started: its handler is installed
+    for replacement in [
+        libc::SIG_DFL,
+        libc::SIG_IGN,
+        foreign_handler as *const () as usize,
+    ] {
+        install(sig, replacement, 0);
+        let (r, mut w) = std::io::pipe().unwrap();
+        let ids = std::sync::Arc::new(AtomicI32::new(0));
+        let ids2 = ids.clone();
+        let h = spawn(move || {
+            ids2.store(gettid(), SeqCst);
+            let mut b = [0u8; 1];
+            let n = io::read(r.as_fd(), &mut b);
+            testcancel();
+            n
+        });
+        while ids.load(SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        wait_blocked(ids.load(SeqCst));
+        h.cancel().unwrap();
+        // The read cannot be interrupted: it returns its data, the next point acts.
+        std::io::Write::write_all(&mut w, b"z").unwrap();
+        assert!(h.wait_timeout(HANG));
+        assert!(h.join().is_canceled());
+        assert_eq!(installed(sig), replacement, "the user's choice is kept");
+    }
+}
