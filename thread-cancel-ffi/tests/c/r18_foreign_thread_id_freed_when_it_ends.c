@@ -7,11 +7,14 @@
  *
  * An id's low 32 bits are its slot's number (slot index + 1). The program runs N foreign
  * threads, at most W alive at a time (each joined with the system's pthread_join, which returns
- * after the thread's thread-local destructors have run), and the main thread holds one id: with
- * the slots freed no slot number ever exceeds W + 1; a leak reaches N. Half the threads also call
+ * after the thread's thread-local destructors have run), and the main thread and an attacker
+ * thread (below) hold one id each: with the slots freed no slot number ever exceeds W + 2; a leak
+ * reaches N. Half the threads also call
  * pthread_self from a thread-specific-data destructor (which may run after the slot was freed),
  * and half call it for the first time there: the id must be the same one, and nothing leak.
- * N is THREAD_CANCEL_STRESS if set (default 50,000). */
+ * Meanwhile an attacker thread sends pthread_kill(SIGUSR1) and pthread_cancel to the id of the
+ * latest ended thread, whose slot the next threads reuse: every call must be ESRCH and no signal
+ * delivered. N is THREAD_CANCEL_STRESS if set (default 50,000). */
 #include <pthread.h>
 #include <signal.h>
 #include "tc_test.h"
@@ -59,6 +62,27 @@ static void *foreign(void *arg) {
     return (void *)self;
 }
 
+static atomic_ulong stale_id;
+static atomic_int attack_done, attacks, attack_reached, signals_delivered;
+
+static void on_sigusr1(int sig) {
+    (void)sig;
+    atomic_fetch_add(&signals_delivered, 1);
+}
+
+static void *attacker(void *arg) {
+    (void)arg;
+    while (!atomic_load(&attack_done)) {
+        pthread_t id = atomic_load(&stale_id);
+        if (id == 0) continue;
+        int k = pthread_kill(id, SIGUSR1), c = pthread_cancel(id);
+        if (k != ESRCH || c != ESRCH) atomic_fetch_add(&attack_reached, 1);
+        atomic_fetch_add(&attacks, 1);
+        test_usleep(10);
+    }
+    return NULL;
+}
+
 static atomic_int hold;
 
 static void *held(void *arg) {
@@ -84,14 +108,30 @@ int main(void) {
     CHECK(pthread_key_create(&key, destructor) == 0);
     note(pthread_self()); /* main holds a slot throughout */
 
+    struct sigaction sa = {.sa_handler = on_sigusr1};
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+    tc_thread_t att;
+    CHECK(tc_create(&att, NULL, attacker, NULL) == 0);
     for (long i = 0; i < n; i += W) {
         pthread_t t[W];
         for (int j = 0; j < W; j++)
             CHECK(pthread_create(&t[j], NULL, foreign, (void *)(long)((i + j) % 2)) == 0);
-        for (int j = 0; j < W; j++) CHECK(pthread_join(t[j], NULL) == 0);
+        void *id;
+        CHECK(pthread_join(t[0], &id) == 0); /* mode 0: it returns its id */
+        atomic_store(&stale_id, (unsigned long)id);
+        for (int j = 1; j < W; j++) CHECK(pthread_join(t[j], NULL) == 0);
+    }
+    atomic_store(&attack_done, 1);
+    CHECK(tc_join(att, NULL) == 0);
+    if (atomic_load(&attack_reached) || atomic_load(&signals_delivered)) {
+        fprintf(stderr, "%d of %d calls on stale ids did not return ESRCH; %d signals delivered\n",
+                atomic_load(&attack_reached), atomic_load(&attacks),
+                atomic_load(&signals_delivered));
+        return 1;
     }
     unsigned long max = atomic_load(&max_slot);
-    if (max > W + 1) {
+    if (max > W + 2) {
         fprintf(stderr, "%ld foreign threads (%d at a time) used slot numbers up to %lu: the slots of "
                         "ended threads are not freed\n", n, W, max);
         return 1;
@@ -115,6 +155,6 @@ int main(void) {
     CHECK(pthread_kill(fresh, 0) == ESRCH);
 
     printf("ok: %ld foreign threads (%d at a time) used slot numbers up to %lu; stale ids ESRCH "
-           "while their slot is reused\n", n, W, max);
+           "while their slot is reused (%d attacks)\n", n, W, max, atomic_load(&attacks));
     return 0;
 }
