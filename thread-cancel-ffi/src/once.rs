@@ -153,8 +153,9 @@ pub unsafe extern "C" fn tc_once(control: *mut i32, init: Option<unsafe extern "
 #[cold]
 unsafe fn slow(control: &AtomicI32, init: unsafe extern "C" fn()) -> i32 {
     if !AT_FORK_REGISTERED.swap(true, Ordering::Relaxed) {
-        // SAFETY: registers a handler that only does an atomic add. If it fails (ENOMEM), a
-        // child forked during an init routine waits as it would have without it.
+        // SAFETY: registers a handler that only does an atomic add. If it fails (ENOMEM), or a
+        // fork lands between another first caller's swap and its registration, a child forked
+        // during an init routine waits for it, as it would have without the handler.
         unsafe { libc::pthread_atfork(None, None, Some(next_fork_generation)) };
     }
     let mut held = hold();
