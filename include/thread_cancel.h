@@ -50,7 +50,7 @@ int tc_create(tc_thread_t *thread, const pthread_attr_t *attr, void *(*start)(vo
 int tc_join(tc_thread_t thread, void **retval); /* a cancellation point */
 int tc_detach(tc_thread_t thread);
 __attribute__((noreturn)) void tc_exit(void *retval);
-tc_thread_t tc_self(void);
+tc_thread_t tc_self(void); /* a thread not created by tc_create gets an id on first use, freed when it ends */
 int tc_equal(tc_thread_t a, tc_thread_t b);
 int tc_kill(tc_thread_t thread, int sig);
 /* The system's pthread_t of a live thread created by tc_create (0 otherwise), for the calls not mapped here. */
@@ -80,6 +80,16 @@ void tc_cleanup_pop_buffer(struct tc_cleanup_buffer *buffer, int execute);
         }                                                                                       \
         tc_cleanup_pop_buffer(&tc_cleanup_buffer_, (execute));                                  \
     } while (0)
+
+/* Once-only initialisation (pthread_once) on the system's pthread_once_t, initialised with
+ * PTHREAD_ONCE_INIT (glibc's encoding of the word). Not a cancellation point: a thread waiting
+ * for another thread's init routine keeps waiting with a request pending. If the init routine
+ * is canceled or calls tc_exit, it is as if tc_once had never been called: the once-control is
+ * reset and the next call (or one of the waiting threads) runs an init routine. In the child of
+ * a fork made while another thread ran the init routine, the child's call runs it itself.
+ * Returns 0; EINVAL for a null or misaligned once_control or a null init_routine; EDEADLK if
+ * the calling thread is itself running once_control's init routine (glibc would hang). */
+int tc_once(pthread_once_t *once_control, void (*init_routine)(void));
 
 /* Thread-specific data (destructors: at most 4 rounds, after the cleanup handlers). */
 int tc_key_create(pthread_key_t *key, void (*destructor)(void *));

@@ -31,6 +31,7 @@
 #define pthread_setcancelstate tc_setcancelstate
 #define pthread_setcanceltype tc_setcanceltype
 #define pthread_testcancel tc_testcancel
+#define pthread_once tc_once
 #define pthread_key_create tc_key_create
 #define pthread_key_delete tc_key_delete
 #define pthread_getspecific tc_getspecific

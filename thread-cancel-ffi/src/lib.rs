@@ -4,7 +4,8 @@
 //!
 //! Layout: `threads.rs` (ids, create/join/detach/exit/cancel/self), `cancel.rs` (state, type,
 //! testcancel, cleanup handlers, acting), `tsd.rs` (keys), `waits.rs` (condition variables and
-//! semaphores of the system's libc), `points.rs` (the system-call points).
+//! semaphores of the system's libc), `points.rs` (the system-call points), `once.rs`
+//! (`pthread_once`, restartable when its init routine is canceled).
 //!
 //! Acting on a cancellation in C never unwinds: the cleanup handlers run on the intact C
 //! stack, then the thread leaves its *C region* (`thread_cancel::ffi`), which resets the stack
@@ -14,6 +15,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod cancel;
+mod once;
 mod points;
 mod threads;
 mod tsd;

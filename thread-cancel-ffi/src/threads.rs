@@ -64,8 +64,12 @@ impl Registry {
             let index = (id & 0xffff_ffff) as usize - 1;
             let slot = &mut self.slots[index];
             slot.entry = None;
-            slot.generation = slot.generation.wrapping_add(1);
-            self.free.push(index);
+            // A slot whose generation would wrap is retired (never reused), so no id ever names
+            // two threads: one slot lost per 2^32 threads through it.
+            if let Some(next) = slot.generation.checked_add(1) {
+                slot.generation = next;
+                self.free.push(index);
+            }
         }
     }
 }
@@ -317,14 +321,32 @@ pub extern "C" fn tc_cancel(thread: u64) -> i32 {
     r
 }
 
-/// `pthread_self`: the calling thread's id (a thread not created here gets one on first use).
+/// Frees the id of a thread not created here (given by `tc_self`) when the thread ends: its
+/// thread-local destructor. `MY_ID` (no destructor) keeps the id, so a `tc_self` in a later
+/// thread-local destructor (a key destructor, say) returns the same id, by then stale (`ESRCH`)
+/// rather than a new slot that nothing would free.
+struct ForeignId;
+
+impl Drop for ForeignId {
+    fn drop(&mut self) {
+        registry().release(MY_ID.get());
+    }
+}
+
+thread_local! {
+    static FOREIGN_ID: ForeignId = const { ForeignId };
+}
+
+/// `pthread_self`: the calling thread's id. A thread not created here gets one on first use,
+/// freed when the thread ends (its thread-local destructors), after which the id is stale.
 #[no_mangle]
 pub extern "C" fn tc_self() -> u64 {
     let id = MY_ID.get();
     if id != 0 {
         return id;
     }
-    let id = registry().alloc(Entry {
+    let mut reg = registry();
+    let id = reg.alloc(Entry {
         canceler: Some(thread_cancel::current()),
         handle: None,
         detached: false,
@@ -332,6 +354,12 @@ pub extern "C" fn tc_self() -> u64 {
         native: 0,
     });
     MY_ID.set(id);
+    // Registers the destructor that frees the slot. If the thread is so far into its teardown
+    // that it can no longer register one, the id is freed at once (stale from the start).
+    drop(reg);
+    if FOREIGN_ID.try_with(|_| ()).is_err() {
+        registry().release(id);
+    }
     id
 }
 
