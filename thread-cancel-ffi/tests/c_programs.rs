@@ -54,25 +54,51 @@ fn out_dir() -> PathBuf {
     d
 }
 
-/// Compiles `src` with the compatibility header (or, with `plain_glibc`, without it and
-/// without our library) and returns the executable.
-fn build(src: &Path, plain_glibc: bool) -> PathBuf {
+/// How a test program is built.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// With the compatibility header, linked with `libthread_cancel.a`.
+    Ours,
+    /// Against the system's glibc alone (`-DTC_PLAIN_GLIBC`), for comparisons.
+    PlainGlibc,
+    /// As `Ours`, with AddressSanitizer and UndefinedBehaviorSanitizer.
+    Sanitized,
+}
+
+impl Mode {
+    fn suffix(self) -> &'static str {
+        match self {
+            Mode::Ours => "",
+            Mode::PlainGlibc => "-glibc",
+            Mode::Sanitized => "-asan",
+        }
+    }
+}
+
+/// The sanitizer flags of [`Mode::Sanitized`]: every UBSan report is an error.
+const SANITIZE: &[&str] = &[
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-fno-omit-frame-pointer",
+];
+
+/// Compiles `src` in `mode` and returns the executable.
+fn build(src: &Path, mode: Mode) -> PathBuf {
     let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
-    let exe = out_dir().join(if plain_glibc {
-        format!("{stem}-glibc")
-    } else {
-        stem
-    });
+    let exe = out_dir().join(format!("{stem}{}", mode.suffix()));
     let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
     cc.args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]);
-    if plain_glibc {
+    if mode == Mode::PlainGlibc {
         cc.arg("-DTC_PLAIN_GLIBC");
     } else {
         cc.args(["-include", "thread_cancel/pthread_compat.h"]);
         cc.arg("-I").arg(repo().join("include"));
     }
+    if mode == Mode::Sanitized {
+        cc.args(SANITIZE);
+    }
     cc.arg(src).arg("-o").arg(&exe);
-    if !plain_glibc {
+    if mode != Mode::PlainGlibc {
         cc.arg(lib_dir().join("libthread_cancel.a"));
     }
     cc.args(["-lpthread", "-ldl", "-lm"]);
@@ -87,7 +113,15 @@ fn build(src: &Path, plain_glibc: bool) -> PathBuf {
 }
 
 fn run(exe: &Path) -> String {
-    let out = Command::new(exe).output().expect("run a C test program");
+    run_with(exe, &[])
+}
+
+/// Runs `exe` with the extra environment `env`; requires exit status 0 and returns stdout.
+fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
+    let out = Command::new(exe)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run a C test program");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -126,7 +160,7 @@ fn c_programs_through_the_compat_header() {
         {
             continue; // its own test below
         }
-        let exe = build(&src, false);
+        let exe = build(&src, Mode::Ours);
         let r = std::panic::catch_unwind(|| run(&exe));
         match r {
             Ok(out) => eprintln!(
@@ -140,14 +174,40 @@ fn c_programs_through_the_compat_header() {
     assert!(failed.is_empty(), "failed: {failed:?}");
 }
 
+/// Every C test program again, built with `-fsanitize=address,undefined` (as a user who checks
+/// their program with the sanitizers would): a canceled thread abandons its C frames, and the
+/// sanitizer must be told (its "no return" hook), or its next check of the stack aborts. Any
+/// ASan or UBSan report fails the program.
+#[test]
+fn c_programs_under_asan_and_ubsan() {
+    let env = [
+        // An error report is a failure with the report on stderr; abort_on_error would only
+        // add a core dump.
+        (
+            "ASAN_OPTIONS",
+            "halt_on_error=1:detect_stack_use_after_return=0",
+        ),
+        ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"),
+    ];
+    let mut failed = Vec::new();
+    for src in programs() {
+        let exe = build(&src, Mode::Sanitized);
+        match std::panic::catch_unwind(|| run_with(&exe, &env)) {
+            Ok(_) => eprintln!("{}: ok", src.file_name().unwrap().to_string_lossy()),
+            Err(_) => failed.push(src),
+        }
+    }
+    assert!(failed.is_empty(), "failed under the sanitizers: {failed:?}");
+}
+
 /// R10 in C, ours beside the system's glibc: the same program built both ways (ours must lose
 /// nothing — the program checks it; glibc's losses are printed).
 #[test]
 fn r10_read_either_data_or_cancel_c_vs_glibc() {
     let src =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/r10_read_either_data_or_cancel.c");
-    let ours = run(&build(&src, false));
-    let glibc = run(&build(&src, true));
+    let ours = run(&build(&src, Mode::Ours));
+    let glibc = run(&build(&src, Mode::PlainGlibc));
     eprintln!("{}\n{}", ours.trim(), glibc.trim());
     assert!(ours.contains(" + 0 lost"), "ours lost data: {ours}");
 }
