@@ -2,6 +2,8 @@
 //! thread_cancel/pthread_compat.h`, linked with `libthread_cancel.a` and `-lpthread`), runs it,
 //! and requires exit status 0. One program per requirement that applies to C (`r07_order.c`,
 //! ...); `r10_*` also builds against the system's glibc alone, for the comparison it prints.
+//! The C++ programs in `tests/cxx/` are built the same way with `c++` and compared with their
+//! glibc build; every program is also built and run under AddressSanitizer and UBSan.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -86,8 +88,17 @@ const SANITIZE: &[&str] = &[
 fn build(src: &Path, mode: Mode) -> PathBuf {
     let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
     let exe = out_dir().join(format!("{stem}{}", mode.suffix()));
-    let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-    cc.args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]);
+    let cxx = src.extension().is_some_and(|x| x == "cpp");
+    let mut cc = if cxx {
+        let mut c = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()));
+        c.arg("-std=gnu++17");
+        c
+    } else {
+        let mut c = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+        c.arg("-std=gnu11");
+        c
+    };
+    cc.args(["-O2", "-g", "-Wall", "-Wextra", "-Werror"]);
     if mode == Mode::PlainGlibc {
         cc.arg("-DTC_PLAIN_GLIBC");
     } else {
@@ -135,11 +146,20 @@ fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
 }
 
 fn programs() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("tests/c")
+    sources("tests/c", "c")
+}
+
+/// The C++ test programs (`tests/cxx/*.cpp`).
+fn cxx_programs() -> Vec<PathBuf> {
+    sources("tests/cxx", "cpp")
+}
+
+fn sources(dir: &str, ext: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
         .collect();
     v.sort();
     v
@@ -174,7 +194,7 @@ fn c_programs_through_the_compat_header() {
     assert!(failed.is_empty(), "failed: {failed:?}");
 }
 
-/// Every C test program again, built with `-fsanitize=address,undefined` (as a user who checks
+/// Every C and C++ test program again, built with `-fsanitize=address,undefined` (as a user who checks
 /// their program with the sanitizers would): a canceled thread abandons its C frames, and the
 /// sanitizer must be told (its "no return" hook), or its next check of the stack aborts. Any
 /// ASan or UBSan report fails the program.
@@ -190,7 +210,7 @@ fn c_programs_under_asan_and_ubsan() {
         ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"),
     ];
     let mut failed = Vec::new();
-    for src in programs() {
+    for src in programs().into_iter().chain(cxx_programs()) {
         let exe = build(&src, Mode::Sanitized);
         match std::panic::catch_unwind(|| run_with(&exe, &env)) {
             Ok(_) => eprintln!("{}: ok", src.file_name().unwrap().to_string_lossy()),
@@ -198,6 +218,26 @@ fn c_programs_under_asan_and_ubsan() {
         }
     }
     assert!(failed.is_empty(), "failed under the sanitizers: {failed:?}");
+}
+
+/// The C++ programs (`tests/cxx/`), through the compatibility header and against the system's
+/// glibc alone: each checks itself (every destructor ran, the cleanup handlers interleaved
+/// with them last in first out, the mutexes of `std::lock_guard`s free again), and ours must
+/// print exactly what glibc's prints.
+#[test]
+fn cxx_programs_run_destructors_on_cancel_as_glibc() {
+    let programs = cxx_programs();
+    assert!(!programs.is_empty(), "no C++ test program in tests/cxx");
+    for src in programs {
+        let ours = run(&build(&src, Mode::Ours));
+        let glibc = run(&build(&src, Mode::PlainGlibc));
+        eprintln!(
+            "{}:\n{}",
+            src.file_name().unwrap().to_string_lossy(),
+            ours.trim()
+        );
+        assert_eq!(ours, glibc, "{}: ours and glibc differ", src.display());
+    }
 }
 
 /// R10 in C, ours beside the system's glibc: the same program built both ways (ours must lose

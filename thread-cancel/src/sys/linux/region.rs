@@ -135,6 +135,13 @@ pub(crate) fn has_act(ctx: &RegionCtx) -> bool {
     ctx.act.is_some()
 }
 
+/// The region's boundary while armed: the stack pointer recorded at entry, which is the
+/// canonical frame address of the function the region calls (the frames inside the region all
+/// lie below it); 0 when disarmed.
+pub(crate) fn boundary(ctx: &RegionCtx) -> usize {
+    ctx.sp.load(Ordering::Relaxed) as usize
+}
+
 /// Whether the context `ctx` is armed (its `run` is on the stack and `f` may be running).
 pub(crate) fn armed(ctx: &RegionCtx) -> bool {
     ctx.sp.load(Ordering::Relaxed) != 0
