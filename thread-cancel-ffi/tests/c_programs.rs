@@ -88,6 +88,8 @@ const SANITIZE: &[&str] = &[
 fn build(src: &Path, mode: Mode) -> PathBuf {
     let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
     let exe = out_dir().join(format!("{stem}{}", mode.suffix()));
+    // The C half of a C++ program is compiled only (to `<exe>.o`).
+    let half = src.extension().is_some_and(|x| x == "c") && src.with_extension("cpp").exists();
     let cxx = src.extension().is_some_and(|x| x == "cpp");
     let mut cc = if cxx {
         let mut c = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()));
@@ -108,7 +110,26 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
     if mode == Mode::Sanitized {
         cc.args(SANITIZE);
     }
+    if half {
+        let obj = exe.with_extension("o");
+        cc.arg("-c").arg(src).arg("-o").arg(&obj);
+        let out = cc.output().expect("run the C compiler");
+        assert!(
+            out.status.success(),
+            "{} does not compile:\n{}",
+            src.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return obj;
+    }
     cc.arg(src).arg("-o").arg(&exe);
+    if cxx {
+        // A C half (`<stem>.c` beside the `.cpp`), compiled as C, for frames of both languages.
+        let half = src.with_extension("c");
+        if half.exists() {
+            cc.arg(build(&half, mode));
+        }
+    }
     if mode != Mode::PlainGlibc {
         cc.arg(lib_dir().join("libthread_cancel.a"));
     }

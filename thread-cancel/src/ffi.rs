@@ -29,6 +29,22 @@ pub type ActFn = unsafe extern "C" fn(*mut c_void) -> !;
 /// A C start routine.
 pub type StartFn = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
 
+/// A C region's start routine, its argument and its result.
+struct Call {
+    start: StartFn,
+    arg: *mut c_void,
+    ret: *mut c_void,
+}
+
+/// The function a C region calls: runs the start routine. A forced unwind stops at this frame
+/// (see [`stop`]): it is Rust, and the region's assembly frame is below it.
+unsafe extern "C" fn call_start(p: *mut c_void) {
+    // SAFETY: `p` is the `Call` of `c_region`, alive for the region.
+    let c = unsafe { &mut *p.cast::<Call>() };
+    // SAFETY: the caller of `c_region` vouches for `start`.
+    c.ret = unsafe { (c.start)(c.arg) };
+}
+
 /// Runs `start(arg)` in a C region of the calling thread, whose `act` is `act`. Returns what
 /// `start` returned; if the region is left ([`c_leave`], or `act` after the signal), the
 /// thread acts on its cancellation or exit: this unwinds (Rust frames only) and does not return.
@@ -37,17 +53,6 @@ pub type StartFn = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
 /// `start` must be a C function that does not unwind; `act` must end with [`c_leave`]; the
 /// frames that `start` creates may be abandoned.
 pub unsafe fn c_region(start: StartFn, arg: *mut c_void, act: ActFn) -> *mut c_void {
-    struct Call {
-        start: StartFn,
-        arg: *mut c_void,
-        ret: *mut c_void,
-    }
-    unsafe extern "C" fn call_start(p: *mut c_void) {
-        // SAFETY: `p` is the `Call` below, alive for the region.
-        let c = unsafe { &mut *p.cast::<Call>() };
-        // SAFETY: the caller of `c_region` vouches for `start`.
-        c.ret = unsafe { (c.start)(c.arg) };
-    }
     let c = current_control();
     // SAFETY: an `ActFn` and the region's `act` differ only in the pointer type of their
     // argument (both are thin pointers passed in the same register).
@@ -190,6 +195,7 @@ mod unwinder {
     }
     extern "C" {
         pub(super) fn _Unwind_GetCFA(ctx: *mut Context) -> usize;
+        pub(super) fn _Unwind_GetRegionStart(ctx: *mut Context) -> usize;
     }
 }
 
@@ -200,10 +206,6 @@ struct ForcedUnwind {
     /// The region's boundary: the canonical frame address of the region's own callee (Rust);
     /// the unwind stops before it.
     boundary: usize,
-    /// The highest canonical frame address passed so far: every frame below it has been left
-    /// (its landing pad, if any, has run), so the cleanup handlers whose buffers lie below it
-    /// are due.
-    passed: usize,
     run_handlers: Option<RunHandlersFn>,
     /// A forced unwind of this thread is under way (a nested exit from a destructor or a
     /// handler abandons the rest instead of starting another).
@@ -215,7 +217,6 @@ thread_local! {
         UnsafeCell::new(ForcedUnwind {
             exc: unwinder::Exception { class: 0, cleanup: None, private: [0; 2] },
             boundary: 0,
-            passed: 0,
             run_handlers: None,
             active: false,
         })
@@ -259,7 +260,6 @@ pub unsafe fn c_unwind(run_handlers: RunHandlersFn) -> ! {
         // SAFETY: the caller vouches for the frames in between.
         unsafe { c_leave() }
     }
-    let here = 0u8;
     // SAFETY: as above.
     unsafe {
         *st = ForcedUnwind {
@@ -269,7 +269,6 @@ pub unsafe fn c_unwind(run_handlers: RunHandlersFn) -> ! {
                 private: [0; 2],
             },
             boundary,
-            passed: &here as *const u8 as usize,
             run_handlers: Some(run_handlers),
             active: true,
         };
@@ -287,9 +286,15 @@ pub unsafe fn c_unwind(run_handlers: RunHandlersFn) -> ! {
     unsafe { c_leave() }
 }
 
-/// The stop function of [`c_unwind`]: called by the unwinder for each frame before its landing
-/// pad; runs the cleanup handlers of the frames already left, and leaves the region at its
-/// boundary, or where the unwind information ends.
+/// The stop function of [`c_unwind`]: called by the unwinder for each frame before its
+/// personality routine (which runs the frame's landing pad, if any). Leaves the region at its
+/// boundary, where the unwind information ends; otherwise runs the cleanup handlers of the
+/// frames already left.
+///
+/// The context's canonical frame address is the one of the frame's callee, i.e. the frame's
+/// own stack pointer at the call: every frame below it has been left (its landing pad has
+/// run), so the handlers whose buffers lie below it are due; those in this frame wait until it
+/// has been left too (a C++ handler is a destructor of this frame's landing pad).
 unsafe extern "C" fn stop(
     _version: c_int,
     actions: c_int,
@@ -301,28 +306,30 @@ unsafe extern "C" fn stop(
     let st = arg.cast::<ForcedUnwind>();
     // SAFETY: `arg` is the thread's `ForcedUnwind`, given to `_Unwind_ForcedUnwind` by
     // `c_unwind` on this thread; read field by field (the handlers may use it too).
-    let (boundary, passed, run) = unsafe { ((*st).boundary, (*st).passed, (*st).run_handlers) };
+    let (boundary, run) = unsafe { ((*st).boundary, (*st).run_handlers) };
     let Some(run) = run else {
         std::process::abort(); // set by `c_unwind` before the unwind starts
     };
-    let cfa = if actions & unwinder::UA_END_OF_STACK != 0 {
-        usize::MAX // no unwind information further up: abandon the rest
+    let end = actions & unwinder::UA_END_OF_STACK != 0
+        // SAFETY (both calls): `ctx` is the unwinder's context for the current frame.
+        || unsafe { unwinder::_Unwind_GetRegionStart(ctx) } == call_start as *const () as usize;
+    let sp = if end {
+        usize::MAX
     } else {
-        // SAFETY: `ctx` is the unwinder's context for the current frame.
+        // SAFETY: as above.
         unsafe { unwinder::_Unwind_GetCFA(ctx) }
     };
-    if cfa >= boundary {
-        // The region's own callee (Rust) is next: never unwound by a foreign unwind.
+    if sp >= boundary {
+        // The region's callee (Rust, never unwound by a foreign unwind) or the end of the
+        // unwind information: the remaining handlers run and the rest is abandoned.
         run(usize::MAX);
         // SAFETY: as above.
         unsafe { (*st).active = false };
-        // SAFETY: every frame below the boundary has been unwound or holds nothing to run
-        // (the unwinder's own frames and this one).
+        // SAFETY: every frame left below the boundary has been unwound or holds nothing to
+        // run (C frames past the unwind information, the unwinder's frames and this one).
         unsafe { c_leave() }
     }
-    run(passed);
-    // SAFETY: as above.
-    unsafe { (*st).passed = passed.max(cfa) };
+    run(sp);
     unwinder::URC_NO_REASON
 }
 
