@@ -23,7 +23,8 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
 /// The `act` function of a C region: called with the region (as an opaque pointer) on the
-/// interrupted C stack when an asynchronous request interrupts it; must end with [`c_leave`].
+/// interrupted C stack when an asynchronous request interrupts it; must end with [`c_unwind`]
+/// or [`c_leave`].
 pub type ActFn = unsafe extern "C" fn(*mut c_void) -> !;
 
 /// A C start routine.
@@ -50,8 +51,9 @@ unsafe extern "C" fn call_start(p: *mut c_void) {
 /// thread acts on its cancellation or exit: this unwinds (Rust frames only) and does not return.
 ///
 /// # Safety
-/// `start` must be a C function that does not unwind; `act` must end with [`c_leave`]; the
-/// frames that `start` creates may be abandoned.
+/// `start` must be a C function that does not unwind; `act` must end with [`c_unwind`] or
+/// [`c_leave`]; the frames that `start` creates may be unwound by a forced unwind or
+/// abandoned.
 pub unsafe fn c_region(start: StartFn, arg: *mut c_void, act: ActFn) -> *mut c_void {
     let c = current_control();
     // SAFETY: an `ActFn` and the region's `act` differ only in the pointer type of their
