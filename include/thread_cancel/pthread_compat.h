@@ -46,6 +46,42 @@
 #define pthread_cleanup_push(routine, arg) tc_cleanup_push(routine, arg)
 #define pthread_cleanup_pop(execute) tc_cleanup_pop(execute)
 
+#ifdef __cplusplus
+/* C++: a cleanup handler is also a destructor (as with glibc's <pthread.h> in C++), so that the
+ * unwind of a cancellation or an exit runs the handlers and the other destructors of one frame
+ * interleaved, last in first out. Leaving the scope by a C++ exception runs the handler too
+ * (glibc's behaviour); pop(0) never runs it. */
+class tc_compat_cleanup_ {
+public:
+    tc_compat_cleanup_(void (*routine)(void *), void *arg) : popped_(false) {
+        tc_cleanup_push_buffer(&buffer_, routine, arg);
+    }
+    ~tc_compat_cleanup_() {
+        if (!popped_) tc_cleanup_pop_buffer(&buffer_, 1);
+    }
+    void pop(int execute) {
+        popped_ = true;
+        tc_cleanup_pop_buffer(&buffer_, execute);
+    }
+
+private:
+    tc_compat_cleanup_(const tc_compat_cleanup_ &);
+    tc_compat_cleanup_ &operator=(const tc_compat_cleanup_ &);
+    struct tc_cleanup_buffer buffer_;
+    bool popped_;
+};
+#undef tc_cleanup_push
+#undef tc_cleanup_pop
+#define tc_cleanup_push(routine, arg)                                                           \
+    do {                                                                                        \
+        tc_compat_cleanup_ tc_compat_cleanup_obj_((routine), (arg));                            \
+        {
+#define tc_cleanup_pop(execute)                                                                 \
+        }                                                                                       \
+        tc_compat_cleanup_obj_.pop(execute);                                                    \
+    } while (0)
+#endif
+
 #undef PTHREAD_CANCELED
 #define PTHREAD_CANCELED TC_CANCELED
 

@@ -234,20 +234,35 @@ pub unsafe extern "C" fn tc_create(
 /// `retval` must be null or valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn tc_join(thread: u64, retval: *mut *mut c_void) -> i32 {
+    // Acts from this frame, which holds nothing to drop (the forced unwind of a cancellation
+    // passes it without a landing pad; `join` holds a handle).
+    // SAFETY: forwarded from the caller.
+    match unsafe { join(thread, retval) } {
+        Some(r) => r,
+        None => cancel::act(),
+    }
+}
+
+/// `tc_join`, or `None` if the caller must act on its cancellation (the target stays
+/// joinable).
+///
+/// # Safety
+/// As `tc_join`.
+unsafe fn join(thread: u64, retval: *mut *mut c_void) -> Option<i32> {
     if thread == MY_ID.get() && thread != 0 {
-        return libc::EDEADLK;
+        return Some(libc::EDEADLK);
     }
     let h = {
         let mut reg = registry();
         let Some(e) = reg.get(thread) else {
-            return libc::ESRCH;
+            return Some(libc::ESRCH);
         };
         if e.detached {
-            return libc::EINVAL;
+            return Some(libc::EINVAL);
         }
         match e.handle.take() {
             Some(h) => h,
-            None => return libc::EINVAL,
+            None => return Some(libc::EINVAL),
         }
     };
     let waited = if ffi::in_c_region() {
@@ -257,13 +272,12 @@ pub unsafe extern "C" fn tc_join(thread: u64, retval: *mut *mut c_void) -> i32 {
         true
     };
     if !waited {
-        // Canceled while waiting: the target stays joinable, then act (nothing of this frame
-        // may be left to the abandoned stack: the handle goes back, or is dropped).
+        // Canceled while waiting: the target stays joinable, then act (from the caller).
         match registry().get(thread) {
             Some(e) => e.handle = Some(h),
             None => drop(h),
         }
-        cancel::act();
+        return None;
     }
     // The thread has finished: its id dies now, before the system thread is joined (after
     // which its system id could be reused), so `tc_kill` never reaches a joined thread.
@@ -279,7 +293,7 @@ pub unsafe extern "C" fn tc_join(thread: u64, retval: *mut *mut c_void) -> i32 {
         // SAFETY: the caller passes null or a writable pointer.
         unsafe { *retval = value };
     }
-    0
+    Some(0)
 }
 
 /// `pthread_detach`: `ESRCH` for an id that is not a live thread of ours, `EINVAL` if it is
@@ -309,10 +323,14 @@ pub extern "C" fn tc_detach(thread: u64) -> i32 {
 #[no_mangle]
 pub extern "C" fn tc_cancel(thread: u64) -> i32 {
     let was = ffi::set_disabled(true);
-    let canceler = registry().get(thread).and_then(|e| e.canceler.clone());
-    let r = match canceler.map(|c| c.cancel()) {
-        Some(Ok(())) => 0,
-        Some(Err(_)) | None => libc::ESRCH,
+    // In a block: nothing of it is left to drop where this frame acts (the forced unwind of a
+    // cancellation passes the frame without a landing pad).
+    let r = {
+        let canceler = registry().get(thread).and_then(|e| e.canceler.clone());
+        match canceler.map(|c| c.cancel()) {
+            Some(Ok(())) => 0,
+            Some(Err(_)) | None => libc::ESRCH,
+        }
     };
     ffi::set_disabled(was);
     if !was && ffi::is_async() {

@@ -2,6 +2,8 @@
 //! thread_cancel/pthread_compat.h`, linked with `libthread_cancel.a` and `-lpthread`), runs it,
 //! and requires exit status 0. One program per requirement that applies to C (`r07_order.c`,
 //! ...); `r10_*` also builds against the system's glibc alone, for the comparison it prints.
+//! The C++ programs in `tests/cxx/` are built the same way with `c++` and compared with their
+//! glibc build; every program is also built and run under AddressSanitizer and UBSan.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -54,25 +56,81 @@ fn out_dir() -> PathBuf {
     d
 }
 
-/// Compiles `src` with the compatibility header (or, with `plain_glibc`, without it and
-/// without our library) and returns the executable.
-fn build(src: &Path, plain_glibc: bool) -> PathBuf {
+/// How a test program is built.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// With the compatibility header, linked with `libthread_cancel.a`.
+    Ours,
+    /// Against the system's glibc alone (`-DTC_PLAIN_GLIBC`), for comparisons.
+    PlainGlibc,
+    /// As `Ours`, with AddressSanitizer and UndefinedBehaviorSanitizer.
+    Sanitized,
+}
+
+impl Mode {
+    fn suffix(self) -> &'static str {
+        match self {
+            Mode::Ours => "",
+            Mode::PlainGlibc => "-glibc",
+            Mode::Sanitized => "-asan",
+        }
+    }
+}
+
+/// The sanitizer flags of [`Mode::Sanitized`]: every UBSan report is an error.
+const SANITIZE: &[&str] = &[
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-fno-omit-frame-pointer",
+];
+
+/// Compiles `src` in `mode` and returns the executable.
+fn build(src: &Path, mode: Mode) -> PathBuf {
     let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
-    let exe = out_dir().join(if plain_glibc {
-        format!("{stem}-glibc")
+    let exe = out_dir().join(format!("{stem}{}", mode.suffix()));
+    // The C half of a C++ program is compiled only (to `<exe>.o`).
+    let half = src.extension().is_some_and(|x| x == "c") && src.with_extension("cpp").exists();
+    let cxx = src.extension().is_some_and(|x| x == "cpp");
+    let mut cc = if cxx {
+        let mut c = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()));
+        c.arg("-std=gnu++17");
+        c
     } else {
-        stem
-    });
-    let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-    cc.args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]);
-    if plain_glibc {
+        let mut c = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+        c.arg("-std=gnu11");
+        c
+    };
+    cc.args(["-O2", "-g", "-Wall", "-Wextra", "-Werror"]);
+    if mode == Mode::PlainGlibc {
         cc.arg("-DTC_PLAIN_GLIBC");
     } else {
         cc.args(["-include", "thread_cancel/pthread_compat.h"]);
         cc.arg("-I").arg(repo().join("include"));
     }
+    if mode == Mode::Sanitized {
+        cc.args(SANITIZE);
+    }
+    if half {
+        let obj = exe.with_extension("o");
+        cc.arg("-c").arg(src).arg("-o").arg(&obj);
+        let out = cc.output().expect("run the C compiler");
+        assert!(
+            out.status.success(),
+            "{} does not compile:\n{}",
+            src.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return obj;
+    }
     cc.arg(src).arg("-o").arg(&exe);
-    if !plain_glibc {
+    if cxx {
+        // A C half (`<stem>.c` beside the `.cpp`), compiled as C, for frames of both languages.
+        let half = src.with_extension("c");
+        if half.exists() {
+            cc.arg(build(&half, mode));
+        }
+    }
+    if mode != Mode::PlainGlibc {
         cc.arg(lib_dir().join("libthread_cancel.a"));
     }
     cc.args(["-lpthread", "-ldl", "-lm"]);
@@ -87,7 +145,15 @@ fn build(src: &Path, plain_glibc: bool) -> PathBuf {
 }
 
 fn run(exe: &Path) -> String {
-    let out = Command::new(exe).output().expect("run a C test program");
+    run_with(exe, &[])
+}
+
+/// Runs `exe` with the extra environment `env`; requires exit status 0 and returns stdout.
+fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
+    let out = Command::new(exe)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run a C test program");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -101,11 +167,20 @@ fn run(exe: &Path) -> String {
 }
 
 fn programs() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("tests/c")
+    sources("tests/c", "c")
+}
+
+/// The C++ test programs (`tests/cxx/*.cpp`).
+fn cxx_programs() -> Vec<PathBuf> {
+    sources("tests/cxx", "cpp")
+}
+
+fn sources(dir: &str, ext: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
         .collect();
     v.sort();
     v
@@ -126,7 +201,7 @@ fn c_programs_through_the_compat_header() {
         {
             continue; // its own test below
         }
-        let exe = build(&src, false);
+        let exe = build(&src, Mode::Ours);
         let r = std::panic::catch_unwind(|| run(&exe));
         match r {
             Ok(out) => eprintln!(
@@ -140,14 +215,60 @@ fn c_programs_through_the_compat_header() {
     assert!(failed.is_empty(), "failed: {failed:?}");
 }
 
+/// Every C and C++ test program again, built with `-fsanitize=address,undefined` (as a user who checks
+/// their program with the sanitizers would): a canceled thread abandons its C frames, and the
+/// sanitizer must be told (its "no return" hook), or its next check of the stack aborts. Any
+/// ASan or UBSan report fails the program.
+#[test]
+fn c_programs_under_asan_and_ubsan() {
+    let env = [
+        // An error report is a failure with the report on stderr; abort_on_error would only
+        // add a core dump.
+        (
+            "ASAN_OPTIONS",
+            "halt_on_error=1:detect_stack_use_after_return=0",
+        ),
+        ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"),
+    ];
+    let mut failed = Vec::new();
+    for src in programs().into_iter().chain(cxx_programs()) {
+        let exe = build(&src, Mode::Sanitized);
+        match std::panic::catch_unwind(|| run_with(&exe, &env)) {
+            Ok(_) => eprintln!("{}: ok", src.file_name().unwrap().to_string_lossy()),
+            Err(_) => failed.push(src),
+        }
+    }
+    assert!(failed.is_empty(), "failed under the sanitizers: {failed:?}");
+}
+
+/// The C++ programs (`tests/cxx/`), through the compatibility header and against the system's
+/// glibc alone: each checks itself (every destructor ran, the cleanup handlers interleaved
+/// with them last in first out, the mutexes of `std::lock_guard`s free again), and ours must
+/// print exactly what glibc's prints.
+#[test]
+fn cxx_programs_run_destructors_on_cancel_as_glibc() {
+    let programs = cxx_programs();
+    assert!(!programs.is_empty(), "no C++ test program in tests/cxx");
+    for src in programs {
+        let ours = run(&build(&src, Mode::Ours));
+        let glibc = run(&build(&src, Mode::PlainGlibc));
+        eprintln!(
+            "{}:\n{}",
+            src.file_name().unwrap().to_string_lossy(),
+            ours.trim()
+        );
+        assert_eq!(ours, glibc, "{}: ours and glibc differ", src.display());
+    }
+}
+
 /// R10 in C, ours beside the system's glibc: the same program built both ways (ours must lose
 /// nothing — the program checks it; glibc's losses are printed).
 #[test]
 fn r10_read_either_data_or_cancel_c_vs_glibc() {
     let src =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/r10_read_either_data_or_cancel.c");
-    let ours = run(&build(&src, false));
-    let glibc = run(&build(&src, true));
+    let ours = run(&build(&src, Mode::Ours));
+    let glibc = run(&build(&src, Mode::PlainGlibc));
     eprintln!("{}\n{}", ours.trim(), glibc.trim());
     assert!(ours.contains(" + 0 lost"), "ours lost data: {ours}");
 }

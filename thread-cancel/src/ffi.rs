@@ -1,46 +1,60 @@
 //! Support for the C ABI crate (`thread-cancel-ffi`): not a public API; no stability promise.
 //!
 //! A thread created from C runs its start routine inside a *C region* (the mechanism of
-//! [`async_region`](crate::async_region), with an `act` function): acting on a cancellation in
-//! C code never unwinds. The C side runs its cleanup handlers on the still-intact C stack, then
-//! calls [`c_leave`], which resets the stack to the region's boundary (the C frames and the
-//! library's frames below it hold nothing that must be dropped), and the cancellation goes on
-//! from there as an ordinary Rust unwind through Rust frames only, to the thread's root, where
-//! the thread-specific-data destructors run and the outcome is recorded.
+//! [`async_region`](crate::async_region), with an `act` function). Acting on a cancellation or
+//! an exit in C code ([`c_unwind`]) is a *forced unwind* of the foreign frames, as glibc's:
+//! every C++ destructor between the point and the region's boundary runs, and the C cleanup
+//! handlers run as their frames are passed; the unwind stops at the boundary, where
+//! [`c_leave`] resets the stack to the region's entry inside the Rust root, and the
+//! cancellation goes on from there as an ordinary Rust unwind through Rust frames only, to the
+//! thread's root, where the thread-specific-data destructors run and the outcome is recorded.
+//! Frames the unwinder cannot pass (no unwind information; an asynchronous cancellation's
+//! interrupted frame) are abandoned instead, after the remaining cleanup handlers ran.
 
 use crate::current::{current_control, with_current};
 use crate::point::raise;
 use crate::state;
-use crate::sys::{region_has_act, region_leave, region_run, RegionCtx, RegionExit};
-use std::ffi::c_void;
+use crate::sys::{
+    abandoning_frames, region_boundary, region_has_act, region_leave, region_run, RegionCtx,
+    RegionExit,
+};
+use std::cell::UnsafeCell;
+use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
 /// The `act` function of a C region: called with the region (as an opaque pointer) on the
-/// interrupted C stack when an asynchronous request interrupts it; must end with [`c_leave`].
+/// interrupted C stack when an asynchronous request interrupts it; must end with [`c_unwind`]
+/// or [`c_leave`].
 pub type ActFn = unsafe extern "C" fn(*mut c_void) -> !;
 
 /// A C start routine.
 pub type StartFn = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
+
+/// A C region's start routine, its argument and its result.
+struct Call {
+    start: StartFn,
+    arg: *mut c_void,
+    ret: *mut c_void,
+}
+
+/// The function a C region calls: runs the start routine. A forced unwind stops at this frame
+/// (see [`stop`]): it is Rust, and the region's assembly frame is below it.
+unsafe extern "C" fn call_start(p: *mut c_void) {
+    // SAFETY: `p` is the `Call` of `c_region`, alive for the region.
+    let c = unsafe { &mut *p.cast::<Call>() };
+    // SAFETY: the caller of `c_region` vouches for `start`.
+    c.ret = unsafe { (c.start)(c.arg) };
+}
 
 /// Runs `start(arg)` in a C region of the calling thread, whose `act` is `act`. Returns what
 /// `start` returned; if the region is left ([`c_leave`], or `act` after the signal), the
 /// thread acts on its cancellation or exit: this unwinds (Rust frames only) and does not return.
 ///
 /// # Safety
-/// `start` must be a C function that does not unwind; `act` must end with [`c_leave`]; the
-/// frames that `start` creates may be abandoned.
+/// `start` must be a C function that does not unwind; `act` must end with [`c_unwind`] or
+/// [`c_leave`]; the frames that `start` creates may be unwound by a forced unwind or
+/// abandoned.
 pub unsafe fn c_region(start: StartFn, arg: *mut c_void, act: ActFn) -> *mut c_void {
-    struct Call {
-        start: StartFn,
-        arg: *mut c_void,
-        ret: *mut c_void,
-    }
-    unsafe extern "C" fn call_start(p: *mut c_void) {
-        // SAFETY: `p` is the `Call` below, alive for the region.
-        let c = unsafe { &mut *p.cast::<Call>() };
-        // SAFETY: the caller of `c_region` vouches for `start`.
-        c.ret = unsafe { (c.start)(c.arg) };
-    }
     let c = current_control();
     // SAFETY: an `ActFn` and the region's `act` differ only in the pointer type of their
     // argument (both are thin pointers passed in the same register).
@@ -139,6 +153,196 @@ pub unsafe fn c_leave() -> ! {
     // SAFETY: the region is armed (its `run` is on this stack); the caller vouches for the
     // frames in between.
     unsafe { region_leave(r) }
+}
+
+/// The C side's cleanup handlers, for [`c_unwind`]: runs and unlinks, last pushed first, every
+/// handler whose buffer lies below the address `bound` on the stack (all of them for
+/// `usize::MAX`), and stops at the first one that does not.
+pub type RunHandlersFn = fn(bound: usize);
+
+/// libgcc's unwinder, level I of the Itanium C++ ABI (`unwind.h`), as far as the forced
+/// unwind needs it. Rust's standard library links the same unwinder (`libgcc_s`) on Linux.
+mod unwinder {
+    use std::ffi::{c_int, c_void};
+
+    /// `struct _Unwind_Exception` (two private words on x86_64 and aarch64).
+    #[repr(C, align(16))]
+    pub(super) struct Exception {
+        pub(super) class: u64,
+        pub(super) cleanup: Option<unsafe extern "C" fn(c_int, *mut Exception)>,
+        pub(super) private: [usize; 2],
+    }
+
+    /// `struct _Unwind_Context`: opaque.
+    #[repr(C)]
+    pub(super) struct Context {
+        _opaque: [u8; 0],
+    }
+
+    /// `_Unwind_Stop_Fn`.
+    pub(super) type Stop =
+        unsafe extern "C" fn(c_int, c_int, u64, *mut Exception, *mut Context, *mut c_void) -> c_int;
+
+    pub(super) const URC_NO_REASON: c_int = 0;
+    pub(super) const UA_END_OF_STACK: c_int = 16;
+
+    extern "C-unwind" {
+        /// Unwinds (landing pads run as if the call unwound) until `stop` leaves; returns
+        /// only if the unwind could not proceed.
+        pub(super) fn _Unwind_ForcedUnwind(
+            exc: *mut Exception,
+            stop: Stop,
+            arg: *mut c_void,
+        ) -> c_int;
+    }
+    extern "C" {
+        pub(super) fn _Unwind_GetCFA(ctx: *mut Context) -> usize;
+        pub(super) fn _Unwind_GetRegionStart(ctx: *mut Context) -> usize;
+    }
+}
+
+/// The calling thread's forced unwind (its exception object must outlive the frames the unwind
+/// passes, so it is not on the stack).
+struct ForcedUnwind {
+    exc: unwinder::Exception,
+    /// The region's boundary: the canonical frame address of the region's own callee (Rust);
+    /// the unwind stops before it.
+    boundary: usize,
+    run_handlers: Option<RunHandlersFn>,
+    /// A forced unwind of this thread is under way (a nested exit from a destructor or a
+    /// handler abandons the rest instead of starting another).
+    active: bool,
+}
+
+thread_local! {
+    static UNWIND: UnsafeCell<ForcedUnwind> = const {
+        UnsafeCell::new(ForcedUnwind {
+            exc: unwinder::Exception { class: 0, cleanup: None, private: [0; 2] },
+            boundary: 0,
+            run_handlers: None,
+            active: false,
+        })
+    };
+}
+
+/// The exception class of the forced unwind ("tcancel\0"), foreign to C++ and Rust: C++'s
+/// `catch (...)` sees it (and must rethrow it, as with glibc's), typed handlers do not.
+const EXCEPTION_CLASS: u64 = u64::from_be_bytes(*b"tcancel\0");
+
+/// Acts on the cancellation or exit that the calling thread, in its C region, has begun: a
+/// forced unwind of the frames between the caller and the region's boundary, which runs every
+/// C++ destructor (landing pad) on the way, and `run_handlers` as frames are passed, so the C
+/// cleanup handlers and the destructors run interleaved, last in first out (as glibc). At the
+/// boundary the remaining handlers run and the thread leaves the region ([`c_leave`]).
+///
+/// Fallback: where the unwinder cannot go on (a frame without unwind information: assembly,
+/// code built with `-fno-asynchronous-unwind-tables`; the trampoline of an asynchronous
+/// cancellation), the remaining handlers run and the frames left are abandoned, as
+/// [`c_leave`] does. Aborts if the thread is not in a C region.
+///
+/// # Safety
+/// Every Rust frame between the caller and the C frames must hold nothing that needs dropping
+/// (the unwind passes them as "plain old frames") and no `catch_unwind`; the foreign frames may
+/// be unwound or abandoned.
+pub unsafe fn c_unwind(run_handlers: RunHandlersFn) -> ! {
+    let r = with_current(|c| c.region.load(Ordering::Relaxed)).unwrap_or(std::ptr::null_mut());
+    // SAFETY: checked non-null: the thread's current region, whose `run` is on the stack.
+    if r.is_null() || !region_has_act(unsafe { &*r }) {
+        eprintln!("thread-cancel: a C thread left a region it is not in; aborting");
+        std::process::abort();
+    }
+    // SAFETY: as above.
+    let boundary = region_boundary(unsafe { &*r });
+    let st = UNWIND.with(UnsafeCell::get);
+    // SAFETY: the calling thread's own state; no reference to it is alive (the stop function
+    // and nested calls use it through the raw pointer, one access at a time).
+    let nested = unsafe { (*st).active };
+    if nested || boundary == 0 {
+        run_handlers(usize::MAX);
+        // SAFETY: the caller vouches for the frames in between.
+        unsafe { c_leave() }
+    }
+    // SAFETY: as above.
+    unsafe {
+        *st = ForcedUnwind {
+            exc: unwinder::Exception {
+                class: EXCEPTION_CLASS,
+                cleanup: Some(not_rethrown),
+                private: [0; 2],
+            },
+            boundary,
+            run_handlers: Some(run_handlers),
+            active: true,
+        };
+    }
+    // The landing pads run on stack that deeper frames used: clear their sanitizer poisoning.
+    abandoning_frames();
+    // SAFETY: the exception object is the thread's, alive until the thread ends; `stop` ends
+    // the unwind at the boundary at the latest; the caller vouches for the frames passed.
+    unsafe { unwinder::_Unwind_ForcedUnwind(&raw mut (*st).exc, stop, st.cast()) };
+    // The unwinder could not start (no unwind information from the first frame on): fallback.
+    // SAFETY: as above.
+    unsafe { (*st).active = false };
+    run_handlers(usize::MAX);
+    // SAFETY: the caller vouches for the frames in between.
+    unsafe { c_leave() }
+}
+
+/// The stop function of [`c_unwind`]: called by the unwinder for each frame before its
+/// personality routine (which runs the frame's landing pad, if any). Leaves the region at its
+/// boundary, where the unwind information ends; otherwise runs the cleanup handlers of the
+/// frames already left.
+///
+/// The context's canonical frame address is the one of the frame's callee, i.e. the frame's
+/// own stack pointer at the call: every frame below it has been left (its landing pad has
+/// run), so the handlers whose buffers lie below it are due; those in this frame wait until it
+/// has been left too (a C++ handler is a destructor of this frame's landing pad).
+unsafe extern "C" fn stop(
+    _version: c_int,
+    actions: c_int,
+    _class: u64,
+    _exc: *mut unwinder::Exception,
+    ctx: *mut unwinder::Context,
+    arg: *mut c_void,
+) -> c_int {
+    let st = arg.cast::<ForcedUnwind>();
+    // SAFETY: `arg` is the thread's `ForcedUnwind`, given to `_Unwind_ForcedUnwind` by
+    // `c_unwind` on this thread; read field by field (the handlers may use it too).
+    let (boundary, run) = unsafe { ((*st).boundary, (*st).run_handlers) };
+    let Some(run) = run else {
+        std::process::abort(); // set by `c_unwind` before the unwind starts
+    };
+    let end = actions & unwinder::UA_END_OF_STACK != 0
+        // SAFETY (both calls): `ctx` is the unwinder's context for the current frame.
+        || unsafe { unwinder::_Unwind_GetRegionStart(ctx) } == call_start as *const () as usize;
+    let sp = if end {
+        usize::MAX
+    } else {
+        // SAFETY: as above.
+        unsafe { unwinder::_Unwind_GetCFA(ctx) }
+    };
+    if sp >= boundary {
+        // The region's callee (Rust, never unwound by a foreign unwind) or the end of the
+        // unwind information: the remaining handlers run and the rest is abandoned.
+        run(usize::MAX);
+        // SAFETY: as above.
+        unsafe { (*st).active = false };
+        // SAFETY: every frame left below the boundary has been unwound or holds nothing to
+        // run (C frames past the unwind information, the unwinder's frames and this one).
+        unsafe { c_leave() }
+    }
+    run(sp);
+    unwinder::URC_NO_REASON
+}
+
+/// The forced unwind's `exception_cleanup`: reached only if a C++ `catch (...)` block ended
+/// without rethrowing the cancellation (glibc aborts too).
+unsafe extern "C" fn not_rethrown(_reason: c_int, _exc: *mut unwinder::Exception) {
+    eprintln!(
+        "thread-cancel: a C++ catch (...) block caught a thread's cancellation or exit and did \
+         not rethrow it (`throw;`); the thread cannot go on; aborting"
+    );
+    std::process::abort();
 }
 
 /// A system call as a C cancellation point: `Some(raw result)` (`-errno` on failure) if the

@@ -23,8 +23,8 @@ pub(crate) use linux::fence::{observe as observe_in_syscall, publish as publish_
 pub(crate) use linux::futex::{futex_wait, futex_wake};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::region::{
-    has_act as region_has_act, leave as region_leave, run as region_run, Exit as RegionExit,
-    RegionCtx,
+    abandoning_frames, boundary as region_boundary, has_act as region_has_act,
+    leave as region_leave, run as region_run, Exit as RegionExit, RegionCtx,
 };
 #[cfg(target_os = "linux")]
 pub(crate) use linux::syscall_cp::{
