@@ -146,6 +146,31 @@ ssize_t tc_mq_timedreceive(mqd_t mq, char *msg, size_t len, unsigned int *prio, 
 int tc_mq_send(mqd_t mq, const char *msg, size_t len, unsigned int prio);
 int tc_mq_timedsend(mqd_t mq, const char *msg, size_t len, unsigned int prio, const struct timespec *timeout);
 
+/* More system-call points that glibc has (the ones a thread can block in). */
+struct mmsghdr;
+struct rusage;
+ssize_t tc_preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset);
+ssize_t tc_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t offset);
+ssize_t tc_preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags);
+ssize_t tc_pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags);
+int tc_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags);
+int tc_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags, struct timespec *timeout);
+int tc_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout, const sigset_t *sigmask);
+pid_t tc_wait3(int *status, int options, struct rusage *usage);
+pid_t tc_wait4(pid_t pid, int *status, int options, struct rusage *usage);
+ssize_t tc_splice(int fd_in, __loff_t *off_in, int fd_out, __loff_t *off_out, size_t len, unsigned int flags);
+ssize_t tc_tee(int fd_in, int fd_out, size_t len, unsigned int flags);
+ssize_t tc_vmsplice(int fd, const struct iovec *iov, size_t n, unsigned int flags);
+int tc_sigpause(int sig); /* X/Open: sig is removed from the mask for the wait */
+
+/* Signal masks. The cancel signal (a real-time signal, SIGRTMIN + 7) is never blocked and never
+ * waited for, as glibc does with its own: tc_pthread_sigmask and tc_sigprocmask remove it from
+ * the mask they set, and every point above that takes a mask (tc_sigsuspend, tc_ppoll,
+ * tc_pselect, tc_epoll_pwait, tc_epoll_pwait2, tc_sigpause) or a set of signals to wait for
+ * (tc_sigwait, tc_sigwaitinfo, tc_sigtimedwait) passes the system a copy without it. */
+int tc_pthread_sigmask(int how, const sigset_t *set, sigset_t *oldset);
+int tc_sigprocmask(int how, const sigset_t *set, sigset_t *oldset);
+
 #ifdef __cplusplus
 }
 #endif

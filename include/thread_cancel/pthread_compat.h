@@ -151,4 +151,34 @@ static inline int tc_compat_fcntl_(int fd, int cmd, ...) {
 #define mq_send(...) tc_mq_send(__VA_ARGS__)
 #define mq_timedsend(...) tc_mq_timedsend(__VA_ARGS__)
 
+/* More of glibc's points (issue 17): the explicit 64-bit names (the same calls on the 64-bit
+ * targets this library supports), the calls added since, and the signal masks (the cancel
+ * signal is never blocked nor waited for: see thread_cancel.h). */
+#define open64(...) tc_compat_open_(__VA_ARGS__)
+#define openat64(...) tc_compat_openat_(__VA_ARGS__)
+#define creat64(...) tc_creat(__VA_ARGS__)
+#define pread64(...) tc_pread(__VA_ARGS__)
+#define pwrite64(...) tc_pwrite(__VA_ARGS__)
+#define preadv64(...) tc_preadv(__VA_ARGS__)
+#define pwritev64(...) tc_pwritev(__VA_ARGS__)
+#define preadv64v2(...) tc_preadv2(__VA_ARGS__)
+#define pwritev64v2(...) tc_pwritev2(__VA_ARGS__)
+#define fcntl64(...) tc_compat_fcntl_(__VA_ARGS__)
+#define lockf64(...) tc_lockf(__VA_ARGS__)
+#define preadv(...) tc_preadv(__VA_ARGS__)
+#define pwritev(...) tc_pwritev(__VA_ARGS__)
+#define preadv2(...) tc_preadv2(__VA_ARGS__)
+#define pwritev2(...) tc_pwritev2(__VA_ARGS__)
+#define sendmmsg(...) tc_sendmmsg(__VA_ARGS__)
+#define recvmmsg(...) tc_recvmmsg(__VA_ARGS__)
+#define epoll_pwait2(...) tc_epoll_pwait2(__VA_ARGS__)
+#define wait3(...) tc_wait3(__VA_ARGS__)
+#define wait4(...) tc_wait4(__VA_ARGS__)
+#define splice(...) tc_splice(__VA_ARGS__)
+#define tee(...) tc_tee(__VA_ARGS__)
+#define vmsplice(...) tc_vmsplice(__VA_ARGS__)
+#define sigpause(...) tc_sigpause(__VA_ARGS__)
+#define pthread_sigmask tc_pthread_sigmask
+#define sigprocmask(...) tc_sigprocmask(__VA_ARGS__)
+
 #endif /* THREAD_CANCEL_PTHREAD_COMPAT_H */

@@ -234,6 +234,101 @@ pub unsafe extern "C" fn tc_sendmsg(fd: c_int, msg: *const libc::msghdr, flags: 
 
 const SIGSET_SIZE: c_long = 8;
 
+/// A signal mask or set given by C code, as passed to the kernel: a copy without the cancel
+/// signal (`ffi::cancel_signal`), or null. A mask that blocks the cancel signal would make the
+/// call (or, set with `sigprocmask`, the thread) impossible to interrupt; a set of signals to
+/// wait for that holds it would take the request's signal as the call's result. glibc never
+/// lets its own cancel signal be blocked or waited for either.
+struct Mask(Option<libc::sigset_t>);
+
+impl Mask {
+    /// # Safety
+    /// `set` must be null or point to an initialised `sigset_t`.
+    unsafe fn of(set: *const libc::sigset_t) -> Mask {
+        if set.is_null() {
+            return Mask(None);
+        }
+        // SAFETY: non-null: the caller's initialised set (plain data).
+        let mut copy = unsafe { *set };
+        // SAFETY: `copy` is initialised; the cancel signal is a valid signal number.
+        unsafe { libc::sigdelset(&mut copy, ffi::cancel_signal()) };
+        Mask(Some(copy))
+    }
+
+    /// The copy (or null), valid while `self` lives.
+    fn ptr(&self) -> *const libc::sigset_t {
+        self.0
+            .as_ref()
+            .map_or(std::ptr::null(), |s| s as *const libc::sigset_t)
+    }
+}
+
+/// The mask argument of `sigprocmask`/`pthread_sigmask` as passed on: without the cancel
+/// signal for `SIG_BLOCK` and `SIG_SETMASK` (`SIG_UNBLOCK` can only help; any other `how` is
+/// the system's `EINVAL`).
+///
+/// # Safety
+/// As [`Mask::of`].
+unsafe fn new_mask(how: c_int, set: *const libc::sigset_t) -> Mask {
+    if how == libc::SIG_BLOCK || how == libc::SIG_SETMASK {
+        // SAFETY: forwarded from the caller.
+        unsafe { Mask::of(set) }
+    } else {
+        Mask(None)
+    }
+}
+
+/// `pthread_sigmask`: the system's, except that the cancel signal is never blocked.
+///
+/// # Safety
+/// As `pthread_sigmask`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_pthread_sigmask(
+    how: c_int,
+    set: *const libc::sigset_t,
+    old: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: the caller's set (module docs).
+    let m = unsafe { new_mask(how, set) };
+    let p = if m.0.is_some() { m.ptr() } else { set };
+    // SAFETY: `p` is the caller's set or its copy, alive for the call; `old` is the caller's.
+    unsafe { libc::pthread_sigmask(how, p, old) }
+}
+
+/// `sigprocmask`: the system's, except that the cancel signal is never blocked.
+///
+/// # Safety
+/// As `sigprocmask`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigprocmask(
+    how: c_int,
+    set: *const libc::sigset_t,
+    old: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: the caller's set (module docs).
+    let m = unsafe { new_mask(how, set) };
+    let p = if m.0.is_some() { m.ptr() } else { set };
+    // SAFETY: as in `tc_pthread_sigmask`.
+    unsafe { libc::sigprocmask(how, p, old) }
+}
+
+/// `sigpause` (X/Open: `sig` is removed from the thread's mask for the wait): a cancellation
+/// point, as `sigsuspend`; -1 with `EINTR`, or `EINVAL` for an invalid signal.
+#[no_mangle]
+pub extern "C" fn tc_sigpause(sig: c_int) -> c_int {
+    // SAFETY: sigset_t is plain data; all-zero is a valid (empty) set.
+    let mut mask: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new set only reads the thread's mask into `mask`.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, std::ptr::null(), &mut mask) };
+    // SAFETY: `mask` is initialised; sigdelset checks `sig`.
+    if unsafe { libc::sigdelset(&mut mask, sig) } != 0 {
+        crate::set_errno(libc::EINVAL);
+        return -1;
+    }
+    // SAFETY: `mask` is a local set, alive for the call.
+    unsafe { tc_sigsuspend(&mask) }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn tc_ppoll(
     fds: *mut libc::pollfd,
@@ -241,8 +336,15 @@ pub unsafe extern "C" fn tc_ppoll(
     timeout: *const libc::timespec,
     mask: *const libc::sigset_t,
 ) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_ppoll, args!(fds, n, timeout, mask, SIGSET_SIZE)) as c_int }
+    // SAFETY: the caller's mask (module docs).
+    let mask = unsafe { Mask::of(mask) };
+    // SAFETY: the caller's arguments (module docs); the mask copy lives for the call.
+    unsafe {
+        c(
+            libc::SYS_ppoll,
+            args!(fds, n, timeout, mask.ptr(), SIGSET_SIZE),
+        ) as c_int
+    }
 }
 
 fn ms_timespec(ms: c_int) -> libc::timespec {
@@ -403,9 +505,16 @@ pub unsafe extern "C" fn tc_wait(status: *mut c_int) -> libc::pid_t {
 /// `sigwait`: returns 0 and the signal in `*sig`, or the error number.
 #[no_mangle]
 pub unsafe extern "C" fn tc_sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int {
+    // SAFETY: the caller's set (module docs).
+    let set = unsafe { Mask::of(set) };
     loop {
-        // SAFETY: the caller's arguments (module docs).
-        let r = unsafe { call(libc::SYS_rt_sigtimedwait, args!(set, 0, 0, SIGSET_SIZE)) };
+        // SAFETY: the caller's arguments (module docs); the set's copy lives for the call.
+        let r = unsafe {
+            call(
+                libc::SYS_rt_sigtimedwait,
+                args!(set.ptr(), 0, 0, SIGSET_SIZE),
+            )
+        };
         if r == -(libc::EINTR as c_long) {
             continue; // sigwait is not interrupted by other signals
         }
@@ -420,8 +529,10 @@ pub unsafe extern "C" fn tc_sigwait(set: *const libc::sigset_t, sig: *mut c_int)
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_sigsuspend(mask: *const libc::sigset_t) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_rt_sigsuspend, args!(mask, SIGSET_SIZE)) as c_int }
+    // SAFETY: the caller's mask (module docs).
+    let mask = unsafe { Mask::of(mask) };
+    // SAFETY: the caller's arguments (module docs); the mask's copy lives for the call.
+    unsafe { c(libc::SYS_rt_sigsuspend, args!(mask.ptr(), SIGSET_SIZE)) as c_int }
 }
 
 #[no_mangle]
@@ -441,13 +552,15 @@ pub unsafe extern "C" fn tc_pselect(
 ) -> c_int {
     // pselect6's last argument: the mask and its size. A copy of the timeout, which pselect
     // (unlike the system call) does not update.
-    let sig = [mask as c_long, SIGSET_SIZE];
+    // SAFETY: the caller's mask (module docs).
+    let mask = unsafe { Mask::of(mask) };
+    let sig = [mask.ptr() as c_long, SIGSET_SIZE];
     // SAFETY: a non-null timeout is the caller's valid timespec.
     let mut ts = (!timeout.is_null()).then(|| unsafe { *timeout });
     let t = ts
         .as_mut()
         .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
-    let sig_arg = if mask.is_null() {
+    let sig_arg = if mask.ptr().is_null() {
         std::ptr::null()
     } else {
         sig.as_ptr()
@@ -464,11 +577,33 @@ pub unsafe extern "C" fn tc_epoll_pwait(
     timeout: c_int,
     mask: *const libc::sigset_t,
 ) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
+    // SAFETY: the caller's mask (module docs).
+    let mask = unsafe { Mask::of(mask) };
+    // SAFETY: the caller's arguments (module docs); the mask's copy lives for the call.
     unsafe {
         c(
             libc::SYS_epoll_pwait,
-            args!(epfd, ev, max, timeout, mask, SIGSET_SIZE),
+            args!(epfd, ev, max, timeout, mask.ptr(), SIGSET_SIZE),
+        ) as c_int
+    }
+}
+
+/// `epoll_pwait2` (a timespec timeout; null waits forever).
+#[no_mangle]
+pub unsafe extern "C" fn tc_epoll_pwait2(
+    epfd: c_int,
+    ev: *mut libc::epoll_event,
+    max: c_int,
+    timeout: *const libc::timespec,
+    mask: *const libc::sigset_t,
+) -> c_int {
+    // SAFETY: the caller's mask (module docs).
+    let mask = unsafe { Mask::of(mask) };
+    // SAFETY: the caller's arguments (module docs); the mask's copy lives for the call.
+    unsafe {
+        c(
+            libc::SYS_epoll_pwait2,
+            args!(epfd, ev, max, timeout, mask.ptr(), SIGSET_SIZE),
         ) as c_int
     }
 }
@@ -479,11 +614,13 @@ pub unsafe extern "C" fn tc_sigtimedwait(
     info: *mut libc::siginfo_t,
     timeout: *const libc::timespec,
 ) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
+    // SAFETY: the caller's set (module docs).
+    let set = unsafe { Mask::of(set) };
+    // SAFETY: the caller's arguments (module docs); the set's copy lives for the call.
     unsafe {
         c(
             libc::SYS_rt_sigtimedwait,
-            args!(set, info, timeout, SIGSET_SIZE),
+            args!(set.ptr(), info, timeout, SIGSET_SIZE),
         ) as c_int
     }
 }
@@ -620,4 +757,153 @@ pub unsafe extern "C" fn tc_mq_send(
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_mq_timedsend(mq, msg, len, prio, std::ptr::null()) }
+}
+
+/// `preadv`: `readv` at `off` (the file offset is not changed).
+#[no_mangle]
+pub unsafe extern "C" fn tc_preadv(
+    fd: c_int,
+    iov: *const libc::iovec,
+    cnt: c_int,
+    off: libc::off_t,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_preadv2(fd, iov, cnt, off, 0) }
+}
+
+/// `pwritev`: `writev` at `off`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_pwritev(
+    fd: c_int,
+    iov: *const libc::iovec,
+    cnt: c_int,
+    off: libc::off_t,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_pwritev2(fd, iov, cnt, off, 0) }
+}
+
+/// The offset of `preadv`/`pwritev` as the kernel takes it: low and high halves (the high
+/// half is shifted out on 64-bit targets).
+fn lo_hi(off: libc::off_t) -> (c_long, c_long) {
+    (off as c_long, ((off as u64) >> 32) as c_long)
+}
+
+/// `preadv2` (`off` -1: at the file offset; `RWF_*` flags).
+#[no_mangle]
+pub unsafe extern "C" fn tc_preadv2(
+    fd: c_int,
+    iov: *const libc::iovec,
+    cnt: c_int,
+    off: libc::off_t,
+    flags: c_int,
+) -> ssize_t {
+    let (lo, hi) = lo_hi(off);
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_preadv2, args!(fd, iov, cnt, lo, hi, flags)) as ssize_t }
+}
+
+/// `pwritev2` (`off` -1: at the file offset; `RWF_*` flags).
+#[no_mangle]
+pub unsafe extern "C" fn tc_pwritev2(
+    fd: c_int,
+    iov: *const libc::iovec,
+    cnt: c_int,
+    off: libc::off_t,
+    flags: c_int,
+) -> ssize_t {
+    let (lo, hi) = lo_hi(off);
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_pwritev2, args!(fd, iov, cnt, lo, hi, flags)) as ssize_t }
+}
+
+/// `sendmmsg`: the number of messages sent. As `sendmsg`, a canceled call sent nothing.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sendmmsg(
+    fd: c_int,
+    msgs: *mut libc::mmsghdr,
+    n: libc::c_uint,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_sendmmsg, args!(fd, msgs, n, flags)) as c_int }
+}
+
+/// `recvmmsg`: the number of messages received. A canceled call received nothing.
+#[no_mangle]
+pub unsafe extern "C" fn tc_recvmmsg(
+    fd: c_int,
+    msgs: *mut libc::mmsghdr,
+    n: libc::c_uint,
+    flags: c_int,
+    timeout: *mut libc::timespec,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_recvmmsg, args!(fd, msgs, n, flags, timeout)) as c_int }
+}
+
+/// `wait4`: `waitpid` that also reports the child's resource usage.
+#[no_mangle]
+pub unsafe extern "C" fn tc_wait4(
+    pid: libc::pid_t,
+    status: *mut c_int,
+    options: c_int,
+    usage: *mut libc::rusage,
+) -> libc::pid_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_wait4, args!(pid, status, options, usage)) as libc::pid_t }
+}
+
+/// `wait3`: `wait4` for any child.
+#[no_mangle]
+pub unsafe extern "C" fn tc_wait3(
+    status: *mut c_int,
+    options: c_int,
+    usage: *mut libc::rusage,
+) -> libc::pid_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_wait4(-1, status, options, usage) }
+}
+
+/// `splice` (between a pipe and another descriptor).
+#[no_mangle]
+pub unsafe extern "C" fn tc_splice(
+    fd_in: c_int,
+    off_in: *mut libc::loff_t,
+    fd_out: c_int,
+    off_out: *mut libc::loff_t,
+    len: size_t,
+    flags: libc::c_uint,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe {
+        c(
+            libc::SYS_splice,
+            args!(fd_in, off_in, fd_out, off_out, len, flags),
+        ) as ssize_t
+    }
+}
+
+/// `tee` (duplicates pipe content).
+#[no_mangle]
+pub unsafe extern "C" fn tc_tee(
+    fd_in: c_int,
+    fd_out: c_int,
+    len: size_t,
+    flags: libc::c_uint,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_tee, args!(fd_in, fd_out, len, flags)) as ssize_t }
+}
+
+/// `vmsplice` (user pages into a pipe).
+#[no_mangle]
+pub unsafe extern "C" fn tc_vmsplice(
+    fd: c_int,
+    iov: *const libc::iovec,
+    n: size_t,
+    flags: libc::c_uint,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_vmsplice, args!(fd, iov, n, flags)) as ssize_t }
 }
