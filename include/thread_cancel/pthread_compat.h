@@ -180,5 +180,74 @@ static inline int tc_compat_fcntl_(int fd, int cmd, ...) {
 #define sigpause(...) tc_sigpause(__VA_ARGS__)
 #define pthread_sigmask tc_pthread_sigmask
 #define sigprocmask(...) tc_sigprocmask(__VA_ARGS__)
+#define aio_suspend(...) tc_aio_suspend(__VA_ARGS__)
+#define system(...) tc_system(__VA_ARGS__)
+
+/* stdio (see thread_cancel.h for what a canceled call did). The variadic calls format here
+ * and go through the va_list ones. */
+__attribute__((format(printf, 2, 3))) static inline int tc_compat_fprintf_(FILE *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = tc_vfprintf(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+__attribute__((format(printf, 1, 2))) static inline int tc_compat_printf_(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = tc_vprintf(fmt, ap);
+    va_end(ap);
+    return r;
+}
+__attribute__((format(printf, 2, 3))) static inline int tc_compat_dprintf_(int fd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = tc_vdprintf(fd, fmt, ap);
+    va_end(ap);
+    return r;
+}
+__attribute__((format(scanf, 2, 3))) static inline int tc_compat_fscanf_(FILE *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = tc_vfscanf(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+__attribute__((format(scanf, 1, 2))) static inline int tc_compat_scanf_(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = tc_vscanf(fmt, ap);
+    va_end(ap);
+    return r;
+}
+#undef getc
+#undef putc
+#undef getchar
+#undef putchar
+#define fgetc(...) tc_fgetc(__VA_ARGS__)
+#define getc(...) tc_getc(__VA_ARGS__)
+#define getchar(...) tc_getchar(__VA_ARGS__)
+#define fgets(...) tc_fgets(__VA_ARGS__)
+#define fread(...) tc_fread(__VA_ARGS__)
+#define getline(...) tc_getline(__VA_ARGS__)
+#define getdelim(...) tc_getdelim(__VA_ARGS__)
+#define fscanf(...) tc_compat_fscanf_(__VA_ARGS__)
+#define scanf(...) tc_compat_scanf_(__VA_ARGS__)
+#define vfscanf(...) tc_vfscanf(__VA_ARGS__)
+#define vscanf(...) tc_vscanf(__VA_ARGS__)
+#define fputc(...) tc_fputc(__VA_ARGS__)
+#define putc(...) tc_putc(__VA_ARGS__)
+#define putchar(...) tc_putchar(__VA_ARGS__)
+#define fputs(...) tc_fputs(__VA_ARGS__)
+#define puts(...) tc_puts(__VA_ARGS__)
+#define fwrite(...) tc_fwrite(__VA_ARGS__)
+#define fprintf(...) tc_compat_fprintf_(__VA_ARGS__)
+#define printf(...) tc_compat_printf_(__VA_ARGS__)
+#define dprintf(...) tc_compat_dprintf_(__VA_ARGS__)
+#define vfprintf(...) tc_vfprintf(__VA_ARGS__)
+#define vprintf(...) tc_vprintf(__VA_ARGS__)
+#define vdprintf(...) tc_vdprintf(__VA_ARGS__)
+#define fflush(...) tc_fflush(__VA_ARGS__)
+#define fclose(...) tc_fclose(__VA_ARGS__)
 
 #endif /* THREAD_CANCEL_PTHREAD_COMPAT_H */

@@ -15,6 +15,7 @@
 
 mod cancel;
 mod points;
+mod stdio;
 mod threads;
 mod tsd;
 mod waits;
