@@ -8,7 +8,9 @@
  *
  * TC_COMPARE_WITH_GLIBC: the runner also builds this against plain glibc; both print the same.
  * R05_CASE=<n> runs case n alone. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
