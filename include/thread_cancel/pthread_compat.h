@@ -249,5 +249,6 @@ __attribute__((format(scanf, 1, 2))) static inline int tc_compat_scanf_(const ch
 #define vdprintf(...) tc_vdprintf(__VA_ARGS__)
 #define fflush(...) tc_fflush(__VA_ARGS__)
 #define fclose(...) tc_fclose(__VA_ARGS__)
+#define fopen(...) tc_fopen(__VA_ARGS__)
 
 #endif /* THREAD_CANCEL_PTHREAD_COMPAT_H */

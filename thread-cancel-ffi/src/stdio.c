@@ -25,6 +25,7 @@
  * Rust cdylib exports only Rust symbols. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <thread_cancel.h>
+#include <unistd.h>
 
 #define TC_IO_UNBUFFERED 0x0002
 #define TC_IO_NO_READS 0x0004
@@ -376,4 +378,30 @@ int tc_stdio_fclose(FILE *f) {
     int flushed = tc_stdio_fflush(f);
     int closed = fclose(f);
     return flushed == 0 ? closed : EOF;
+}
+
+/* fopen: glibc opens with its cancellable open(2) (unless the mode has 'c'); here the open is
+ * ours (tc_open, a point: opening a FIFO waits for the other end), then fdopen makes the stream.
+ * A mode this does not parse (a ",ccs=" encoding, 'c') is the system's fopen. */
+FILE *tc_stdio_fopen(const char *path, const char *mode) {
+    int flags, plus = strchr(mode, '+') != NULL;
+    switch (mode[0]) {
+    case 'r': flags = plus ? O_RDWR : O_RDONLY; break;
+    case 'w': flags = (plus ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC; break;
+    case 'a': flags = (plus ? O_RDWR : O_WRONLY) | O_CREAT | O_APPEND; break;
+    default: errno = EINVAL; return NULL;
+    }
+    if (strchr(mode, ',') || strchr(mode, 'c')) return fopen(path, mode);
+    if (strchr(mode, 'x')) flags |= O_EXCL;
+    if (strchr(mode, 'e')) flags |= O_CLOEXEC;
+    int fd = tc_open(path, flags, 0666);
+    if (fd < 0) return NULL;
+    char m[3] = {mode[0], plus ? '+' : '\0', '\0'};
+    FILE *f = fdopen(fd, m);
+    if (f == NULL) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
 }

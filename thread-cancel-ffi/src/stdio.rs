@@ -34,6 +34,7 @@ extern "C" {
     fn tc_stdio_vdprintf(fd: c_int, fmt: *const c_char, ap: VaList) -> c_int;
     fn tc_stdio_fflush(f: *mut FILE) -> c_int;
     fn tc_stdio_fclose(f: *mut FILE) -> c_int;
+    fn tc_stdio_fopen(path: *const c_char, mode: *const c_char) -> *mut FILE;
     static mut stdin: *mut FILE;
     static mut stdout: *mut FILE;
 }
@@ -180,4 +181,10 @@ pub unsafe extern "C" fn tc_fflush(f: *mut FILE) -> c_int {
 pub unsafe extern "C" fn tc_fclose(f: *mut FILE) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fclose(f) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_fopen(path: *const c_char, mode: *const c_char) -> *mut FILE {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_stdio_fopen(path, mode) }
 }
