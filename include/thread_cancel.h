@@ -203,6 +203,7 @@ int tc_vdprintf(int fd, const char *format, va_list ap);
 int tc_fflush(FILE *stream);
 int tc_fclose(FILE *stream); /* the flush is the point; the stream is closed after it */
 FILE *tc_fopen(const char *path, const char *mode); /* the open is the point (a FIFO waits) */
+void tc_perror(const char *s);
 
 /* Signal masks. The cancel signal (a real-time signal, SIGRTMIN + 7) is never blocked and never
  * waited for, as glibc does with its own: tc_pthread_sigmask and tc_sigprocmask remove it from

@@ -250,5 +250,30 @@ __attribute__((format(scanf, 1, 2))) static inline int tc_compat_scanf_(const ch
 #define fflush(...) tc_fflush(__VA_ARGS__)
 #define fclose(...) tc_fclose(__VA_ARGS__)
 #define fopen(...) tc_fopen(__VA_ARGS__)
+#define perror(...) tc_perror(__VA_ARGS__)
+/* The _unlocked variants: the caller may hold the stream's lock (flockfile), which is
+ * recursive, so the locking calls serve them. */
+#undef getc_unlocked
+#undef getchar_unlocked
+#undef putc_unlocked
+#undef putchar_unlocked
+#undef fgetc_unlocked
+#undef fgets_unlocked
+#undef fread_unlocked
+#undef fputc_unlocked
+#undef fputs_unlocked
+#undef fwrite_unlocked
+#undef fflush_unlocked
+#define getc_unlocked(...) tc_getc(__VA_ARGS__)
+#define getchar_unlocked(...) tc_getchar(__VA_ARGS__)
+#define fgetc_unlocked(...) tc_fgetc(__VA_ARGS__)
+#define fgets_unlocked(...) tc_fgets(__VA_ARGS__)
+#define fread_unlocked(...) tc_fread(__VA_ARGS__)
+#define putc_unlocked(...) tc_putc(__VA_ARGS__)
+#define putchar_unlocked(...) tc_putchar(__VA_ARGS__)
+#define fputc_unlocked(...) tc_fputc(__VA_ARGS__)
+#define fputs_unlocked(...) tc_fputs(__VA_ARGS__)
+#define fwrite_unlocked(...) tc_fwrite(__VA_ARGS__)
+#define fflush_unlocked(...) tc_fflush(__VA_ARGS__)
 
 #endif /* THREAD_CANCEL_PTHREAD_COMPAT_H */

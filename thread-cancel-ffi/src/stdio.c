@@ -405,3 +405,13 @@ FILE *tc_stdio_fopen(const char *path, const char *mode) {
     }
     return f;
 }
+
+/* perror: the message is written to stderr as by fputs (a point when the write would block). */
+void tc_stdio_perror(const char *s) {
+    int e = errno;
+    char err[256], msg[1024];
+    const char *text = strerror_r(e, err, sizeof err); /* GNU: returns the message */
+    int n = snprintf(msg, sizeof msg, "%s%s%s\n", s && *s ? s : "", s && *s ? ": " : "", text);
+    if (n > 0) put_locked(stderr, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1, NULL, 0);
+    errno = e;
+}

@@ -34,6 +34,7 @@ extern "C" {
     fn tc_stdio_vdprintf(fd: c_int, fmt: *const c_char, ap: VaList) -> c_int;
     fn tc_stdio_fflush(f: *mut FILE) -> c_int;
     fn tc_stdio_fclose(f: *mut FILE) -> c_int;
+    fn tc_stdio_perror(s: *const c_char);
     fn tc_stdio_fopen(path: *const c_char, mode: *const c_char) -> *mut FILE;
     static mut stdin: *mut FILE;
     static mut stdout: *mut FILE;
@@ -187,4 +188,10 @@ pub unsafe extern "C" fn tc_fclose(f: *mut FILE) -> c_int {
 pub unsafe extern "C" fn tc_fopen(path: *const c_char, mode: *const c_char) -> *mut FILE {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fopen(path, mode) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_perror(s: *const c_char) {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_stdio_perror(s) }
 }

@@ -1,6 +1,6 @@
 /* R24 (issue 17, item 4): a thread blocked in a stdio read on an empty pipe is canceled, as
  * with glibc (whose stdio functions are points because their read(2) is): fgets, fread, getc,
- * fgetc, getchar, getline, getdelim, fscanf, scanf. Each case: join reports PTHREAD_CANCELED,
+ * fgetc, getchar, getline, getdelim, fscanf, scanf, getc_unlocked. Each case: join reports PTHREAD_CANCELED,
  * the cleanup handler ran, and the stream's lock was released (main reads the stream after).
  *
  * TC_COMPARE_WITH_GLIBC: the runner also builds this against plain glibc; both print the same.
@@ -10,9 +10,9 @@
 #include "tc_test.h"
 
 enum kind { K_FGETS, K_FREAD, K_GETC, K_FGETC, K_GETCHAR, K_GETLINE, K_GETDELIM, K_FSCANF,
-            K_SCANF, K_COUNT };
+            K_SCANF, K_GETC_UNLOCKED, K_COUNT };
 static const char *names[K_COUNT] = {"fgets", "fread", "getc", "fgetc", "getchar", "getline",
-                                     "getdelim", "fscanf", "scanf"};
+                                     "getdelim", "fscanf", "scanf", "getc_unlocked"};
 
 static FILE *in;
 static atomic_int started, cleaned, tid;
@@ -20,6 +20,11 @@ static atomic_int started, cleaned, tid;
 static void cleanup(void *arg) {
     (void)arg;
     atomic_fetch_add(&cleaned, 1);
+}
+
+static void unlock_in(void *arg) {
+    (void)arg;
+    funlockfile(in);
 }
 
 static void free_line(void *line) {
@@ -46,6 +51,12 @@ static void *reader(void *arg) {
     case K_GETDELIM: getdelim(&line, &cap, ';', in); break;
     case K_FSCANF: x = fscanf(in, "%d", &x); break;
     case K_SCANF: x = scanf("%d", &x); break;
+    case K_GETC_UNLOCKED:
+        flockfile(in); /* the caller's lock: its own cleanup handler releases it */
+        pthread_cleanup_push(unlock_in, NULL);
+        x = getc_unlocked(in);
+        pthread_cleanup_pop(1);
+        break;
     }
     (void)x;
     pthread_cleanup_pop(1);
