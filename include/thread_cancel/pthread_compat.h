@@ -4,8 +4,12 @@
  *        -L<dir of libthread_cancel> -lthread_cancel -lpthread
  *
  * It includes the system headers first, then renames the POSIX thread, cancellation and
- * cancellation-point calls to their tc_ equivalents (thread_cancel.h). Everything else
- * (mutexes, attributes, signals, ...) is the system's, untouched. pthread_t values are our
+ * cancellation-point calls (system calls, stdio, system, aio_suspend) and the signal-mask
+ * calls (so that the cancel signal is never blocked) to their tc_ equivalents
+ * (thread_cancel.h). Everything else (mutexes, attributes, signal handlers, ...) is the
+ * system's, untouched. glibc points not mapped (a blocked thread there is canceled only at
+ * its next point): the wide-character stdio calls, freopen, pclose, fseek/fsetpos/rewind's
+ * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message. pthread_t values are our
  * generation-tagged ids: pass them only to the calls renamed here (tc_native gives the
  * system's id for any other). The system-call points are function-like macros, so a struct
  * member or a function pointer named `read` is left alone.
