@@ -18,6 +18,7 @@
 mod cancel;
 mod once;
 mod points;
+mod stdio;
 mod threads;
 mod tsd;
 mod waits;

@@ -397,3 +397,10 @@ pub fn set_async(asynchronous: bool) -> bool {
 pub fn is_async() -> bool {
     with_current(|c| c.state.load() & state::ASYNC != 0).unwrap_or(false)
 }
+
+/// The cancel signal: the one in use, or (before the first thread is spawned or adopted) the
+/// one that will be used, as the C side cannot choose another. Masks that C code sets or
+/// passes to a call never block it, and signal waits never take it.
+pub fn cancel_signal() -> i32 {
+    crate::sys::signal().unwrap_or_else(crate::sys::default_signal)
+}

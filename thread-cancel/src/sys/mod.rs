@@ -31,5 +31,8 @@ pub(crate) use linux::syscall_cp::{
     kill, prepare, set_signal, signal, syscall_cp, CpResult, SignalError,
 };
 
+#[cfg(target_os = "linux")]
+pub(crate) use linux::syscall_cp::default_signal;
+
 #[cfg(not(target_os = "linux"))]
 compile_error!("thread-cancel supports Linux only for now (see ARCHITECTURE.md, `sys/`)");
