@@ -122,6 +122,17 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
         );
         return obj;
     }
+    // A shared-library half (`tests/c/lib/<same name>`), built the same way, whose path the
+    // program gets as `TC_TEST_LIB` (to `dlopen` it).
+    let lib = src
+        .parent()
+        .unwrap()
+        .join("lib")
+        .join(src.file_name().unwrap());
+    if lib.exists() {
+        let so = build_shared(&lib, mode, &exe.with_extension("so"));
+        cc.arg(format!("-DTC_TEST_LIB=\"{}\"", so.display()));
+    }
     cc.arg(src).arg("-o").arg(&exe);
     if cxx {
         // A C half (`<stem>.c` beside the `.cpp`), compiled as C, for frames of both languages.
@@ -142,6 +153,44 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
         String::from_utf8_lossy(&out.stderr)
     );
     exe
+}
+
+/// Compiles `src` as a shared library `so` (`-shared -fPIC`) in `mode`: through the header and
+/// with `libthread_cancel.a` linked in, or against plain glibc.
+fn build_shared(src: &Path, mode: Mode, so: &Path) -> PathBuf {
+    let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+    cc.args([
+        "-std=gnu11",
+        "-O2",
+        "-g",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-shared",
+        "-fPIC",
+    ]);
+    if mode == Mode::PlainGlibc {
+        cc.arg("-DTC_PLAIN_GLIBC");
+    } else {
+        cc.args(["-include", "thread_cancel/pthread_compat.h"]);
+        cc.arg("-I").arg(repo().join("include"));
+    }
+    if mode == Mode::Sanitized {
+        cc.args(SANITIZE);
+    }
+    cc.arg(src).arg("-o").arg(so);
+    if mode != Mode::PlainGlibc {
+        cc.arg(lib_dir().join("libthread_cancel.a"));
+    }
+    cc.args(["-lpthread", "-ldl", "-lm"]);
+    let out = cc.output().expect("run the C compiler");
+    assert!(
+        out.status.success(),
+        "{} does not compile:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    so.to_path_buf()
 }
 
 fn run(exe: &Path) -> String {
@@ -271,6 +320,37 @@ fn r10_read_either_data_or_cancel_c_vs_glibc() {
     let glibc = run(&build(&src, Mode::PlainGlibc));
     eprintln!("{}\n{}", ours.trim(), glibc.trim());
     assert!(ours.contains(" + 0 lost"), "ours lost data: {ours}");
+}
+
+/// Threads of a Rust program (its `main`, its `std` threads) keep acting only in Rust: a C
+/// cancellation point they reach through the C ABI does not act (the program is built with
+/// `rustc` against the shared library and checks itself).
+#[test]
+fn rust_threads_never_act_in_c_code() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs/rust_threads_never_act_in_c_code.rs");
+    let exe = out_dir().join("rust_threads_never_act_in_c_code");
+    let out = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .arg("--edition=2021")
+        .arg(&src)
+        .arg("-L")
+        .arg(lib_dir())
+        .args(["-l", "dylib=thread_cancel", "-C"])
+        .arg(format!("link-args=-Wl,-rpath,{}", lib_dir().display()))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run rustc");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = run(&exe);
+    assert!(
+        stdout.contains("a std thread went past the point"),
+        "{stdout}"
+    );
 }
 
 /// The README's C example (`examples/c/`), built the way the README says: against the shared
