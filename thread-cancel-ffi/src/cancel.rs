@@ -101,12 +101,19 @@ pub(crate) fn act() -> ! {
 }
 
 /// Unwinds the C and C++ frames, running the cleanup handlers and destructors, and leaves the
-/// C region (cancellation or exit already begun).
+/// C region (cancellation or exit already begun); a thread the library did not create (no
+/// region) is unwound to the end of its stack and ended by `threads::foreign_thread_ends`.
 pub(crate) fn finish_in_region() -> ! {
     // SAFETY: the frames between here and the C frames are this library's, none of which
     // holds a value with a destructor or a `catch_unwind` at the points that call this; the C
-    // and C++ frames up to the region's boundary are the thread's to unwind.
-    unsafe { ffi::c_unwind(run_cleanup_handlers_below) }
+    // and C++ frames up to the region's boundary (or the end of a foreign C thread's stack,
+    // checked by `c_unwind`) are the thread's to unwind.
+    unsafe {
+        ffi::c_unwind(
+            run_cleanup_handlers_below,
+            crate::threads::foreign_thread_ends,
+        )
+    }
 }
 
 /// Acts if the calling thread (a C thread) must act now.

@@ -9,14 +9,16 @@ use crate::SendPtr;
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use thread_cancel::{ffi, Builder, Canceler, JoinHandle, Outcome};
+use thread_cancel::ffi::CJoinHandle;
+use thread_cancel::{ffi, Canceler, Outcome};
 
 struct Entry {
     /// `None` only while `tc_create` fills the slot (under the registry lock).
     canceler: Option<Canceler>,
     /// `None` once detached, while being joined, or for a thread not created here.
-    handle: Option<JoinHandle<SendPtr>>,
+    handle: Option<CJoinHandle<SendPtr>>,
     detached: bool,
     /// The thread's closure has ended (its slot may be freed once it is also detached).
     ended: bool,
@@ -117,24 +119,65 @@ impl Drop for Ending {
     }
 }
 
-/// Counts a created thread out when its thread-local data is torn down: after its root has
-/// run the thread-specific-data destructors (the main thread's `tc_exit` waits for that).
-struct Live;
+/// Counts a created thread out at its very end: after its root has run the thread-specific-data
+/// destructors (the main thread's `tc_exit` waits for that).
+fn count_out() {
+    *live() -= 1;
+    LIVE_CHANGED.notify_all();
+}
 
-impl Drop for Live {
-    fn drop(&mut self) {
-        *live() -= 1;
-        LIVE_CHANGED.notify_all();
+/// The id `tc_self` gave the main thread (0: none yet): the one thread not created here that can
+/// be joined (POSIX allows it; glibc's join waits until main has ended).
+static MAIN_ID: AtomicU64 = AtomicU64::new(0);
+/// The main thread's exit value once it has ended (`PTHREAD_CANCELED` if it was canceled).
+static MAIN_VALUE: Mutex<Option<SendPtr>> = Mutex::new(None);
+/// A thread is joining the main thread.
+static MAIN_JOINING: AtomicBool = AtomicBool::new(false);
+
+fn is_main_thread() -> bool {
+    // SAFETY: no preconditions.
+    unsafe { libc::getpid() == libc::gettid() }
+}
+
+/// How a thread not created here ends once it has acted on a cancellation or `tc_exit` in C
+/// code (its C and C++ frames unwound to the end of its stack, its cleanup handlers run), with
+/// the exit value, or `PTHREAD_CANCELED`:
+///
+/// - the main thread: its thread-specific-data destructors run, its joiner gets the value, and
+///   then as `pthread_exit` in `main`: the process lives on until the last thread ends;
+/// - a thread the C library created (a `SIGEV_THREAD` timer's, say): the system's
+///   `pthread_exit`, which unwinds what is left of its stack (frames already unwound, with
+///   nothing left to run, and this library's plain frames) to the C library's thread start;
+///   the thread's thread-local destructors then run its thread-specific-data destructors.
+pub(crate) fn foreign_thread_ends() -> ! {
+    let value = ffi::take_exit_value::<SendPtr>().map_or(CANCELED, |v| v.0);
+    if is_main_thread() {
+        ffi::run_tsd_destructors();
+        *MAIN_VALUE.lock().unwrap_or_else(PoisonError::into_inner) = Some(SendPtr(value));
+        ffi::finish_current();
+        main_thread_ends()
     }
+    // SAFETY: a thread the C library created, whose stack above is C frames (unwound) and this
+    // library's frames, which hold nothing to drop here (the forced unwind passes them).
+    unsafe { libc::pthread_exit(value) }
 }
 
-thread_local! {
-    static LIVE_GUARD: Live = const { Live };
+/// The end of `pthread_exit` in `main` once its handlers ran: the process exits with status 0
+/// once every thread created here has ended.
+fn main_thread_ends() -> ! {
+    let mut n = live();
+    while *n > 0 {
+        n = LIVE_CHANGED.wait(n).unwrap_or_else(PoisonError::into_inner);
+    }
+    drop(n);
+    // SAFETY: ends the process, as the last thread's end would.
+    unsafe { libc::exit(0) }
 }
 
-/// Runs `f`, a Rust cancellation point, as a C point: in a thread created here a cancellation
-/// is caught (Rust frames only) and acted on the C way; elsewhere `f` runs with cancellation
-/// disabled (such threads never act in C code).
+/// Runs `f`, a Rust cancellation point, as a C point: in a thread that acts in C code (created
+/// here, or a foreign C thread: `ffi::in_c_region`) a cancellation is caught (Rust frames only)
+/// and acted on the C way; elsewhere `f` runs with cancellation disabled (such threads never
+/// act in C code).
 pub(crate) fn rust_point<R>(f: impl FnOnce() -> R) -> R {
     if ffi::in_c_region() {
         match catch_unwind(AssertUnwindSafe(f)) {
@@ -192,19 +235,21 @@ pub unsafe extern "C" fn tc_create(
         native: 0,
     });
     *live() += 1;
-    let mut b = Builder::new();
-    if stack > 0 {
-        b = b.stack_size(stack);
-    }
-    let spawned = b.spawn(move || {
-        LIVE_GUARD.with(|_| ()); // registers the count-out at thread teardown
-        let _ending = Ending(id);
-        MY_ID.set(id);
-        let arg = arg;
-        // SAFETY: `start` is the C start routine; the frames it creates are C frames, which a
-        // cancellation may abandon.
-        SendPtr(unsafe { ffi::c_region(start, arg.0, cancel::async_act) })
-    });
+    // The system's thread, not `std`'s: it reaches the start routine without registering a
+    // thread-local destructor (which would wait for the dynamic loader's lock, held by the
+    // creator if it runs a library destructor from `dlclose`).
+    let spawned = ffi::spawn_c(
+        stack,
+        move || {
+            let _ending = Ending(id);
+            MY_ID.set(id);
+            let arg = arg;
+            // SAFETY: `start` is the C start routine; the frames it creates are C frames, which a
+            // cancellation may abandon.
+            SendPtr(unsafe { ffi::c_region(start, arg.0, cancel::async_act) })
+        },
+        count_out,
+    );
     match spawned {
         Ok(h) => {
             let e = reg.get(id).expect("the new slot");
@@ -252,6 +297,10 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void) -> Option<i32> {
     if thread == MY_ID.get() && thread != 0 {
         return Some(libc::EDEADLK);
     }
+    if thread != 0 && thread == MAIN_ID.load(Ordering::Relaxed) {
+        // SAFETY: forwarded from the caller.
+        return unsafe { join_main(thread, retval) };
+    }
     let h = {
         let mut reg = registry();
         let Some(e) = reg.get(thread) else {
@@ -265,7 +314,14 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void) -> Option<i32> {
             None => return Some(libc::EINVAL),
         }
     };
-    let waited = if ffi::in_c_region() {
+    let waited = if !ffi::has_control() {
+        // No one can cancel a caller without a control block (no one holds a canceler for
+        // it): not a point. Adopting it here would register a thread-local destructor, in the
+        // caller's library (a library destructor run by `dlclose` may join: that library is
+        // then gone when the destructor would run).
+        h.wait_uncancelable();
+        true
+    } else if ffi::in_c_region() {
         catch_unwind(AssertUnwindSafe(|| h.wait())).is_ok()
     } else {
         rust_point(|| h.wait());
@@ -282,13 +338,56 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void) -> Option<i32> {
     // The thread has finished: its id dies now, before the system thread is joined (after
     // which its system id could be reused), so `tc_kill` never reaches a joined thread.
     registry().release(thread);
-    let was = ffi::set_disabled(true);
-    let outcome = h.join();
-    ffi::set_disabled(was);
+    let outcome = h.join(); // not a cancellation point (the thread has finished or no one can cancel the caller)
     let value = match outcome {
         Outcome::Returned(SendPtr(p)) | Outcome::Exited(SendPtr(p)) => p,
         Outcome::Canceled | Outcome::Panicked(_) => CANCELED,
     };
+    if !retval.is_null() {
+        // SAFETY: the caller passes null or a writable pointer.
+        unsafe { *retval = value };
+    }
+    Some(0)
+}
+
+/// `tc_join` of the main thread: waits (a cancellation point) until main has ended, after its
+/// cleanup handlers and thread-specific-data destructors; its value is `PTHREAD_CANCELED` if it
+/// was canceled, else what it gave `tc_exit`. `None` if the caller must act on its cancellation
+/// (main stays joinable).
+///
+/// # Safety
+/// As `tc_join`.
+unsafe fn join_main(thread: u64, retval: *mut *mut c_void) -> Option<i32> {
+    let canceler = {
+        let mut reg = registry();
+        let Some(e) = reg.get(thread) else {
+            return Some(libc::ESRCH);
+        };
+        match &e.canceler {
+            Some(c) if !e.detached => c.clone(),
+            _ => return Some(libc::EINVAL),
+        }
+    };
+    if MAIN_JOINING.swap(true, Ordering::SeqCst) {
+        return Some(libc::EINVAL); // already being joined
+    }
+    let waited = if ffi::in_c_region() {
+        catch_unwind(AssertUnwindSafe(|| ffi::wait_finished(&canceler))).is_ok()
+    } else {
+        rust_point(|| ffi::wait_finished(&canceler));
+        true
+    };
+    drop(canceler);
+    if !waited {
+        MAIN_JOINING.store(false, Ordering::SeqCst);
+        return None;
+    }
+    registry().release(thread);
+    let value = MAIN_VALUE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+        .map_or(CANCELED, |v| v.0);
     if !retval.is_null() {
         // SAFETY: the caller passes null or a writable pointer.
         unsafe { *retval = value };
@@ -372,6 +471,9 @@ pub extern "C" fn tc_self() -> u64 {
         native: 0,
     });
     MY_ID.set(id);
+    if is_main_thread() {
+        MAIN_ID.store(id, Ordering::Relaxed);
+    }
     // Registers the destructor that frees the slot. If the thread is so far into its teardown
     // that it can no longer register one, the id is freed at once (stale from the start).
     drop(reg);
@@ -412,10 +514,13 @@ pub extern "C" fn tc_native(thread: u64) -> libc::pthread_t {
 }
 
 /// `pthread_exit`: cleanup handlers (last pushed first), thread-specific-data destructors,
-/// then the thread ends; `tc_join` reports `value` (R21). In the main thread: the cleanup
-/// handlers run, then the process exits with status 0 once every thread created here has
-/// ended (POSIX's rule for `pthread_exit` in `main`). In any other thread not created here it
-/// aborts (such a thread cannot be ended without unwinding foreign frames).
+/// then the thread ends; `tc_join` reports `value` (R21). In a thread not created here whose
+/// stack is C (the main thread of a C program, a thread the C library created) the same, ended
+/// by [`foreign_thread_ends`]: main's end leaves the process running until its last thread
+/// ends (POSIX's rule for `pthread_exit` in `main`). In the main thread of a Rust program, the
+/// cleanup handlers run, then the process exits with status 0 once every thread created here
+/// has ended. In any other thread it aborts (such a thread cannot be ended without unwinding
+/// Rust frames).
 #[no_mangle]
 pub extern "C" fn tc_exit(value: *mut c_void) -> ! {
     if ffi::in_c_region() {
@@ -426,13 +531,7 @@ pub extern "C" fn tc_exit(value: *mut c_void) -> ! {
     let is_main = unsafe { libc::getpid() == libc::gettid() };
     if is_main {
         cancel::run_cleanup_handlers();
-        let mut n = live();
-        while *n > 0 {
-            n = LIVE_CHANGED.wait(n).unwrap_or_else(PoisonError::into_inner);
-        }
-        drop(n);
-        // SAFETY: ends the process, as the last thread's end would.
-        unsafe { libc::exit(0) }
+        main_thread_ends()
     }
     eprintln!("thread-cancel: tc_exit in a thread not created by tc_create; aborting");
     std::process::abort()

@@ -123,6 +123,17 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
         );
         return obj;
     }
+    // A shared-library half (`tests/c/lib/<same name>`), built the same way, whose path the
+    // program gets as `TC_TEST_LIB` (to `dlopen` it).
+    let lib = src
+        .parent()
+        .unwrap()
+        .join("lib")
+        .join(src.file_name().unwrap());
+    if lib.exists() {
+        let so = build_shared(&lib, mode, &exe.with_extension("so"));
+        cc.arg(format!("-DTC_TEST_LIB=\"{}\"", so.display()));
+    }
     cc.arg(src).arg("-o").arg(&exe);
     if cxx {
         // A C half (`<stem>.c` beside the `.cpp`), compiled as C, for frames of both languages.
@@ -143,6 +154,44 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
         String::from_utf8_lossy(&out.stderr)
     );
     exe
+}
+
+/// Compiles `src` as a shared library `so` (`-shared -fPIC`) in `mode`: through the header and
+/// with `libthread_cancel.a` linked in, or against plain glibc.
+fn build_shared(src: &Path, mode: Mode, so: &Path) -> PathBuf {
+    let mut cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+    cc.args([
+        "-std=gnu11",
+        "-O2",
+        "-g",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-shared",
+        "-fPIC",
+    ]);
+    if mode == Mode::PlainGlibc {
+        cc.arg("-DTC_PLAIN_GLIBC");
+    } else {
+        cc.args(["-include", "thread_cancel/pthread_compat.h"]);
+        cc.arg("-I").arg(repo().join("include"));
+    }
+    if mode == Mode::Sanitized {
+        cc.args(SANITIZE);
+    }
+    cc.arg(src).arg("-o").arg(so);
+    if mode != Mode::PlainGlibc {
+        cc.arg(lib_dir().join("libthread_cancel.a"));
+    }
+    cc.args(["-lpthread", "-ldl", "-lm"]);
+    let out = cc.output().expect("run the C compiler");
+    assert!(
+        out.status.success(),
+        "{} does not compile:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    so.to_path_buf()
 }
 
 fn run(exe: &Path) -> String {
@@ -286,8 +335,8 @@ fn c_programs_match_plain_glibc() {
             continue;
         }
         let name = src.file_name().unwrap().to_string_lossy().into_owned();
-        let ours = std::panic::catch_unwind(|| run(&build(&src, false)));
-        let glibc = std::panic::catch_unwind(|| run(&build(&src, true)));
+        let ours = std::panic::catch_unwind(|| run(&build(&src, Mode::Ours)));
+        let glibc = std::panic::catch_unwind(|| run(&build(&src, Mode::PlainGlibc)));
         match (ours, glibc) {
             (Ok(o), Ok(g)) if o == g => eprintln!("{name}: same as glibc:\n{}", o.trim()),
             (o, g) => {
@@ -297,6 +346,37 @@ fn c_programs_match_plain_glibc() {
         }
     }
     assert!(differ.is_empty(), "differ from glibc: {differ:?}");
+}
+
+/// Threads of a Rust program (its `main`, its `std` threads) keep acting only in Rust: a C
+/// cancellation point they reach through the C ABI does not act (the program is built with
+/// `rustc` against the shared library and checks itself).
+#[test]
+fn rust_threads_never_act_in_c_code() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs/rust_threads_never_act_in_c_code.rs");
+    let exe = out_dir().join("rust_threads_never_act_in_c_code");
+    let out = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .arg("--edition=2021")
+        .arg(&src)
+        .arg("-L")
+        .arg(lib_dir())
+        .args(["-l", "dylib=thread_cancel", "-C"])
+        .arg(format!("link-args=-Wl,-rpath,{}", lib_dir().display()))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run rustc");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = run(&exe);
+    assert!(
+        stdout.contains("a std thread went past the point"),
+        "{stdout}"
+    );
 }
 
 /// The README's C example (`examples/c/`), built the way the README says: against the shared

@@ -172,6 +172,12 @@ impl Control {
     /// Owner: records its `std` handle (for `park`) and its pthread id (for the signal).
     pub(crate) fn set_thread(&self, t: std::thread::Thread) {
         let _ = self.thread.set(t);
+        self.set_pthread();
+    }
+
+    /// Owner: records its pthread id only (a thread created for the C ABI, which never parks
+    /// through `std` and must not make `std` register a thread-local destructor).
+    pub(crate) fn set_pthread(&self) {
         // SAFETY: `pthread_self` has no preconditions.
         *lock(&self.pthread) = Some(unsafe { libc::pthread_self() });
     }

@@ -11,16 +11,19 @@
 //! Frames the unwinder cannot pass (no unwind information; an asynchronous cancellation's
 //! interrupted frame) are abandoned instead, after the remaining cleanup handlers ran.
 
+use crate::control::Control;
 use crate::current::{current_control, with_current};
 use crate::point::raise;
-use crate::state;
 use crate::sys::{
     abandoning_frames, region_boundary, region_has_act, region_leave, region_run, RegionCtx,
     RegionExit,
 };
+use crate::{state, Canceler, Outcome};
 use std::cell::UnsafeCell;
 use std::ffi::{c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The `act` function of a C region: called with the region (as an opaque pointer) on the
 /// interrupted C stack when an asynchronous request interrupts it; must end with [`c_unwind`]
@@ -87,15 +90,52 @@ pub unsafe fn c_region(start: StartFn, arg: *mut c_void, act: ActFn) -> *mut c_v
     }
 }
 
-/// Whether the calling thread is in a C region (created from C): only such threads act on a
-/// cancellation in C code.
+/// Whether the calling thread has a control block (created by the crate, or adopted): a thread
+/// without one cannot be canceled.
+pub fn has_control() -> bool {
+    crate::current::current_ptr().is_some()
+}
+
+/// Whether the calling thread acts on a cancellation in C code: a thread created from C (in
+/// its C region), or a *foreign C thread*: one the library did not create (the main thread, a
+/// thread the C library created, such as a `SIGEV_THREAD` timer's) whose stack holds only C and
+/// C++ frames (and this library's own). Threads spawned by the Rust API, and threads with Rust
+/// frames of another copy of `std` on their stack (a Rust program's main or `std` threads), never
+/// act in C code: they unwind to their own root in Rust.
 pub fn in_c_region() -> bool {
-    with_current(|c| {
-        let r = c.region.load(Ordering::Relaxed);
-        // SAFETY: a non-null region of the calling thread is alive (its `run` is on the stack).
-        !r.is_null() && region_has_act(unsafe { &*r })
-    })
-    .unwrap_or(false)
+    with_current(|c| in_region(c) || (c.exit_type.is_none() && foreign_stack_is_c()))
+        .unwrap_or(false)
+}
+
+/// Whether the calling thread, whose control block is `c`, is in a C region.
+fn in_region(c: &Control) -> bool {
+    let r = c.region.load(Ordering::Relaxed);
+    // SAFETY: a non-null region of the calling thread is alive (its `run` is on the stack).
+    !r.is_null() && region_has_act(unsafe { &*r })
+}
+
+thread_local! {
+    /// For a thread the library did not create: whether its stack is C (`C_STACK_YES`), as
+    /// found by [`stack::only_c_frames`] the first time it was asked.
+    static C_STACK: std::cell::Cell<u8> = const { std::cell::Cell::new(C_STACK_UNKNOWN) };
+}
+const C_STACK_UNKNOWN: u8 = 0;
+const C_STACK_YES: u8 = 1;
+const C_STACK_NO: u8 = 2;
+
+/// Whether the calling thread (not created by the library) has a C stack: decided once per
+/// thread (its bottom frames, which say who started it, do not change); [`c_unwind`] checks
+/// again, the whole stack, before it unwinds.
+fn foreign_stack_is_c() -> bool {
+    match C_STACK.with(std::cell::Cell::get) {
+        C_STACK_YES => true,
+        C_STACK_NO => false,
+        _ => {
+            let yes = stack::only_c_frames();
+            C_STACK.with(|v| v.set(if yes { C_STACK_YES } else { C_STACK_NO }));
+            yes
+        }
+    }
 }
 
 /// Whether the calling thread, in a C region, must act on a request now (enabled, pending,
@@ -136,6 +176,36 @@ pub fn begin_exit<V: Send + 'static>(value: V) -> bool {
     c.set_exit_value(Box::new(value));
     c.state.begin_exit();
     true
+}
+
+/// The exit value that [`begin_exit`] stored for the calling thread, if any (for a thread the
+/// library did not create, whose end the C side handles itself).
+pub fn take_exit_value<V: 'static>() -> Option<V> {
+    let c = current_control();
+    c.take_exit_value()
+        .and_then(|b| b.downcast::<V>().ok())
+        .map(|b| *b)
+}
+
+/// Runs the calling thread's thread-specific-data destructors now (R07 step 2), for a thread
+/// the library did not create that ends without its thread-local destructors (the main
+/// thread's end in the C ABI).
+pub fn run_tsd_destructors() {
+    crate::tsd::run_destructors();
+}
+
+/// Marks the calling thread (one the library did not create) finished and wakes its joiner:
+/// for the main thread, which ends without its thread-local destructors.
+pub fn finish_current() {
+    if let Some(c) = crate::current::try_current_control() {
+        c.finish();
+    }
+}
+
+/// Waits until the thread of `c` has finished; a cancellation point for the caller (as
+/// [`JoinHandle::wait`](crate::JoinHandle::wait)).
+pub fn wait_finished(c: &Canceler) {
+    crate::thread::wait_finished(&c.control, None, false);
 }
 
 /// Leaves the calling thread's C region: its frames are abandoned and the thread goes on
@@ -212,6 +282,8 @@ struct ForcedUnwind {
     /// A forced unwind of this thread is under way (a nested exit from a destructor or a
     /// handler abandons the rest instead of starting another).
     active: bool,
+    /// For a thread not created by the library (no region): how it ends once its handlers ran.
+    foreign_end: Option<fn() -> !>,
 }
 
 thread_local! {
@@ -221,6 +293,7 @@ thread_local! {
             boundary: 0,
             run_handlers: None,
             active: false,
+            foreign_end: None,
         })
     };
 }
@@ -238,27 +311,50 @@ const EXCEPTION_CLASS: u64 = u64::from_be_bytes(*b"tcancel\0");
 /// Fallback: where the unwinder cannot go on (a frame without unwind information: assembly,
 /// code built with `-fno-asynchronous-unwind-tables`; the trampoline of an asynchronous
 /// cancellation), the remaining handlers run and the frames left are abandoned, as
-/// [`c_leave`] does. Aborts if the thread is not in a C region.
+/// [`c_leave`] does.
+///
+/// A thread the library did not create (a foreign C thread, see [`in_c_region`]) has no region:
+/// the unwind goes to the end of its stack (the end of the unwind information: the C library's
+/// thread start, or `_start` for the main thread), as glibc's; then the remaining handlers run
+/// and `foreign_end` ends the thread from there (the frames left are not returned to). Aborts
+/// if the thread is neither in a C region nor a foreign C thread, or if its stack now holds
+/// frames that must not be unwound (Rust frames of another copy of `std`).
 ///
 /// # Safety
 /// Every Rust frame between the caller and the C frames must hold nothing that needs dropping
 /// (the unwind passes them as "plain old frames") and no `catch_unwind`; the foreign frames may
 /// be unwound or abandoned.
-pub unsafe fn c_unwind(run_handlers: RunHandlersFn) -> ! {
-    let r = with_current(|c| c.region.load(Ordering::Relaxed)).unwrap_or(std::ptr::null_mut());
+pub unsafe fn c_unwind(run_handlers: RunHandlersFn, foreign_end: fn() -> !) -> ! {
+    let (r, foreign) = with_current(|c| (c.region.load(Ordering::Relaxed), c.exit_type.is_none()))
+        .unwrap_or((std::ptr::null_mut(), false));
     // SAFETY: checked non-null: the thread's current region, whose `run` is on the stack.
-    if r.is_null() || !region_has_act(unsafe { &*r }) {
+    let in_region = !r.is_null() && region_has_act(unsafe { &*r });
+    if !(in_region || (foreign && foreign_stack_is_c())) {
         eprintln!("thread-cancel: a C thread left a region it is not in; aborting");
         std::process::abort();
     }
-    // SAFETY: as above.
-    let boundary = region_boundary(unsafe { &*r });
+    if !in_region && !stack::only_c_frames() {
+        eprintln!(
+            "thread-cancel: a thread not created by the library acts on a cancellation or exit \
+             in C code called from Rust code that cannot be unwound; aborting"
+        );
+        std::process::abort();
+    }
+    let (boundary, end) = if in_region {
+        // SAFETY: as above.
+        (region_boundary(unsafe { &*r }), None)
+    } else {
+        (usize::MAX, Some(foreign_end))
+    };
     let st = UNWIND.with(UnsafeCell::get);
     // SAFETY: the calling thread's own state; no reference to it is alive (the stop function
     // and nested calls use it through the raw pointer, one access at a time).
     let nested = unsafe { (*st).active };
     if nested || boundary == 0 {
         run_handlers(usize::MAX);
+        if let Some(end) = end {
+            end();
+        }
         // SAFETY: the caller vouches for the frames in between.
         unsafe { c_leave() }
     }
@@ -273,6 +369,7 @@ pub unsafe fn c_unwind(run_handlers: RunHandlersFn) -> ! {
             boundary,
             run_handlers: Some(run_handlers),
             active: true,
+            foreign_end: end,
         };
     }
     // The landing pads run on stack that deeper frames used: clear their sanitizer poisoning.
@@ -284,6 +381,9 @@ pub unsafe fn c_unwind(run_handlers: RunHandlersFn) -> ! {
     // SAFETY: as above.
     unsafe { (*st).active = false };
     run_handlers(usize::MAX);
+    if let Some(end) = end {
+        end();
+    }
     // SAFETY: the caller vouches for the frames in between.
     unsafe { c_leave() }
 }
@@ -308,7 +408,8 @@ unsafe extern "C" fn stop(
     let st = arg.cast::<ForcedUnwind>();
     // SAFETY: `arg` is the thread's `ForcedUnwind`, given to `_Unwind_ForcedUnwind` by
     // `c_unwind` on this thread; read field by field (the handlers may use it too).
-    let (boundary, run) = unsafe { ((*st).boundary, (*st).run_handlers) };
+    let (boundary, run, foreign_end) =
+        unsafe { ((*st).boundary, (*st).run_handlers, (*st).foreign_end) };
     let Some(run) = run else {
         std::process::abort(); // set by `c_unwind` before the unwind starts
     };
@@ -327,6 +428,11 @@ unsafe extern "C" fn stop(
         run(usize::MAX);
         // SAFETY: as above.
         unsafe { (*st).active = false };
+        if let Some(end) = foreign_end {
+            // A thread without region: the end of its stack. It ends from here (the frames
+            // above, all unwound, are never returned to).
+            end();
+        }
         // SAFETY: every frame left below the boundary has been unwound or holds nothing to
         // run (C frames past the unwind information, the unwinder's frames and this one).
         unsafe { c_leave() }
@@ -403,4 +509,389 @@ pub fn is_async() -> bool {
 /// passes to a call never block it, and signal waits never take it.
 pub fn cancel_signal() -> i32 {
     crate::sys::signal().unwrap_or_else(crate::sys::default_signal)
+}
+
+/// A thread created for the C ABI by [`spawn_c`]: like [`JoinHandle`](crate::JoinHandle), but
+/// the thread is the system's (`pthread_create`), not `std`'s. Dropping it detaches the thread.
+pub struct CJoinHandle<T> {
+    control: Arc<Control>,
+    native: libc::pthread_t,
+    outcome: Arc<Mutex<Option<Outcome<T>>>>,
+    joined: bool,
+}
+
+/// What a thread created by [`spawn_c`] starts with.
+struct CStart<T> {
+    control: Arc<Control>,
+    body: Box<dyn FnOnce() -> T + Send>,
+    outcome: Arc<Mutex<Option<Outcome<T>>>>,
+    at_end: fn(),
+}
+
+/// Creates a thread of this crate with the system's `pthread_create` (stack size `stack`, the
+/// system's default if 0) that runs `body`, then the thread-specific-data destructors, then
+/// `at_end`. Unlike `std::thread::spawn`, the new thread registers no thread-local destructor
+/// before `body` (nor after it, unless `body` uses thread-specific data): registering one takes
+/// the dynamic loader's lock, which the creating thread may hold (a library destructor run by
+/// `dlclose` that creates and joins a thread). Errors are `pthread_create`'s (`EAGAIN`, ...).
+pub fn spawn_c<T: Send + 'static>(
+    stack: usize,
+    body: impl FnOnce() -> T + Send + 'static,
+    at_end: fn(),
+) -> Result<CJoinHandle<T>, c_int> {
+    // Process-wide set-up in the creating thread (the signal handler, the fence's
+    // registration, the sanitizer hook's lookup, which takes the loader's lock).
+    let control = crate::thread::new_control::<T>();
+    crate::sys::resolve_sanitizer_hook();
+    let outcome = Arc::new(Mutex::new(None));
+    let start = Box::new(CStart {
+        control: control.clone(),
+        body: Box::new(body),
+        outcome: outcome.clone(),
+        at_end,
+    });
+    let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+    // SAFETY: `attr` is initialised by `pthread_attr_init` before any other use, and destroyed
+    // once `pthread_create` has copied it.
+    let r = unsafe {
+        let a = attr.as_mut_ptr();
+        let mut r = libc::pthread_attr_init(a);
+        if r == 0 && stack > 0 {
+            r = libc::pthread_attr_setstacksize(a, stack.max(libc::PTHREAD_STACK_MIN));
+        }
+        let mut native: libc::pthread_t = 0;
+        let p = Box::into_raw(start);
+        if r == 0 {
+            r = libc::pthread_create(&mut native, a, c_thread_start::<T>, p.cast());
+        }
+        if r != 0 {
+            drop(Box::from_raw(p)); // the thread was not created: the start data is ours again
+        }
+        libc::pthread_attr_destroy(a);
+        (r, native)
+    };
+    match r {
+        (0, native) => Ok(CJoinHandle {
+            control,
+            native,
+            outcome,
+            joined: false,
+        }),
+        (e, _) => Err(e),
+    }
+}
+
+/// The start routine of a thread created by [`spawn_c`]: the thread's root (as
+/// `thread::root`, without a thread-local destructor).
+extern "C" fn c_thread_start<T: Send + 'static>(p: *mut c_void) -> *mut c_void {
+    // SAFETY: `p` is the `Box<CStart<T>>` that `spawn_c` gave `pthread_create` for this thread.
+    let start = unsafe { Box::from_raw(p.cast::<CStart<T>>()) };
+    let CStart {
+        control,
+        body,
+        outcome,
+        at_end,
+    } = *start;
+    crate::current::link_unregistered(&control);
+    let result = catch_unwind(AssertUnwindSafe(body));
+    let s = control.state.enter_root();
+    let o = if s & state::CANCELING != 0 {
+        Outcome::Canceled
+    } else if s & state::EXITING != 0 {
+        match control.take_exit_value().map(|b| b.downcast::<T>()) {
+            Some(Ok(v)) => Outcome::Exited(*v),
+            _ => Outcome::Canceled, // `begin_exit` checks the type: not reached
+        }
+    } else {
+        match result {
+            Ok(v) => Outcome::Returned(v),
+            Err(p) => Outcome::Panicked(p),
+        }
+    };
+    *outcome.lock().unwrap_or_else(PoisonError::into_inner) = Some(o);
+    drop(outcome);
+    crate::tsd::run_destructors();
+    crate::current::unlink_unregistered();
+    control.finish();
+    drop(control);
+    at_end();
+    std::ptr::null_mut()
+}
+
+impl<T> CJoinHandle<T> {
+    /// A handle that can cancel the thread.
+    pub fn canceler(&self) -> Canceler {
+        Canceler {
+            control: self.control.clone(),
+        }
+    }
+
+    /// The system's thread id.
+    pub fn as_pthread_t(&self) -> libc::pthread_t {
+        self.native
+    }
+
+    /// Waits until the thread has finished; a cancellation point for the caller (as
+    /// [`JoinHandle::wait`](crate::JoinHandle::wait)).
+    pub fn wait(&self) {
+        crate::thread::wait_finished(&self.control, None, false);
+    }
+
+    /// Waits until the thread has finished, for a caller that no one can cancel (it has no
+    /// control block, see [`has_control`]): not a cancellation point, and the caller is not
+    /// adopted (which would register a thread-local destructor).
+    pub fn wait_uncancelable(&self) {
+        let finished = || self.control.state.load() & state::FINISHED != 0;
+        if finished() {
+            return;
+        }
+        let me = Arc::new(Control::new(None)); // a parker for this wait only
+        self.control.add_waiter(me.clone());
+        crate::wait::wait_until(&me, finished, None);
+        self.control.remove_waiter(&me);
+    }
+
+    /// Joins the system thread (call after [`wait`](Self::wait): this is not a cancellation
+    /// point) and reports how it ended.
+    pub fn join(mut self) -> Outcome<T> {
+        self.joined = true;
+        // SAFETY: the thread is joinable: created joinable, not detached (`Drop` has not run)
+        // and not joined before (`join` takes the handle).
+        unsafe { libc::pthread_join(self.native, std::ptr::null_mut()) };
+        let o = self
+            .outcome
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        o.unwrap_or(Outcome::Canceled) // the root always stores one before it ends
+    }
+}
+
+impl<T> Drop for CJoinHandle<T> {
+    fn drop(&mut self) {
+        if !self.joined {
+            // SAFETY: as in `join`: a joinable thread neither detached nor joined yet.
+            unsafe { libc::pthread_detach(self.native) };
+        }
+    }
+}
+
+/// Which frames a thread's stack holds, for a thread the library did not create: a forced
+/// unwind to the end of its stack must pass only C frames, C++ frames (their destructors run,
+/// as with glibc) and this library's own (plain at the points that act). A Rust frame of
+/// another copy of `std` (a Rust program's `main`, its `std` threads' start) has a
+/// `catch_unwind` or destructors, which a foreign unwind must not reach. Frames are told apart
+/// by their personality routine, read from the unwind information (`.eh_frame`).
+mod stack {
+    use super::unwinder::Context;
+    use std::ffi::{c_int, c_void, CStr};
+    use std::sync::OnceLock;
+
+    /// `struct dwarf_eh_bases` of libgcc's `unwind-dw2-fde.h`.
+    #[repr(C)]
+    struct Bases {
+        tbase: usize,
+        dbase: usize,
+        func: usize,
+    }
+
+    const URC_NO_REASON: c_int = 0;
+    const URC_NORMAL_STOP: c_int = 4;
+
+    extern "C" {
+        fn _Unwind_Backtrace(
+            trace: unsafe extern "C" fn(*mut Context, *mut c_void) -> c_int,
+            arg: *mut c_void,
+        ) -> c_int;
+        fn _Unwind_GetIPInfo(ctx: *mut Context, before: *mut c_int) -> usize;
+        fn _Unwind_Find_FDE(pc: *const c_void, bases: *mut Bases) -> *const u8;
+    }
+
+    /// The personality routines whose frames a foreign unwind may pass: this library's own
+    /// Rust code, C++'s and C's (`-fexceptions` with cleanups).
+    fn allowed() -> &'static [usize; 3] {
+        static ALLOWED: OnceLock<[usize; 3]> = OnceLock::new();
+        ALLOWED.get_or_init(|| {
+            let look = |name: &CStr| {
+                // SAFETY: a lookup by a NUL-terminated name in the global scope.
+                unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) as usize }
+            };
+            [
+                own_personality().unwrap_or(0),
+                look(c"__gxx_personality_v0"),
+                look(c"__gcc_personality_v0"),
+            ]
+        })
+    }
+
+    /// A function of ours with a landing pad, whose unwind information names our personality.
+    #[inline(never)]
+    fn probe() {
+        struct Guard;
+        impl Drop for Guard {
+            fn drop(&mut self) {
+                std::hint::black_box(());
+            }
+        }
+        let _g = Guard;
+        let f: fn() = std::hint::black_box(|| {});
+        f();
+    }
+
+    fn own_personality() -> Option<usize> {
+        // SAFETY: `probe` is a function of this library: its address is inside its code.
+        unsafe { personality_at(probe as *const () as usize + 1) }
+            .ok()
+            .flatten()
+    }
+
+    /// Whether every frame of the calling thread's stack, up to where the unwind information
+    /// ends, has no personality routine or an allowed one.
+    pub(super) fn only_c_frames() -> bool {
+        allowed(); // looked up before the walk (`dlsym`), once per process
+        let mut ok = true;
+        // SAFETY: `trace` gets `ok` back as its argument, for the duration of the walk.
+        unsafe { _Unwind_Backtrace(trace, (&raw mut ok).cast()) };
+        return ok;
+
+        unsafe extern "C" fn trace(ctx: *mut Context, arg: *mut c_void) -> c_int {
+            let mut before = 0;
+            // SAFETY: `ctx` is the unwinder's context for this frame.
+            let ip = unsafe { _Unwind_GetIPInfo(ctx, &mut before) };
+            if ip == 0 {
+                return URC_NO_REASON;
+            }
+            // The call's return address may be the next function's first byte.
+            let pc = if before == 0 { ip - 1 } else { ip };
+            // SAFETY: `pc` is a code address of a live frame.
+            let fine = match unsafe { personality_at(pc) } {
+                Ok(None) => true,
+                Ok(Some(p)) => p != 0 && allowed().contains(&p),
+                Err(()) => false,
+            };
+            if fine {
+                URC_NO_REASON
+            } else {
+                // SAFETY: `arg` is the `ok` of `only_c_frames`.
+                unsafe { *arg.cast::<bool>() = false };
+                URC_NORMAL_STOP
+            }
+        }
+    }
+
+    /// The personality routine of the code at `pc` (`Ok(None)`: none, or no unwind
+    /// information); `Err` for unwind information this reader does not understand.
+    ///
+    /// # Safety
+    /// `pc` must be inside code mapped in the process.
+    unsafe fn personality_at(pc: usize) -> Result<Option<usize>, ()> {
+        let mut bases = Bases {
+            tbase: 0,
+            dbase: 0,
+            func: 0,
+        };
+        // SAFETY: libgcc looks `pc` up in the registered unwind information.
+        let fde = unsafe { _Unwind_Find_FDE(pc as *const c_void, &mut bases) };
+        if fde.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: `fde` points to a frame description entry in `.eh_frame`, mapped with its
+        // object; the reads below stay inside it and its CIE (the format's own lengths).
+        unsafe {
+            if read::<u32>(fde) == u32::MAX {
+                return Err(()); // 64-bit DWARF: not produced for x86_64/aarch64 code
+            }
+            let cie_field = fde.add(4);
+            let cie = cie_field.sub(read::<u32>(cie_field) as usize);
+            if read::<u32>(cie) == u32::MAX {
+                return Err(());
+            }
+            let version = *cie.add(8);
+            let aug = CStr::from_ptr(cie.add(9).cast());
+            let mut p = cie.add(9 + aug.to_bytes().len() + 1);
+            let aug = aug.to_bytes();
+            if aug.is_empty() {
+                return Ok(None);
+            }
+            if aug[0] != b'z' {
+                return Err(());
+            }
+            p = leb(p).0; // code alignment
+            p = leb(p).0; // data alignment
+            p = if version == 1 { p.add(1) } else { leb(p).0 }; // return address register
+            p = leb(p).0; // augmentation data length
+            for &c in &aug[1..] {
+                match c {
+                    b'P' => return encoded(p.add(1), *p, &bases).map(Some),
+                    b'L' | b'R' => p = p.add(1),
+                    b'S' | b'B' => {}
+                    _ => return Err(()),
+                }
+            }
+            Ok(None)
+        }
+    }
+
+    /// # Safety
+    /// `p` valid for reading a `T`.
+    unsafe fn read<T: Copy>(p: *const u8) -> T {
+        // SAFETY: forwarded.
+        unsafe { p.cast::<T>().read_unaligned() }
+    }
+
+    /// A LEB128 number: the address after it and its raw bits.
+    ///
+    /// # Safety
+    /// `p` must point to a LEB128 number.
+    unsafe fn leb(mut p: *const u8) -> (*const u8, u64) {
+        let (mut v, mut shift) = (0u64, 0);
+        loop {
+            // SAFETY: forwarded: the number goes on while the high bit is set.
+            let b = unsafe { *p };
+            // SAFETY: as above.
+            p = unsafe { p.add(1) };
+            if shift < 64 {
+                v |= u64::from(b & 0x7f) << shift;
+            }
+            shift += 7;
+            if b & 0x80 == 0 {
+                return (p, v);
+            }
+        }
+    }
+
+    /// A pointer in the `DW_EH_PE_*` encoding `enc`, at `p`.
+    ///
+    /// # Safety
+    /// `p` must point to such a pointer; an indirect one must point to a readable word.
+    unsafe fn encoded(p: *const u8, enc: u8, bases: &Bases) -> Result<usize, ()> {
+        if enc == 0xff {
+            return Ok(0); // DW_EH_PE_omit
+        }
+        let base = match enc & 0x70 {
+            0x00 => 0,
+            0x10 => p as usize,
+            0x20 => bases.tbase,
+            0x30 => bases.dbase,
+            _ => return Err(()),
+        };
+        // SAFETY: forwarded: `p` holds a value of the encoding's size.
+        let v = unsafe {
+            match enc & 0x0f {
+                0x00 | 0x04 | 0x0c => read::<u64>(p) as usize,
+                0x03 => read::<u32>(p) as usize,
+                0x0b => read::<i32>(p) as isize as usize,
+                0x02 => usize::from(read::<u16>(p)),
+                0x0a => read::<i16>(p) as isize as usize,
+                _ => return Err(()),
+            }
+        };
+        let a = base.wrapping_add(v);
+        if enc & 0x80 != 0 {
+            // SAFETY: an indirect pointer points to a word holding the address (a GOT entry).
+            Ok(unsafe { read::<usize>(a as *const u8) })
+        } else {
+            Ok(a)
+        }
+    }
 }

@@ -24,7 +24,8 @@ pub(crate) use linux::futex::{futex_wait, futex_wake};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::region::{
     abandoning_frames, boundary as region_boundary, has_act as region_has_act,
-    leave as region_leave, run as region_run, Exit as RegionExit, RegionCtx,
+    leave as region_leave, resolve_sanitizer_hook, run as region_run, Exit as RegionExit,
+    RegionCtx,
 };
 #[cfg(target_os = "linux")]
 pub(crate) use linux::syscall_cp::{

@@ -105,8 +105,10 @@ const HOOK_ABSENT: usize = 1;
 
 /// Looks up the sanitizer's "no return" hook once per process, at the entry of a region (a
 /// normal context): the region may be left from an asynchronous cancellation, where the
-/// dynamic loader's lock of `dlsym` could be held by the interrupted code.
-fn resolve_sanitizer_hook() {
+/// dynamic loader's lock of `dlsym` could be held by the interrupted code. The C ABI also calls
+/// it in the thread that creates a thread (which may hold that lock: a library destructor run
+/// by `dlclose`), so that the new thread never waits for it before its start routine.
+pub(crate) fn resolve_sanitizer_hook() {
     if SANITIZER_HOOK.load(Ordering::Relaxed) != HOOK_UNRESOLVED {
         return;
     }
