@@ -23,6 +23,11 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <thread_cancel.h>
+/* Every header that declares a call renamed below is included before the renaming, so that a
+ * later #include of it (C++'s <cstdlib> `using ::system;`, say) sees the system's names. */
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <termios.h>
 
 #define pthread_create tc_create
 #define pthread_join tc_join

@@ -198,6 +198,18 @@ fn run(exe: &Path) -> String {
     run_with(exe, &[])
 }
 
+/// Runs `exe`, linked with `libthread_cancel.so`, with the library built here first on the
+/// search path: `cargo test` puts its own `target/<profile>/deps` first on `LD_LIBRARY_PATH`,
+/// which wins over the program's rpath and may hold an older build of the library.
+fn run_shared(exe: &Path) -> String {
+    let lib = lib_dir();
+    let path = match std::env::var("LD_LIBRARY_PATH") {
+        Ok(p) if !p.is_empty() => format!("{}:{p}", lib.display()),
+        _ => lib.display().to_string(),
+    };
+    run_with(exe, &[("LD_LIBRARY_PATH", &path)])
+}
+
 /// Runs `exe` with the extra environment `env`; requires exit status 0 and returns stdout.
 fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
     let out = Command::new(exe)
@@ -372,7 +384,7 @@ fn rust_threads_never_act_in_c_code() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let stdout = run(&exe);
+    let stdout = run_shared(&exe);
     assert!(
         stdout.contains("a std thread went past the point"),
         "{stdout}"
@@ -412,7 +424,7 @@ fn examples_c_build_and_run_against_the_shared_library() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let stdout = run(&exe);
+        let stdout = run_shared(&exe);
         assert!(stdout.contains("PTHREAD_CANCELED"), "{stdout}");
     }
 }

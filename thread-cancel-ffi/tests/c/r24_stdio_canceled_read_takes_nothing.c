@@ -35,6 +35,11 @@ static void *line_counter(void *arg) {
     return NULL;
 }
 
+/* The caller owns getline's buffer, canceled or not: a cleanup handler frees it. */
+static void free_line(void *p) {
+    free(*(char **)p);
+}
+
 static void *reader(void *arg) {
     int k = (int)(long)arg;
     atomic_store(&tid, test_gettid());
@@ -49,8 +54,9 @@ static void *reader(void *arg) {
         if (fread(got, 1, 10, in) == 10) atomic_store(&returned, 1);
         break;
     case K_GETLINE_LONG:
+        pthread_cleanup_push(free_line, &line);
         if (getline(&line, &cap, in) > 0) atomic_store(&returned, 1);
-        free(line);
+        pthread_cleanup_pop(1);
         break;
     }
     return NULL;
