@@ -8,7 +8,8 @@
 //! `--bench` a quick one (200 threads, one run); `--list` lists it. `P6_THREADS`, `P6_SAMPLES`
 //! and `P6_STACK` (bytes) override the thread count, the runs and the stack size;
 //! `P6_ONLY=<prefix>` runs the sides whose name starts with it (`ours lightweight`,
-//! `ours std-spawned`, `glibc`, `floor`; `ours` is both of ours) (for profiling, e.g. under `perf record`).
+//! `ours std-spawned`, `glibc`, `floor`; `ours` is both of ours), for profiling (e.g. under
+//! `perf record`).
 
 use thread_cancel_bench::p6::{self, Side};
 use thread_cancel_bench::rounds::{interleave, Plan};

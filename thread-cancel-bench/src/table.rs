@@ -145,7 +145,7 @@ pub fn run(bench: Bench) {
         "med/glibc",
         "p99/glibc"
     );
-    if let Some(name) = &bench.floor_plus {
+    if let (Some(name), Some(_)) = (&bench.floor_plus, stats_of(&bench.floor_plus)) {
         println!("med/floor: the floor's median + {plus:.1} us ({name}'s median)");
     }
     let mut others_printed = false;
