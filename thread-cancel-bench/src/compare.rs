@@ -1,5 +1,5 @@
-//! `compare`: every SPEC §4 timing target (P1–P6) in one process run — ours, glibc's (C built
-//! by `cc`) and the floors, sampled interleaved ([`crate::rounds`]) — printed as one table, and
+//! `compare`: every SPEC §4 timing target (P1–P6, P4c) in one process run — ours, glibc's (C
+//! built by `cc`) and the floors, sampled interleaved ([`crate::rounds`]) — printed as one table, and
 //! written as markdown (with the machine's description) and as an SVG chart of the
 //! distributions ([`crate::chart`]).
 //!
@@ -19,10 +19,16 @@
 //! |---|---|---|---|
 //! | P1 | `testcancel()`, nothing pending, [`P1_BATCH`] calls | `pthread_testcancel()`, C loop | — |
 //! | P2 | `io::read`/`io::write` of 1 byte (`/dev/zero`, `/dev/null`), [`P2_BATCH`] calls | glibc `read`/`write` | `syscall(SYS_read/SYS_write)` |
-//! | P3 | cancel → first cleanup in `sleep`, `Condvar::wait`, `recv`, `join` | `pthread_cancel` in `nanosleep`, `pthread_cond_wait` | futex wake-to-run |
-//! | P4 | cancel → first cleanup in `io::read`, `io::accept`, `io::poll` | `pthread_cancel` in `read`, `accept`, `poll` | signal → handler |
-//! | P5 | `spawn` + `join`, [`P5_BATCH`] | `pthread_create` + `pthread_join` | `std::thread::spawn` + `join` |
-//! | P6 | cancel + join of [`crate::p6::THREADS`] blocked threads | the same with `pthread_cancel` | futex wake + join |
+//! | P3 | cancel → first cleanup in `sleep`, `Condvar::wait`, `recv`, `join` | `pthread_cancel` in `nanosleep`, `pthread_cond_wait` | futex wake-to-run + one bare unwind |
+//! | P4 | cancel → first cleanup in `io::read`, `io::accept`, `io::poll` | `pthread_cancel` in `read`, `accept`, `poll` | signal → handler + one bare unwind |
+//! | P4c | cancel → first C cleanup handler, C thread through `pthread_compat.h` in `read` ([`crate::p4c`]) | the same C code on glibc, same driver process | signal → handler |
+//! | P5 | `spawn` + `join` (and with `Builder::lightweight()`), [`P5_BATCH`] | `pthread_create` + `pthread_join` | `std::thread::spawn` + `join` |
+//! | P6 | cancel + join of [`crate::p6::THREADS`] blocked lightweight threads (and, informative, `std`-spawned ones) | the same with `pthread_cancel` | futex wake + join |
+//!
+//! The bare unwind of P3/P4's floor is one `std::panic::resume_unwind` caught one frame up, to
+//! a `Drop` ([`crate::p3::Scenario::StdResumeUnwind`]), sampled as a series of its own; its
+//! median is added to the floor's. So "ours/floor" is the ratio SPEC §4 holds P3/P4 to, and
+//! "ours/glibc" the gap to glibc.
 //!
 //! The main thread is adopted (`thread_cancel::current()`) before anything is measured: ours
 //! runs on a thread with a control block, as in any program that uses the crate.
@@ -164,6 +170,8 @@ struct Row {
     ours: usize,
     glibc: Option<usize>,
     floor: Option<usize>,
+    /// A series whose median is added to the floor's (P3/P4: the bare unwind).
+    floor_plus: Option<usize>,
 }
 
 /// The series and rows of a run.
@@ -245,6 +253,7 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         ours,
         glibc: Some(glibc),
         floor: None,
+        floor_plus: None,
     });
 
     // P2: ours, glibc, the floor, each on its own descriptor.
@@ -284,12 +293,18 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             ours,
             glibc: Some(glibc),
             floor: Some(floor),
+            floor_plus: None,
         });
     }
 
-    // P3: the floor and glibc's two waits, each shared by several rows.
+    // P3: the floors, the bare unwind and glibc's two waits, each shared by several rows.
     let p3_of = |s: P3| latency(move || p3::sample(s));
     let futex = p.add("futex wake-to-run", each, p3_of(P3::FutexFloor));
+    let unwind = p.add(
+        "bare resume_unwind caught one frame up",
+        each,
+        p3_of(P3::StdResumeUnwind),
+    );
     let nanosleep = p.add(
         "glibc nanosleep + pthread_cancel",
         each,
@@ -335,6 +350,7 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             ours,
             glibc: Some(glibc),
             floor: Some(futex),
+            floor_plus: Some(unwind),
         });
     }
 
@@ -367,8 +383,31 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             ours,
             glibc: Some(glibc),
             floor: Some(signal),
+            floor_plus: Some(unwind),
         });
     }
+
+    // P4c: a C thread through the C ABI, beside the same C code on glibc (one driver process).
+    let ours = p.add(
+        crate::p4c::Side::Ours.name(),
+        each,
+        latency(|| crate::p4c::sample(crate::p4c::Side::Ours)),
+    );
+    let glibc = p.add(
+        crate::p4c::Side::Glibc.name(),
+        each,
+        latency(|| crate::p4c::sample(crate::p4c::Side::Glibc)),
+    );
+    p.rows.push(Row {
+        scenario: "P4c cancel -> C cleanup, C thread in read",
+        short: "P4c C thread in read",
+        target: Target::P4c,
+        unit: Unit::Us,
+        ours,
+        glibc: Some(glibc),
+        floor: Some(signal),
+        floor_plus: None,
+    });
 
     // R06 (informative): a compute loop in an async region vs PTHREAD_CANCEL_ASYNCHRONOUS.
     let ours = p.add(
@@ -389,13 +428,19 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         ours,
         glibc: Some(glibc),
         floor: None,
+        floor_plus: None,
     });
 
-    // P5.
+    // P5: ours spawned through std (held to std) and lightweight (held to glibc).
     let ours = p.add(
         "thread_cancel::spawn + join",
         each,
         per_call(Unit::Us, P5_BATCH, micro::spawn_join_ours),
+    );
+    let light = p.add(
+        "thread_cancel Builder::lightweight() spawn + join",
+        each,
+        per_call(Unit::Us, P5_BATCH, micro::spawn_join_lightweight),
     );
     let glibc = p.add(
         "glibc pthread_create + pthread_join",
@@ -407,26 +452,38 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         each,
         per_call(Unit::Us, P5_BATCH, micro::spawn_join_std),
     );
-    p.rows.push(Row {
-        scenario: "P5 spawn + join",
-        short: "P5 spawn + join",
-        target: Target::P5,
-        unit: Unit::Us,
-        ours,
-        glibc: Some(glibc),
-        floor: Some(floor),
-    });
+    for (ours, target, scenario, short) in [
+        (ours, Target::P5, "P5 spawn + join", "P5 spawn + join"),
+        (
+            light,
+            Target::P5Lightweight,
+            "P5 spawn + join, lightweight",
+            "P5 lightweight",
+        ),
+    ] {
+        p.rows.push(Row {
+            scenario,
+            short,
+            target,
+            unit: Unit::Us,
+            ours,
+            glibc: Some(glibc),
+            floor: Some(floor),
+            floor_plus: None,
+        });
+    }
 
-    // P6.
+    // P6: lightweight threads (the target) and std-spawned ones (informative).
     let p6_plan = Plan {
         warmup: cfg.p6_warmup,
         samples: cfg.p6_samples,
     };
-    let mut p6_ids = [0; 3];
+    let mut p6_ids = [0; 4];
     for (id, side) in p6_ids.iter_mut().zip(p6::Side::ALL) {
         let (n, stack, log) = (cfg.p6_threads, cfg.p6_stack, p6_log.clone());
         let label = match side {
-            p6::Side::Ours => "thread_cancel cancel + join",
+            p6::Side::Lightweight => "thread_cancel lightweight threads: cancel + join",
+            p6::Side::Ours => "thread_cancel std-spawned threads: cancel + join",
             p6::Side::Glibc => "glibc pthread_cancel + pthread_join",
             p6::Side::Floor => "std threads: futex wake + join",
         };
@@ -440,15 +497,32 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             }),
         );
     }
-    p.rows.push(Row {
-        scenario: "P6 blocked threads, cancel + join all",
-        short: "P6 cancel + join all",
-        target: Target::P6,
-        unit: Unit::Ms,
-        ours: p6_ids[0],
-        glibc: Some(p6_ids[1]),
-        floor: Some(p6_ids[2]),
-    });
+    let [light, std_spawned, glibc, floor] = p6_ids;
+    for (ours, target, scenario, short) in [
+        (
+            light,
+            Target::P6,
+            "P6 blocked threads, cancel + join all (lightweight)",
+            "P6 lightweight",
+        ),
+        (
+            std_spawned,
+            Target::P6Std,
+            "P6 the same, std-spawned threads",
+            "P6 std-spawned",
+        ),
+    ] {
+        p.rows.push(Row {
+            scenario,
+            short,
+            target,
+            unit: Unit::Ms,
+            ours,
+            glibc: Some(glibc),
+            floor: Some(floor),
+            floor_plus: None,
+        });
+    }
     Ok(p)
 }
 
@@ -456,7 +530,8 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
 struct Figures {
     ours: Stats,
     glibc: Option<Stats>,
-    floor: Option<Stats>,
+    /// The floor's median, plus the median of the row's `floor_plus` series.
+    floor_median: Option<f64>,
     met: Option<bool>,
 }
 
@@ -474,9 +549,9 @@ fn cells(row: &Row, f: &Figures) -> [String; 11] {
         num(f.ours.p99),
         opt(med(f.glibc)),
         opt(f.glibc.map(|s| s.p99)),
-        opt(med(f.floor)),
+        opt(f.floor_median),
         ratio(f.ours.median, med(f.glibc)),
-        ratio(f.ours.median, med(f.floor)),
+        ratio(f.ours.median, f.floor_median),
         row.target.text().to_string(),
         verdict(f.met).to_string(),
     ]
@@ -548,8 +623,11 @@ fn legend(rows: &[Row], measures: &[Measure]) -> Vec<String> {
         .map(|r| {
             let name =
                 |who, i: Option<usize>| i.map_or("-", |i| unprefixed(who, &measures[i].label));
+            let plus = r
+                .floor_plus
+                .map_or(String::new(), |i| format!(" + {}", measures[i].label));
             format!(
-                "{}: ours = {}; glibc = {}; floor = {}",
+                "{}: ours = {}; glibc = {}; floor = {}{plus}",
                 r.short,
                 name(Who::Ours, Some(r.ours)),
                 name(Who::Glibc, r.glibc),
@@ -686,16 +764,16 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
         .iter()
         .map(|r| {
             let ours = stats(r.ours).expect("samples of ours");
-            let (glibc, floor) = (r.glibc.and_then(stats), r.floor.and_then(stats));
+            let glibc = r.glibc.and_then(stats);
+            let plus = r.floor_plus.and_then(stats).map_or(0.0, |s| s.median);
+            let floor_median = r.floor.and_then(stats).map(|s| s.median + plus);
             Figures {
                 ours,
                 glibc,
-                floor,
-                met: r.target.met(
-                    ours.median,
-                    glibc.map(|s| s.median),
-                    floor.map(|s| s.median),
-                ),
+                floor_median,
+                met: r
+                    .target
+                    .met(ours.median, glibc.map(|s| s.median), floor_median),
             }
         })
         .collect();
@@ -728,8 +806,13 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
         machine.rustc
     );
     let legend = legend(&rows, &measures);
+    let unwind_median = rows
+        .iter()
+        .find_map(|r| r.floor_plus)
+        .and_then(stats)
+        .map(|s| s.median);
     let notes = p6_notes(&cfg, &log.borrow());
-    let with_target = rows.iter().filter(|r| r.target != Target::R06).count();
+    let with_target = rows.iter().filter(|r| r.target.is_target()).count();
     let verdict_line = format!("{met} of {with_target} rows with a SPEC target meet it");
 
     println!();
@@ -737,6 +820,13 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
     println!("{run_line}");
     print!("{}", text_table(&rows, &figs));
     println!("{verdict_line}");
+    if let Some(u) = unwind_median {
+        println!(
+            "P3/P4 floor = the wait's floor + one bare resume_unwind caught one frame up \
+             (median {} us)",
+            num(u)
+        );
+    }
     println!("P6 ({} threads):", cfg.p6_threads);
     for n in &notes {
         println!("  {n}");
@@ -760,8 +850,13 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
         md,
         "- Medians and p99 of the samples; the ratios and the verdicts are of medians. A P1/P2 \
          sample is the mean of a batch ({P1_BATCH} / {P2_BATCH} calls), a P5 sample of \
-         {P5_BATCH} spawn + join; a P3/P4 sample is one cancellation of a fresh thread seen \
-         asleep in its system call, from the cancel call to the first cleanup handler starting.\n"
+         {P5_BATCH} spawn + join; a P3/P4/P4c sample is one cancellation of a fresh thread \
+         seen asleep in its system call, from the cancel call to the first cleanup handler \
+         starting. For P3 and P4 the floor is the wait's floor plus one bare unwind \
+         (`resume_unwind` caught one frame up; its median in this run: {} us), so \
+         \"ours/floor\" is the ratio the target holds them to and \"ours/glibc\" the gap to \
+         glibc.\n",
+        unwind_median.map_or_else(|| "-".to_string(), num)
     );
     let _ = writeln!(md, "{}", markdown_table(&rows, &figs));
     let _ = writeln!(md, "{verdict_line}.\n");

@@ -129,6 +129,20 @@ pub fn spawn_join_ours() -> io::Result<()> {
     }
 }
 
+/// P5, ours: a [lightweight](thread_cancel::Builder::lightweight) thread (made with
+/// `pthread_create`, no `std` spawn) of an empty closure, then `join`.
+///
+/// # Errors
+///
+/// If the thread cannot be created, or did not return.
+pub fn spawn_join_lightweight() -> io::Result<()> {
+    let h = thread_cancel::Builder::new().lightweight().spawn(|| ())?;
+    match h.join().value() {
+        Some(()) => Ok(()),
+        None => Err(io::Error::other("the empty thread did not return")),
+    }
+}
+
 /// The floor of P5: `std::thread::spawn` of an empty closure, then `join`.
 ///
 /// # Errors

@@ -564,5 +564,6 @@ pub fn bench() -> crate::table::Bench {
         target: crate::target::Target::P3,
         rows,
         others: "-- diagnostics (not part of P3; they split the latency into its parts)",
+        floor_plus: Some(Scenario::StdResumeUnwind.name().to_string()),
     }
 }

@@ -3,7 +3,8 @@
 //! empty pipe — ours (`thread_cancel::io`) beside glibc's `pthread_cancel` of a C thread
 //! blocked in glibc's own `read`, `accept`, `poll` ([`crate::glibc`]), and the floor of any
 //! signal-based cancellation: a plain signal sent to a C thread blocked in `read`, until its
-//! handler starts. Target: ours <= glibc.
+//! handler starts. Target: ours <= 1.2x (that floor + one bare `resume_unwind` caught one frame
+//! up, [`crate::p3::Scenario::StdResumeUnwind`]); the gap to glibc is reported beside it.
 //!
 //! The protocol is P3's (see [`crate::p3`]): every sample creates a fresh target that pushes
 //! a cleanup handler recording `CLOCK_MONOTONIC`, waits until the kernel reports it asleep in
@@ -198,15 +199,18 @@ fn glibc_sample(kind: glibc::Kind, call: Call) -> io::Result<Duration> {
 /// The P3 scenarios sampled beside P4's in the `p4_latency` bench, for reference: the futex
 /// floor, and a cancel that needs no signal (ours, a futex wake) and one that does (glibc's
 /// `nanosleep`). Ours in `io::read` minus ours in `sleep` is what the cancel signal adds (the
-/// wake-up and the unwind are the same).
-pub const P3_REFS: [p3::Scenario; 3] = [
+/// wake-up and the unwind are the same). And the bare unwind, which P4's floor includes.
+pub const P3_REFS: [p3::Scenario; 4] = [
     p3::Scenario::FutexFloor,
     p3::Scenario::OursSleep,
     p3::Scenario::GlibcNanosleep,
+    p3::Scenario::StdResumeUnwind,
 ];
 
-/// The `p4_latency` bench: the six scenarios and the signal floor, then [`P3_REFS`] (see
-/// [`crate::table`]).
+/// The `p4_latency` bench: the six scenarios and the signal floor, P4c's two (a C thread
+/// through the C ABI beside the same C code on glibc: [`crate::p4c`]; not held to P4's
+/// target), then [`P3_REFS`] (see [`crate::table`]). The floor of the verdicts is the signal
+/// floor + the bare unwind.
 pub fn bench() -> crate::table::Bench {
     let main = Scenario::all().map(|s| crate::table::Row {
         name: s.name().to_string(),
@@ -214,6 +218,14 @@ pub fn bench() -> crate::table::Bench {
         glibc: s.glibc_counterpart().map(|g| g.name().to_string()),
         floor: matches!(s, Scenario::Ours(_)).then(|| Scenario::SignalFloor.name().to_string()),
         sample: Box::new(move || sample(s)),
+    });
+    let p4c = crate::p4c::Side::ALL.map(|s| crate::table::Row {
+        name: format!("P4c {}", s.name()),
+        main: false,
+        glibc: (s == crate::p4c::Side::Ours)
+            .then(|| format!("P4c {}", crate::p4c::Side::Glibc.name())),
+        floor: None,
+        sample: Box::new(move || crate::p4c::sample(s)),
     });
     let ref_name = |s: p3::Scenario| format!("ref: {}", s.name());
     let refs = P3_REFS.into_iter().map(|s| crate::table::Row {
@@ -232,7 +244,8 @@ pub fn bench() -> crate::table::Bench {
                 blocked in a system call"
             .to_string(),
         target: crate::target::Target::P4,
-        rows: main.chain(refs).collect(),
-        others: "-- for reference (P3 scenarios; not part of P4)",
+        rows: main.chain(p4c).chain(refs).collect(),
+        others: "-- P4c (target: <= glibc), then for reference (P3 scenarios; not part of P4)",
+        floor_plus: Some(ref_name(p3::Scenario::StdResumeUnwind)),
     }
 }

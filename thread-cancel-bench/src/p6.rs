@@ -1,11 +1,12 @@
 //! P6: many blocked threads canceled and joined — by default 10,000, with 64 KiB stacks — a
 //! quarter each blocked in a sleep, a channel-like wait, a `read` on a pipe and a condition
-//! wait; the time from the first cancel call to the last join returning. Ours, glibc's, and a
-//! floor, each with the same count and stack size:
+//! wait; the time from the first cancel call to the last join returning. Ours (lightweight
+//! threads, and threads spawned through `std`), glibc's, and a floor, each with the same count
+//! and stack size:
 //!
 //! | side | sleep | channel-like | `read` (one shared pipe) | condition wait (one shared) |
 //! |---|---|---|---|---|
-//! | ours (`thread_cancel::Builder`) | `sleep(1 h)` | `sync::channel` `recv` | `io::read` | `sync::Condvar::wait` |
+//! | ours (`thread_cancel::Builder`, with and without `lightweight()`) | `sleep(1 h)` | `sync::channel` `recv` | `io::read` | `sync::Condvar::wait` |
 //! | glibc (`pthread_create`, `csrc/glibc_p6_mass.c`) | `nanosleep(1 h)` | `sem_wait` | `read` | `pthread_cond_wait` |
 //!
 //! The floor: as many `std` threads blocked in `FUTEX_WAIT`, each on its own word, woken one by
@@ -48,7 +49,10 @@ const BLOCK_TIMEOUT: Duration = Duration::from_secs(60);
 /// Whose threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
-    /// `thread_cancel` threads, canceled with `JoinHandle::cancel`, joined with `join`.
+    /// `thread_cancel` threads made by `Builder::lightweight()` (`pthread_create`, no `std`
+    /// spawn), canceled with `JoinHandle::cancel`, joined with `join`. SPEC P6's subject.
+    Lightweight,
+    /// The same with threads spawned through `std` (each with `std`'s alternate signal stack).
     Ours,
     /// C threads, canceled with `pthread_cancel`, joined with `pthread_join`.
     Glibc,
@@ -57,23 +61,24 @@ pub enum Side {
 }
 
 impl Side {
-    /// The three sides.
-    pub const ALL: [Side; 3] = [Side::Ours, Side::Glibc, Side::Floor];
+    /// The four sides.
+    pub const ALL: [Side; 4] = [Side::Lightweight, Side::Ours, Side::Glibc, Side::Floor];
 
     /// A short label.
     pub fn name(self) -> &'static str {
         match self {
-            Side::Ours => "ours",
+            Side::Lightweight => "ours lightweight",
+            Side::Ours => "ours std-spawned",
             Side::Glibc => "glibc",
             Side::Floor => "floor: futex wake + join",
         }
     }
 
     /// The memory mappings (VMAs) one thread takes, at most: its stack and guard page, and for
-    /// Rust threads also `std`'s alternate signal stack and its guard page.
+    /// threads spawned through `std` also its alternate signal stack and that one's guard page.
     fn maps_per_thread(self) -> usize {
         match self {
-            Side::Glibc => 2,
+            Side::Glibc | Side::Lightweight => 2,
             Side::Ours | Side::Floor => 4,
         }
     }
@@ -100,7 +105,8 @@ pub struct Sample {
 pub fn run(side: Side, threads: usize, stack: usize) -> io::Result<Sample> {
     check_map_headroom(side, threads)?;
     match side {
-        Side::Ours => ours(threads, stack),
+        Side::Lightweight => ours(threads, stack, true),
+        Side::Ours => ours(threads, stack, false),
         Side::Glibc => glibc(threads, stack),
         Side::Floor => floor(threads, stack),
     }
@@ -217,7 +223,7 @@ fn publish(tids: &[AtomicI32], i: usize) {
 // ---------------------------------------------------------------------------------------------
 // Ours.
 
-fn ours(n: usize, stack: usize) -> io::Result<Sample> {
+fn ours(n: usize, stack: usize, lightweight: bool) -> io::Result<Sample> {
     use thread_cancel::sync::{channel, Condvar, Mutex};
     let (pipe_r, _pipe_w) = io::pipe()?;
     let pipe_r = Arc::new(pipe_r);
@@ -227,7 +233,10 @@ fn ours(n: usize, stack: usize) -> io::Result<Sample> {
     let mut handles = Vec::with_capacity(n);
     for i in 0..n {
         let tid = tid.clone();
-        let b = thread_cancel::Builder::new().stack_size(stack);
+        let mut b = thread_cancel::Builder::new().stack_size(stack);
+        if lightweight {
+            b = b.lightweight();
+        }
         let h = match i % 4 {
             0 => b.spawn(move || {
                 publish(&tid, i);
@@ -274,7 +283,12 @@ fn ours(n: usize, stack: usize) -> io::Result<Sample> {
             }
         }
     }
-    let blocked = wait_all_blocked(Side::Ours, n, |i| tid[i].load(Ordering::Acquire));
+    let side = if lightweight {
+        Side::Lightweight
+    } else {
+        Side::Ours
+    };
+    let blocked = wait_all_blocked(side, n, |i| tid[i].load(Ordering::Acquire));
     // Every condition waiter published its tid holding the mutex: once we hold it, all wait.
     drop(cond.0.lock().unwrap_or_else(|e| e.into_inner()));
     let maps = map_count();

@@ -2,7 +2,8 @@
 //! round-robin ([`crate::rounds`]) and printed as one table — per row the first sample of the
 //! process (cold caches), min, median, p90 and p99 of the rest (after warm-up rounds), and the
 //! median's ratio to the floor and to glibc on the same wait, the p99's to glibc — then the
-//! verdict on the SPEC target for each row of ours.
+//! verdict on the SPEC target for each row of ours. Where the target's floor includes one bare
+//! unwind ([`Bench::floor_plus`]), that row's median is added to every floor.
 //!
 //! Arguments, as cargo passes them to a `harness = false` bench ([`Mode`]): `--bench` alone is
 //! the full run ([`FULL_SAMPLES`] samples per row); `--test` (from `cargo bench -- --test`) or
@@ -65,6 +66,9 @@ pub struct Bench {
     pub rows: Vec<Row>,
     /// The line printed before the first row that is not a main one.
     pub others: &'static str,
+    /// The name of a row whose median is added to every floor (P3 and P4: one bare
+    /// `resume_unwind`), if any.
+    pub floor_plus: Option<String>,
 }
 
 /// Runs `bench` as its arguments and environment say (see the module docs) and prints its
@@ -111,6 +115,9 @@ pub fn run(bench: Bench) {
         let name = name.as_deref()?;
         rows.iter().position(|r| r.name == name).map(|i| st[i])
     };
+    // The floor's median, plus the bare unwind's where the target says so.
+    let plus = stats_of(&bench.floor_plus).map_or(0.0, |s| s.median);
+    let floor_median = |f: Option<Stats>| f.map(|f| f.median + plus);
 
     println!();
     println!(
@@ -138,6 +145,9 @@ pub fn run(bench: Bench) {
         "med/glibc",
         "p99/glibc"
     );
+    if let (Some(name), Some(_)) = (&bench.floor_plus, stats_of(&bench.floor_plus)) {
+        println!("med/floor: the floor's median + {plus:.1} us ({name}'s median)");
+    }
     let mut others_printed = false;
     for (r, x) in rows.iter().zip(&st) {
         if !r.main && !others_printed {
@@ -154,7 +164,7 @@ pub fn run(bench: Bench) {
             x.median,
             x.p90,
             x.p99,
-            ratio(x.median, f.map(|f| f.median)),
+            ratio(x.median, floor_median(f)),
             ratio(x.median, g.map(|g| g.median)),
             ratio(x.p99, g.map(|g| g.p99)),
         );
@@ -177,11 +187,11 @@ pub fn run(bench: Bench) {
         }
         let met = bench
             .target
-            .met(x.median, g.map(|g| g.median), f.map(|f| f.median));
+            .met(x.median, g.map(|g| g.median), floor_median(f));
         println!(
             "  {:<28} {:>6} floor  {:>6} glibc  {}",
             r.name,
-            ratio(x.median, f.map(|f| f.median)),
+            ratio(x.median, floor_median(f)),
             ratio(x.median, g.map(|g| g.median)),
             verdict(met)
         );

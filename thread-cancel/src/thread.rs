@@ -173,8 +173,34 @@ pub(crate) fn wait_finished(
 /// Dropping it detaches the thread (it can still be canceled through a [`Canceler`]).
 #[derive(Debug)]
 pub struct JoinHandle<T> {
-    inner: std::thread::JoinHandle<Outcome<T>>,
+    inner: Native<T>,
     control: Arc<Control>,
+}
+
+/// The thread under a [`JoinHandle`]: `std`'s, or one of [`Builder::lightweight`].
+enum Native<T> {
+    Std(std::thread::JoinHandle<Outcome<T>>),
+    Light {
+        thread: crate::sys::pthread::Thread,
+        packet: Arc<Packet<T>>,
+    },
+}
+
+impl<T> std::fmt::Debug for Native<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Native::Std(h) => h.fmt(f),
+            Native::Light { thread, .. } => f.debug_tuple("Lightweight").field(thread).finish(),
+        }
+    }
+}
+
+/// What a lightweight thread hands back to its handle.
+struct Packet<T> {
+    /// `std`'s handle of the thread, set by the thread before it runs user code.
+    thread: std::sync::OnceLock<std::thread::Thread>,
+    /// How the thread ended, set as its last act (read after `pthread_join`).
+    outcome: std::sync::Mutex<Option<Outcome<T>>>,
 }
 
 impl<T> JoinHandle<T> {
@@ -228,7 +254,15 @@ impl<T> JoinHandle<T> {
     /// ```
     pub fn join(self) -> Outcome<T> {
         wait_finished(&self.control, None, true);
-        self.inner.join().unwrap_or_else(Outcome::Panicked)
+        match self.inner {
+            Native::Std(h) => h.join().unwrap_or_else(Outcome::Panicked),
+            Native::Light { thread, packet } => {
+                thread.join();
+                lock(&packet.outcome)
+                    .take()
+                    .unwrap_or_else(|| Outcome::Panicked(Box::new("the thread left no outcome")))
+            }
+        }
     }
 
     /// Waits until the thread has finished, without consuming the handle; a cancellation point
@@ -290,10 +324,17 @@ impl<T> JoinHandle<T> {
     #[doc(hidden)]
     pub fn as_pthread_t(&self) -> libc::pthread_t {
         use std::os::unix::thread::JoinHandleExt;
-        self.inner.as_pthread_t() as libc::pthread_t
+        match &self.inner {
+            Native::Std(h) => h.as_pthread_t() as libc::pthread_t,
+            Native::Light { thread, .. } => thread.id(),
+        }
     }
 
     /// The underlying `std` thread.
+    ///
+    /// For a [lightweight](Builder::lightweight) thread it is the handle `std` made in the
+    /// thread when it started (its name is `None`); if the thread has not started yet, this
+    /// waits until it has (spawning never waits for it).
     ///
     /// ```
     /// let h = thread_cancel::Builder::new().name("worker".into()).spawn(|| ()).unwrap();
@@ -301,7 +342,10 @@ impl<T> JoinHandle<T> {
     /// h.join();
     /// ```
     pub fn thread(&self) -> &std::thread::Thread {
-        self.inner.thread()
+        match &self.inner {
+            Native::Std(h) => h.thread(),
+            Native::Light { packet, .. } => packet.thread.wait(),
+        }
     }
 
     /// Whether the thread has finished running (like `std`'s `is_finished`).
@@ -312,7 +356,11 @@ impl<T> JoinHandle<T> {
     /// h.join();
     /// ```
     pub fn is_finished(&self) -> bool {
-        self.inner.is_finished()
+        match &self.inner {
+            Native::Std(h) => h.is_finished(),
+            // The thread drops its reference as its last act, after storing the outcome.
+            Native::Light { packet, .. } => Arc::strong_count(packet) == 1,
+        }
     }
 }
 
@@ -326,49 +374,153 @@ impl<T> JoinHandle<T> {
 ///     .unwrap();
 /// assert_eq!(h.join().unwrap(), 1);
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Builder {
-    inner: std::thread::Builder,
-}
-
-impl Default for Builder {
-    fn default() -> Self {
-        Self::new()
-    }
+    name: Option<String>,
+    stack_size: Option<usize>,
+    lightweight: bool,
 }
 
 impl Builder {
     /// A builder with `std`'s defaults.
     pub fn new() -> Self {
-        Self {
-            inner: std::thread::Builder::new(),
-        }
+        Self::default()
     }
 
     /// Names the thread.
     pub fn name(self, name: String) -> Self {
         Self {
-            inner: self.inner.name(name),
+            name: Some(name),
+            ..self
         }
     }
 
     /// Sets the stack size in bytes.
     pub fn stack_size(self, size: usize) -> Self {
         Self {
-            inner: self.inner.stack_size(size),
+            stack_size: Some(size),
+            ..self
         }
     }
 
-    /// Spawns a cancelable thread; errors are the OS's (as `std`).
+    /// Makes [`spawn`](Self::spawn) create the thread with `pthread_create` itself instead of
+    /// through `std::thread::Builder`: as cheap to create, cancel and join as a C thread.
+    ///
+    /// `std`'s spawn gives every thread an alternate signal stack, so that a stack overflow
+    /// can be reported: a mapping made with a guard page at start and unmapped at exit, and
+    /// the unmapping interrupts every processor that runs the process. For a thread that does
+    /// little, or for thousands of threads canceled at once, that is most of what a thread
+    /// costs. A lightweight thread has none of it.
+    ///
+    /// It is otherwise the same cancelable thread: it is linked to its control block before
+    /// the closure runs, and cancellation, cleanup handlers, thread-specific data destructors,
+    /// [`exit`](crate::exit), [`JoinHandle::join`] / [`wait`](JoinHandle::wait) and the
+    /// [`Outcome`] behave as for any spawned thread; a panic is reported by the panic hook and
+    /// joins as [`Outcome::Panicked`]. The stack size is the builder's, else `std`'s default
+    /// (`RUST_MIN_STACK`, else 2 MiB); the name is given to the system
+    /// (`pthread_setname_np`, at most 15 bytes: what `/proc`, `top` and debuggers show).
+    ///
+    /// What it does not have, compared with a `std` thread:
+    ///
+    /// - **`std`'s name.** `std` does not learn a name it did not give:
+    ///   `std::thread::current().name()` and [`JoinHandle::thread`]`().name()` are `None`, and
+    ///   a panic message says `thread '<unnamed>'`.
+    /// - **The stack-overflow message.** The stack still has a guard page (glibc adds one), so
+    ///   an overflow still stops the process, but by a plain `SIGSEGV`, without `std`'s
+    ///   "thread '...' has overflowed its stack" message.
+    /// - **Output capture in tests.** The test harness captures what `std` threads spawned by
+    ///   a test print; a lightweight thread's output goes to the real standard output.
+    ///
+    /// Scoped threads ([`spawn_scoped`](Self::spawn_scoped)) are always `std`'s: this setting
+    /// does not apply to them.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let h = thread_cancel::Builder::new()
+    ///     .name("light".into())
+    ///     .stack_size(64 * 1024)
+    ///     .lightweight()
+    ///     .spawn(|| {
+    ///         let _g = thread_cancel::cleanup_push(|| eprintln!("cleanup ran"));
+    ///         thread_cancel::sleep(Duration::from_secs(3600)); // a cancellation point
+    ///     })
+    ///     .unwrap();
+    /// h.cancel().unwrap();
+    /// assert!(h.join().is_canceled());
+    /// ```
+    pub fn lightweight(self) -> Self {
+        Self {
+            lightweight: true,
+            ..self
+        }
+    }
+
+    /// Spawns a cancelable thread; errors are the OS's (as `std`), or `InvalidInput` for a
+    /// name with a NUL byte.
     pub fn spawn<F, T>(self, f: F) -> io::Result<JoinHandle<T>>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        if self.lightweight {
+            return self.spawn_lightweight(f);
+        }
+        let builder = self.std_builder()?;
         let control = new_control::<T>();
         let c = control.clone();
-        let inner = self.inner.spawn(move || root(c, f))?;
-        Ok(JoinHandle { inner, control })
+        let inner = builder.spawn(move || root(c, f))?;
+        Ok(JoinHandle {
+            inner: Native::Std(inner),
+            control,
+        })
+    }
+
+    /// The `std` builder with this one's name and stack size.
+    fn std_builder(self) -> io::Result<std::thread::Builder> {
+        let mut b = std::thread::Builder::new();
+        if let Some(name) = self.name {
+            check_name(&name)?;
+            b = b.name(name);
+        }
+        if let Some(size) = self.stack_size {
+            b = b.stack_size(size);
+        }
+        Ok(b)
+    }
+
+    fn spawn_lightweight<F, T>(self, f: F) -> io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let name = self.name.as_deref().map(check_name).transpose()?;
+        let stack = self
+            .stack_size
+            .unwrap_or_else(crate::sys::pthread::default_stack_size);
+        let control = new_control::<T>();
+        let packet = Arc::new(Packet {
+            thread: std::sync::OnceLock::new(),
+            outcome: std::sync::Mutex::new(None),
+        });
+        let (c, p) = (control.clone(), packet.clone());
+        let thread = crate::sys::pthread::spawn(stack, move || {
+            if let Some(name) = &name {
+                crate::sys::pthread::set_current_name(name);
+            }
+            let _ = p.thread.set(std::thread::current());
+            // `root` catches the closure's unwind; this one catches what could escape its own
+            // work (a panicking destructor of the outcome's value, say) as `std`'s spawn does:
+            // no unwind may reach the C start routine.
+            let outcome =
+                catch_unwind(AssertUnwindSafe(|| root(c, f))).unwrap_or_else(Outcome::Panicked);
+            *lock(&p.outcome) = Some(outcome);
+            // The last act: `is_finished` counts the references.
+            drop(p);
+        })?;
+        Ok(JoinHandle {
+            inner: Native::Light { thread, packet },
+            control,
+        })
     }
 
     /// Spawns a cancelable thread in `scope`.
@@ -389,8 +541,24 @@ impl Builder {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'static,
     {
-        crate::scope::spawn_in(self.inner, scope, f)
+        crate::scope::spawn_in(self.std_builder()?, scope, f)
     }
+}
+
+/// A thread name as C wants it: `InvalidInput` if it holds a NUL byte (`std`'s spawn would
+/// panic).
+fn check_name(name: &str) -> io::Result<std::ffi::CString> {
+    std::ffi::CString::new(name).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "thread name may not contain interior null bytes",
+        )
+    })
+}
+
+/// Locks a mutex that protects plain data; a poisoned lock still holds valid data.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Spawns a cancelable thread (panics if the OS refuses, like `std::thread::spawn`).

@@ -8,6 +8,8 @@
 //!   [`prepare`] installs the handler, once, before any thread can make such a call.
 //! - [`publish_in_syscall`] / [`observe_in_syscall`]: the two sides of the asymmetric fence
 //!   between a thread entering a cancellable call and a canceler deciding to signal it.
+//! - [`pthread`]: threads made with `pthread_create` directly (no `std` spawn), for
+//!   `Builder::lightweight`.
 //! - [`region_run`] / [`region_leave`]: run a function in an *asynchronous region* that the
 //!   thread can leave from any instruction (abandoning the frames inside), by a call or, when
 //!   the state word says so, by the cancel signal ([`RegionCtx`] describes one).
@@ -21,6 +23,8 @@ mod linux;
 pub(crate) use linux::fence::{observe as observe_in_syscall, publish as publish_in_syscall};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::futex::{futex_wait, futex_wake};
+#[cfg(target_os = "linux")]
+pub(crate) use linux::pthread;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::region::{
     abandoning_frames, boundary as region_boundary, has_act as region_has_act,

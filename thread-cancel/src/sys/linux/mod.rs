@@ -4,6 +4,7 @@
 mod aarch64;
 pub(crate) mod fence;
 pub(crate) mod futex;
+pub(crate) mod pthread;
 pub(crate) mod region;
 pub(crate) mod syscall_cp;
 #[cfg(target_arch = "x86_64")]
