@@ -8,14 +8,14 @@
 //!   unwind does to locks and `catch_unwind`, critical sections, panics, `panic = "abort"` and
 //!   the contract of asynchronous regions.
 //!
-//! The same texts are in `docs/guides/` in the repository. Their examples are doctests:
-//! `cargo test -p thread-cancel --doc guide`.
+//! The same texts are in `thread-cancel/docs/guides/` in the repository. Their examples are
+//! doctests: `cargo test -p thread-cancel --doc guide`.
 
-#[doc = include_str!("../../docs/guides/coming_from_pthread_cancel.md")]
+#[doc = include_str!("../docs/guides/coming_from_pthread_cancel.md")]
 pub mod coming_from_pthread_cancel {}
 
-#[doc = include_str!("../../docs/guides/coming_from_flag_polling.md")]
+#[doc = include_str!("../docs/guides/coming_from_flag_polling.md")]
 pub mod coming_from_flag_polling {}
 
-#[doc = include_str!("../../docs/guides/cancellation_safety.md")]
+#[doc = include_str!("../docs/guides/cancellation_safety.md")]
 pub mod cancellation_safety {}
