@@ -99,6 +99,11 @@ pub use sleep::{park, park_timeout, sleep};
 pub use thread::{spawn, Builder, JoinHandle, Outcome};
 pub use tsd::{Key, DESTRUCTOR_ITERATIONS};
 
+// The crate's README (its page on crates.io): its example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 /// The error of canceling a thread that does not exist: it finished, was joined, or its
 /// handle is otherwise stale (R18; C: `ESRCH`).
 ///
