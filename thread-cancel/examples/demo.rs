@@ -317,7 +317,7 @@ fn main() {
         p.enter();
         let rx = Tracked::new(rx2, "Arc<Receiver>", &p);
         let (m, cv) = &*c;
-        // The canceled wait re-acquired the mutex (R22), and its guard, inside `wait_while`,
+        // The canceled wait re-acquired the mutex first, and its guard, inside `wait_while`,
         // released it as the unwind left: the handler can lock it, and it is not poisoned.
         let _h = cleanup_push(|| {
             p.first_cleanup.get_or_init(Instant::now);

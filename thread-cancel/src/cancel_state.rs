@@ -4,25 +4,26 @@ use crate::current::with_own;
 use crate::point::slow_point;
 use crate::state;
 
-/// Whether requests are acted on (R02: a new thread starts `Enabled`).
+/// Whether requests are acted on (a new thread starts `Enabled`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CancelState {
     /// Requests are acted on, when the [`CancelType`] says.
     Enabled,
-    /// Requests are held pending until the state is `Enabled` again (R03).
+    /// Requests are held pending until the state is `Enabled` again.
     Disabled,
 }
 
-/// When requests are acted on while enabled (R02: a new thread starts `Deferred`).
+/// When requests are acted on while enabled (a new thread starts `Deferred`).
 ///
 /// In Rust code, `Asynchronous` acts on a request at the next cancellation point, and at once
 /// when the type or state is switched with a request pending. Acting at any instruction needs
 /// an `async_region`, whose frames hold no resources.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CancelType {
-    /// Only at cancellation points (R05).
+    /// Only at cancellation points (entering one, or blocked in one).
     Deferred,
-    /// As soon as possible (R06).
+    /// As soon as possible: at any instruction inside an `async_region`, elsewhere at once on
+    /// switching and at the next cancellation point.
     Asynchronous,
 }
 
@@ -104,11 +105,11 @@ impl From<CancelType> for i32 {
     }
 }
 
-/// Sets the calling thread's cancel state and returns the previous one (R11).
+/// Sets the calling thread's cancel state and returns the previous one.
 ///
 /// Enabling with a request pending acts on it at the next cancellation point if the type is
-/// deferred (POSIX, R13), at once if asynchronous. After the thread has begun to act on a
-/// cancellation, it stays disabled (R19).
+/// deferred (as POSIX says), at once if asynchronous. After the thread has begun to act on a
+/// cancellation, it stays disabled.
 ///
 /// ```
 /// use thread_cancel::{set_cancel_state, CancelState};
@@ -131,7 +132,7 @@ pub fn set_cancel_state(new: CancelState) -> CancelState {
     }
 }
 
-/// Sets the calling thread's cancel type and returns the previous one (R12). Switching to
+/// Sets the calling thread's cancel type and returns the previous one. Switching to
 /// asynchronous with a request pending (and enabled) acts on it at once.
 ///
 /// ```
@@ -169,7 +170,7 @@ pub(crate) fn act_if_async(c: &crate::control::Control) {
 ///     {
 ///         let _g = thread_cancel::disable();
 ///         thread_cancel::current().cancel().unwrap();
-///         thread_cancel::testcancel(); // held pending (R03)
+///         thread_cancel::testcancel(); // held pending
 ///     }
 ///     thread_cancel::testcancel(); // acted on here
 ///     unreachable!()
@@ -197,7 +198,7 @@ impl Drop for DisableGuard {
     }
 }
 
-/// Enables cancellation and acts at once on a pending request (the IRIX behaviour of R13);
+/// Enables cancellation and acts at once on a pending request (IRIX's behaviour on enabling);
 /// returns the previous state if there was nothing to act on.
 ///
 /// ```

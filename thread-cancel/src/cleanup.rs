@@ -1,16 +1,16 @@
-//! Cleanup handlers (R15–R17): a guard on the stack, so push and pop pair in one scope by
+//! Cleanup handlers: a guard on the stack, so push and pop pair in one scope by
 //! construction.
 //!
 //! The handler stack is the thread's call stack itself: the termination unwind drops the guards
-//! innermost first, which is last-pushed-first (R07).
+//! innermost first, which is last-pushed-first.
 
 use crate::point::terminating;
 use std::marker::PhantomData;
 
-/// Pushes `routine` as the calling thread's newest cleanup handler (R15).
+/// Pushes `routine` as the calling thread's newest cleanup handler.
 ///
-/// It runs if the thread is canceled or calls [`exit`](crate::exit) while the guard lives
-/// (R16), or on [`CleanupGuard::pop`]`(true)`. It does not run when the guard goes out of scope
+/// It runs if the thread is canceled or calls [`exit`](crate::exit) while the guard lives,
+/// or on [`CleanupGuard::pop`]`(true)`. It does not run when the guard goes out of scope
 /// normally, nor when the thread returns or panics. If the handler itself panics, the panic is
 /// reported by the panic hook and caught; the remaining handlers still run and the thread still
 /// ends as canceled (or exited).
@@ -37,7 +37,7 @@ pub fn cleanup_push<F: FnOnce()>(routine: F) -> CleanupGuard<F> {
 }
 
 /// An installed cleanup handler; see [`cleanup_push`]. It is not `Send`: it belongs to the
-/// thread whose stack it is on, and it pairs push and pop in one lexical scope (R17).
+/// thread whose stack it is on, and it pairs push and pop in one lexical scope.
 ///
 /// ```compile_fail
 /// let g = thread_cancel::cleanup_push(|| ());
@@ -50,7 +50,7 @@ pub struct CleanupGuard<F: FnOnce()> {
 }
 
 impl<F: FnOnce()> CleanupGuard<F> {
-    /// Removes the handler and runs it if `execute` (R15).
+    /// Removes the handler and runs it if `execute`.
     ///
     /// ```
     /// let mut n = 0;

@@ -99,7 +99,7 @@ impl Control {
         }
     }
 
-    /// Queues a cancellation request and wakes the thread if it waits (R01, R08).
+    /// Queues a cancellation request and wakes the thread if it waits.
     ///
     /// Async-cancel-safe: a caller inside an asynchronous region holds its own cancellation
     /// while this takes locks, and acts on it (if it canceled itself) once they are released.

@@ -135,7 +135,7 @@ fn install(slot: &mut Option<Link>, control: Arc<Control>, adopted: bool) {
 /// A handle that can send cancellation requests to one thread; `Clone + Send + Sync`.
 ///
 /// It stays memory-safe forever: once its thread has finished, [`Canceler::cancel`] returns
-/// [`NoSuchThread`] (R18).
+/// [`NoSuchThread`].
 ///
 /// ```
 /// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
@@ -149,8 +149,8 @@ pub struct Canceler {
 }
 
 impl Canceler {
-    /// Queues a cancellation request for the thread (R01). Returns as soon as it is queued (R08);
-    /// several requests before the thread acts count as one (R03).
+    /// Queues a cancellation request for the thread. Returns as soon as it is queued, whether
+    /// or when the thread acts on it; several requests before the thread acts count as one.
     ///
     /// ```
     /// let h = thread_cancel::spawn(|| thread_cancel::testcancel());

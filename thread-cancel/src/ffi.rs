@@ -145,7 +145,7 @@ pub fn c_must_act() -> bool {
         && in_c_region()
 }
 
-/// Begins acting on the pending request: from now on cancellation is disabled (R19).
+/// Begins acting on the pending request: from now on cancellation is disabled.
 pub fn begin_cancel() {
     with_current(|c| {
         if c.state.load() & state::TERMINATING == 0 {
@@ -187,7 +187,7 @@ pub fn take_exit_value<V: 'static>() -> Option<V> {
         .map(|b| *b)
 }
 
-/// Runs the calling thread's thread-specific-data destructors now (R07 step 2), for a thread
+/// Runs the calling thread's thread-specific-data destructors now, for a thread
 /// the library did not create that ends without its thread-local destructors (the main
 /// thread's end in the C ABI).
 pub fn run_tsd_destructors() {

@@ -1,4 +1,5 @@
-//! System-call cancellation points (SPEC §3) with the "never both" guarantee (R10): a call
+//! System-call cancellation points (every one POSIX lists that Linux has) with the "never both"
+//! guarantee: a call
 //! that a request interrupts either completed — and returns its result, the request waiting
 //! for the next point — or had no effect and the thread acts on the request.
 //!
@@ -1053,7 +1054,8 @@ pub fn mq_timedsend(
 }
 
 /// Wraps any `AsFd` (a `File`, `TcpStream`, `UnixStream`, `PipeReader`, `OwnedFd`, ...) so that
-/// its `Read` and `Write` are cancellation points with the R10 guarantee.
+/// its `Read` and `Write` are cancellation points with the "never both" guarantee (a canceled
+/// call had no effect; one that had an effect returns its result).
 ///
 /// ```
 /// use std::io::Read;
@@ -1116,7 +1118,7 @@ impl<F: AsFd> Write for &Cancelable<F> {
     }
 }
 
-/// Standard output as a cancellation point (R23): writes go straight to descriptor 1 through
+/// Standard output as a cancellation point (as C's `printf` can be): writes go straight to descriptor 1 through
 /// [`write()`], unbuffered.
 ///
 /// ```

@@ -7,6 +7,11 @@
 //! runs the [cleanup handlers](cleanup_push) last-pushed-first, then the [thread-specific data
 //! destructors](Key), and the thread's join reports [`Outcome::Canceled`].
 //!
+//! **Platforms**: Linux with glibc, on x86_64 (tested) and aarch64 (built and linted, not run
+//! yet). Other targets, musl included, do not compile yet: an unsupported operating system or
+//! architecture stops the build with a `compile_error!` saying so. The minimum Rust version is
+//! 1.87.
+//!
 //! ```
 //! use thread_cancel::{cleanup_push, spawn, testcancel};
 //!
@@ -19,6 +24,22 @@
 //! h.cancel().unwrap(); // queued; returns at once
 //! assert!(h.join().is_canceled());
 //! ```
+//!
+//! ## What is a cancellation point
+//!
+//! A request is acted on only at a cancellation point (or anywhere inside an
+//! [`async_region`]). A thread blocked in anything else finishes that call and acts at its next
+//! point.
+//!
+//! | | cancellation points | not cancellation points |
+//! |---|---|---|
+//! | waits | [`sleep`], [`park`], [`park_timeout`]; [`JoinHandle::join`], `wait`, `wait_timeout` (and [`ScopedJoinHandle`]'s); in [`sync`]: `Receiver::recv`, `recv_timeout`, `iter`, `SyncSender::send`, `Condvar::wait` and its variants, `Semaphore::acquire`, `acquire_timeout` | `std::thread::sleep` and `park`, `std::sync` (`mpsc`, `Condvar`, `Barrier`, ...), `std::thread::JoinHandle::join`; locking a mutex (this crate's [`sync::Mutex`] or `std`'s) |
+//! | system calls | the functions of [`io`] (`read`, `write`, `accept`, `poll`, `open`, `close`, ...: every system call POSIX makes a point that Linux has), [`io::Cancelable`]'s `Read` and `Write` (so [`io::stdout()`]), [`net`], [`process::wait`] | `std::io`, `std::net`, `std::fs`, `std::process` calls, `println!`; third-party clients (database drivers, HTTP clients, ...) |
+//! | other | [`testcancel`]; anywhere inside an [`async_region`] | calls that never block: `try_recv`, `try_lock`, an unbounded `Sender::send`, `notify_*`, `release`, [`JoinHandle::cancel`] |
+//!
+//! For a blocking call that is not a point, [`on_cancel`] runs a callback when the request
+//! comes, which can make the call return (shut a socket down, close a connection). The guide
+//! [cancellation safety](guide::cancellation_safety) says more.
 //!
 //! Where to look:
 //!
@@ -105,7 +126,7 @@ pub use tsd::{Key, DESTRUCTOR_ITERATIONS};
 struct ReadmeDoctests;
 
 /// The error of canceling a thread that does not exist: it finished, was joined, or its
-/// handle is otherwise stale (R18; C: `ESRCH`).
+/// handle is otherwise stale (C: `ESRCH`).
 ///
 /// ```
 /// let h = thread_cancel::spawn(|| ());

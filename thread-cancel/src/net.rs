@@ -1,4 +1,4 @@
-//! Cancellable `accept` and `connect` for `std`'s TCP and Unix sockets (SPEC §2 `net`).
+//! Cancellable `accept` and `connect` for `std`'s TCP and Unix sockets.
 //!
 //! Reading and writing a stream is [`io::Cancelable`](crate::io::Cancelable) (or
 //! [`io::recv`](crate::io::recv) / [`io::send`](crate::io::send)).

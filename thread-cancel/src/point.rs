@@ -64,10 +64,10 @@ pub struct CancelPayload {
     _private: (),
 }
 
-/// A cancellation point (R14): if cancellation is enabled and a request is pending, the calling
+/// A cancellation point: if cancellation is enabled and a request is pending, the calling
 /// thread acts on it here and does not return.
 ///
-/// With nothing pending this is one thread-local load and one atomic load (target P1).
+/// With nothing pending this is one thread-local load and one atomic load.
 ///
 /// ```
 /// let h = thread_cancel::spawn(|| {
@@ -140,7 +140,7 @@ pub(crate) fn async_must_act() -> Option<*mut crate::sys::RegionCtx> {
 }
 
 /// Whether the calling thread is unwinding because it acts on a cancellation or an exit (the
-/// condition under which cleanup handlers run, R16).
+/// condition under which cleanup handlers run).
 pub(crate) fn terminating() -> bool {
     std::thread::panicking()
         && with_current(|c| {
@@ -164,7 +164,7 @@ pub(crate) fn raise() -> ! {
     std::panic::resume_unwind(Box::new(CancelPayload { _private: () }))
 }
 
-/// Terminates the calling thread with `value` (R21): cleanup handlers run (last pushed first),
+/// Terminates the calling thread with `value`: cleanup handlers run (last pushed first),
 /// then thread-specific-data destructors; a join of the thread reports
 /// [`Outcome::Exited`](crate::Outcome::Exited)`(value)`.
 ///

@@ -1,4 +1,4 @@
-//! Waiting for a child process as a cancellation point (SPEC §3 `wait`, `waitid`, `waitpid`).
+//! Waiting for a child process as a cancellation point (C's `wait`, `waitid`, `waitpid`).
 
 use std::io;
 use std::process::{Child, ExitStatus};

@@ -1,4 +1,4 @@
-//! Asynchronous cancellation (R06): regions of code that a request interrupts at any instruction.
+//! Asynchronous cancellation: regions of code that a request interrupts at any instruction.
 //!
 //! Rust cannot unwind from an arbitrary instruction, so asynchronous cancellation is confined to
 //! an [`async_region`]. Inside one, the thread's type is [`Asynchronous`](CancelType) and a
@@ -31,7 +31,7 @@ use {
 
 /// Runs `f` with cancellation type asynchronous: a cancellation request (while enabled) is
 /// acted on at any instruction of `f`, so even a loop without a cancellation point can be
-/// canceled (R06). The frames inside the region are then abandoned — **their destructors do
+/// canceled. The frames inside the region are then abandoned — **their destructors do
 /// not run** — and the cancellation continues as an ordinary unwind from the region's boundary:
 /// every `Drop` outside the region runs, cleanup handlers pushed outside it among them.
 ///

@@ -4,7 +4,7 @@ use crate::current::{current_control, with_own};
 use crate::wait::{block_until, deadline_after};
 use std::time::Duration;
 
-/// Sleeps for `dur`; a cancellation point that a request interrupts at once (SPEC §3 `sleep`,
+/// Sleeps for `dur`; a cancellation point that a request interrupts at once (like C's `sleep`,
 /// `nanosleep`, `clock_nanosleep`).
 ///
 /// ```

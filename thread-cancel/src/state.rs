@@ -18,9 +18,9 @@
 //!   `fetch_or(PENDING)`. Owner transitions are `fetch_or`/`fetch_and` on their own bits, so a
 //!   concurrent request is never lost.
 //! - **I2 (monotonic)**: `PENDING`, `CANCELING`, `EXITING`, `ROOT` and `FINISHED` are never
-//!   cleared. Several requests are one request (R03).
+//!   cleared. Several requests are one request.
 //! - **I3 (act once)**: `CANCELING` and `EXITING` are set together with `DISABLED`, and a thread
-//!   with either bit never acts on a request again (R19).
+//!   with either bit never acts on a request again.
 //! - **I4 (no such thread)**: a request that observes `FINISHED` fails; one that does not was
 //!   queued before the owner's final transition.
 //! - **I5 (fast path)**: a cancellation point with nothing to do sees
@@ -65,9 +65,9 @@ pub(crate) enum Action {
 pub(crate) enum Request {
     /// The request was queued; `prev` is the word just before.
     Queued { prev: u32 },
-    /// A request was already pending; this one merges with it (R03).
+    /// A request was already pending; this one merges with it.
     Merged,
-    /// The thread has finished: there is no such thread (R18).
+    /// The thread has finished: there is no such thread.
     Finished,
 }
 
@@ -76,7 +76,7 @@ pub(crate) enum Request {
 pub(crate) struct StateWord(AtomicU32);
 
 impl StateWord {
-    /// ENABLED + DEFERRED, nothing pending (R02).
+    /// ENABLED + DEFERRED, nothing pending: a new thread's word.
     pub(crate) fn new() -> Self {
         Self(AtomicU32::new(0))
     }
@@ -97,7 +97,7 @@ impl StateWord {
         self.0.load(Ordering::Acquire)
     }
 
-    /// Any thread: queue a cancellation request (R01, R08). One `fetch_or`.
+    /// Any thread: queue a cancellation request. One `fetch_or`.
     pub(crate) fn request(&self) -> Request {
         // SeqCst: pairs with the owner's SeqCst store of `in_syscall` (see `control.rs`).
         let prev = self.0.fetch_or(PENDING, Ordering::SeqCst);
@@ -133,12 +133,12 @@ impl StateWord {
         prev & ASYNC != 0
     }
 
-    /// Owner: start acting on a request (R07, R19). Returns the previous word.
+    /// Owner: start acting on a request, disabled from now on. Returns the previous word.
     pub(crate) fn begin_cancel(&self) -> u32 {
         self.0.fetch_or(CANCELING | DISABLED, Ordering::AcqRel)
     }
 
-    /// Owner: start `exit()` (R21). Returns the previous word.
+    /// Owner: start `exit()`. Returns the previous word.
     pub(crate) fn begin_exit(&self) -> u32 {
         self.0.fetch_or(EXITING | DISABLED, Ordering::AcqRel)
     }
@@ -149,7 +149,7 @@ impl StateWord {
         self.0.fetch_or(ROOT | DISABLED, Ordering::AcqRel)
     }
 
-    /// Owner: the thread is gone; later requests fail (R18). Returns the previous word.
+    /// Owner: the thread is gone; later requests fail. Returns the previous word.
     pub(crate) fn finish(&self) -> u32 {
         self.0
             .fetch_or(FINISHED | ROOT | DISABLED, Ordering::AcqRel)

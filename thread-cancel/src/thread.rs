@@ -15,9 +15,9 @@ use std::time::Instant;
 pub enum Outcome<T> {
     /// The start function returned this value.
     Returned(T),
-    /// The thread called [`exit`](crate::exit) with this value (R21).
+    /// The thread called [`exit`](crate::exit) with this value.
     Exited(T),
-    /// The thread acted on a cancellation request (R09; C: `PTHREAD_CANCELED`).
+    /// The thread acted on a cancellation request (C: `PTHREAD_CANCELED`).
     Canceled,
     /// The thread panicked; the panic's payload.
     Panicked(Box<dyn Any + Send + 'static>),
@@ -63,7 +63,7 @@ impl<T> Outcome<T> {
 }
 
 /// Runs `f` as the body of a spawned thread: link the control block, catch the termination
-/// unwind, run the thread-specific-data destructors (R07 step 2), mark finished (R18).
+/// unwind, run the thread-specific-data destructors, mark finished (later requests fail).
 pub(crate) fn root<T: 'static>(control: Arc<Control>, f: impl FnOnce() -> T) -> Outcome<T> {
     link_spawned(control.clone());
     let result = catch_unwind(AssertUnwindSafe(f));
@@ -107,7 +107,7 @@ fn own_thread(what: &str) -> ! {
     )
 }
 
-/// Blocks until `target` has finished, as a cancellation point for the caller (R09), or until
+/// Blocks until `target` has finished, as a cancellation point for the caller, or until
 /// `deadline`; returns whether it finished. Any number of threads may wait for one target:
 /// each registers itself, and the target's `finish` wakes them all.
 ///
@@ -204,19 +204,18 @@ struct Packet<T> {
 }
 
 impl<T> JoinHandle<T> {
-    /// Queues a cancellation request (R01); `Err(NoSuchThread)` once the thread has finished
-    /// (R18).
+    /// Queues a cancellation request; `Err(NoSuchThread)` once the thread has finished.
     ///
     /// ```
     /// let (go, wait) = std::sync::mpsc::channel::<()>();
     /// let h = thread_cancel::spawn(move || {
-    ///     let held = thread_cancel::disable(); // requests are held pending (R03)
+    ///     let held = thread_cancel::disable(); // requests are held pending
     ///     wait.recv().unwrap();
     ///     drop(held);
     ///     thread_cancel::testcancel(); // acted on here
     /// });
     /// assert_eq!(h.cancel(), Ok(()));
-    /// assert_eq!(h.cancel(), Ok(())); // merged with the first (R03)
+    /// assert_eq!(h.cancel(), Ok(())); // merged with the first
     /// go.send(()).unwrap();
     /// assert!(h.join().is_canceled());
     /// ```
@@ -238,7 +237,7 @@ impl<T> JoinHandle<T> {
         }
     }
 
-    /// Waits for the thread to end and reports how (R09). It is a cancellation point for the
+    /// Waits for the thread to end and reports how. It is a cancellation point for the
     /// calling thread. Other threads may [`wait`](Self::wait) for the same thread meanwhile.
     ///
     /// # Panics

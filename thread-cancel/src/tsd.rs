@@ -1,4 +1,4 @@
-//! Thread-specific data with destructors (R20): [`Key`].
+//! Thread-specific data with destructors: [`Key`].
 //!
 //! A process-wide registry maps a key's index to its destructor; each thread keeps its values in
 //! a thread-local vector indexed the same way. Each key also has a unique id, stored with every
@@ -91,7 +91,7 @@ fn run_rounds(values: &Values) {
 }
 
 /// A thread-specific data key: each thread sees its own value, and a thread's value is passed to
-/// the key's destructor when the thread ends, after its cleanup handlers (R07, R20) — whether it
+/// the key's destructor when the thread ends, after its cleanup handlers — whether it
 /// returns, is canceled or exits.
 ///
 /// Dropping the `Key` deletes it: values that threads still hold are then dropped without the

@@ -27,9 +27,10 @@ pub(crate) fn must_act(s: u32) -> bool {
 /// cancellation request must be acted on, or `deadline` passes. It never acts itself.
 ///
 /// The waker's side: make `ready()` true, then `me.parker.unpark()`. A cancel request unparks
-/// too, so a blocked thread sees it at once (R05: "blocked in a cancellation point").
+/// too, so a thread blocked in a cancellation point sees it at once.
 /// `ready()` is checked first after every wake-up, so a wait that completed is reported as
-/// completed even with a request pending (R10, R22): the request is acted on at the next point.
+/// completed even with a request pending (a completed wait is never undone): the request is
+/// acted on at the next point.
 pub(crate) fn wait_until(
     me: &Control,
     mut ready: impl FnMut() -> bool,
@@ -54,7 +55,7 @@ pub(crate) fn wait_until(
 /// Inlined: the unwind starts in the caller's frame, and callers call it with nothing left
 /// to drop in their own frame (they undo their wait and drop their `Arc`s first, then act
 /// through [`act_current`]). Each frame and each landing pad between the point and the
-/// caller's code costs both phases of the unwind, so this is the cancellation latency (P3).
+/// caller's code costs both phases of the unwind, so this is the cancellation latency.
 #[inline(always)]
 pub(crate) fn act(me: &Control) -> ! {
     act_on(me, me.state.load());

@@ -1,6 +1,5 @@
 //! Channels whose blocking operations are cancellation points: `recv` (and a full bounded
-//! `send`) are woken by a request, and a message is never both taken and lost (R10 for
-//! channels): a `recv` that took a message returns it; a canceled `recv` took nothing.
+//! `send`) are woken by a request, and a message is never both taken and lost: a `recv` that took a message returns it; a canceled `recv` took nothing.
 
 use super::{Condvar, Mutex, MutexGuard};
 use crate::point::terminating;
@@ -136,7 +135,7 @@ impl<T> Sender<T> {
     }
 }
 
-/// Removes an unreceived rendezvous message if its `send` is canceled (R10: no effect).
+/// Removes an unreceived rendezvous message if its `send` is canceled (so it had no effect).
 struct Unsend<'a, T> {
     shared: &'a Shared<T>,
     seq: u64,

@@ -16,10 +16,10 @@ struct Waiter {
     notified: AtomicBool,
 }
 
-/// A condition variable for [`Mutex`]; `wait` is a cancellation point (SPEC §3 "condition
-/// wait").
+/// A condition variable for [`Mutex`]; `wait` is a cancellation point (as
+/// `pthread_cond_wait` is).
 ///
-/// R22: a canceled wait re-acquires the mutex before the request is acted on (so before the
+/// A canceled wait re-acquires the mutex before the request is acted on (so before the
 /// first cleanup handler runs), and a notification it consumed is never lost: a waiter that was
 /// notified returns normally — the request is then acted on at its next point — and a waiter
 /// that was not notified leaves the queue, so the notification goes to another waiter.

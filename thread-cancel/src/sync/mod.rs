@@ -1,6 +1,6 @@
 //! Synchronisation primitives whose waits are cancellation points: a request wakes a blocked
 //! thread at once, and a wait that completed (a notification consumed, a message taken) is
-//! never undone by the cancellation (R10, R22).
+//! never undone by the cancellation.
 //!
 //! Locking a [`Mutex`] is not a cancellation point (as in POSIX).
 

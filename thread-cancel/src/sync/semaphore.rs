@@ -1,4 +1,4 @@
-//! A counting semaphore whose `acquire` is a cancellation point (SPEC §3 `sem_wait`).
+//! A counting semaphore whose `acquire` is a cancellation point (like C's `sem_wait`).
 
 use super::{Condvar, Mutex};
 use std::time::{Duration, Instant};
