@@ -43,8 +43,8 @@
 //!
 //! Where to look:
 //!
-//! - blocking calls a request interrupts: [`sleep`], [`park`], [`sync`] (channels, `Mutex`,
-//!   `Condvar`, `Semaphore`), [`JoinHandle::join`], [`io`] (every system-call point of POSIX,
+//! - blocking calls a request interrupts: [`sleep`], [`park`], [`sync`] (channels, `Condvar`,
+//!   `Semaphore`; its `Mutex` is the one a `Condvar` waits with), [`JoinHandle::join`], [`io`] (every system-call point of POSIX,
 //!   with the guarantee that a canceled call either completed or had no effect), [`net`],
 //!   [`process`]; [`on_cancel`] for anything else;
 //! - state and type: [`set_cancel_state`], [`set_cancel_type`], [`disable`],
