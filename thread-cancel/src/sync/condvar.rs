@@ -164,9 +164,37 @@ impl Condvar {
         guard: MutexGuard<'a, T>,
         deadline: Option<Instant>,
     ) -> (LockResult<MutexGuard<'a, T>>, bool) {
-        let me = current_control();
         // Entering the point: act with the lock held (the guard unlocks as the unwind drops it).
         crate::testcancel();
+        let (relocked, wake) = self.wait_unacted(guard, deadline);
+        match wake {
+            Wake::Cancel => {
+                // R22: the mutex is held again before the request is acted on. The guard would
+                // be the first thing the unwind drops; dropping it here instead is the same
+                // (the mutex does not poison on a cancellation) and spares the unwind a
+                // landing pad.
+                drop(relocked);
+                act_current()
+            }
+            Wake::Timeout => (relocked, true),
+            Wake::Ready => (relocked, false),
+        }
+    }
+
+    /// The wait of [`wait`](Self::wait) for the library's own primitives: it never acts. It
+    /// returns with the mutex held again and `Wake::Cancel` if a request must be acted on and
+    /// no notification was consumed (`Wake::Timeout` likewise for the deadline; `Wake::Ready`
+    /// otherwise, spurious wake-ups included). The caller then decides under the mutex what its
+    /// wait achieved, undoes the rest, wakes whoever its undoing concerns, releases the mutex,
+    /// and acts (`act_current`). Not a point at entry: a pending request returns `Cancel` at
+    /// once (a fresh waiter cannot have been notified).
+    #[inline]
+    pub(crate) fn wait_unacted<'a, T: ?Sized>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        deadline: Option<Instant>,
+    ) -> (LockResult<MutexGuard<'a, T>>, Wake) {
+        let me = current_control();
         let waiter = Arc::new(Waiter {
             control: me.clone(),
             notified: AtomicBool::new(false),
@@ -187,18 +215,7 @@ impl Condvar {
         };
         drop(waiter);
         drop(me);
-        let relocked = relock(mutex);
-        match wake {
-            Wake::Cancel if !consumed => {
-                // R22: the mutex is held again before the request is acted on. The guard would
-                // be the first thing the unwind drops; dropping it here instead is the same
-                // (the mutex does not poison on a cancellation) and spares the unwind a
-                // landing pad.
-                drop(relocked);
-                act_current()
-            }
-            Wake::Timeout if !consumed => (relocked, true),
-            _ => (relocked, false),
-        }
+        let wake = if consumed { Wake::Ready } else { wake };
+        (relock(mutex), wake)
     }
 }
