@@ -138,8 +138,12 @@ impl<T> Sender<T> {
 
 impl<T> SyncSender<T> {
     /// Sends, blocking while the channel is full (and, for a rendezvous channel, until the
-    /// message is received). A cancellation point (at entry and while it blocks); a canceled `send` did not
-    /// send (the value is dropped).
+    /// message is received). A cancellation point (at entry and while it blocks). Either the
+    /// message was sent (for a rendezvous channel: received) and `send` returns `Ok`, even if a
+    /// request arrived meanwhile (it is acted on at the next point), or it was not and a
+    /// canceled `send` had no effect (the value is dropped, no receiver ever gets it). `Err`
+    /// gives the value back if the receiver is gone (for a rendezvous channel, also if it goes
+    /// away before taking the message).
     ///
     /// ```
     /// let (tx, rx) = thread_cancel::sync::sync_channel(0);
