@@ -10,7 +10,8 @@
 //! three must be 0. The counts are printed (`--nocapture` shows them).
 //!
 //! `THREAD_CANCEL_STRESS` sets the races per test (default 2,000); the full run:
-//! `THREAD_CANCEL_STRESS=1000000 nice cargo test --release --test s2_stress -- --nocapture`.
+//! `THREAD_CANCEL_STRESS=1000000 nice cargo test --release --test s2_stress -- --nocapture`
+//! (`THREAD_CANCEL_STRESS_SECS` caps each test's time; the printed races are exact).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, SendError};
@@ -27,6 +28,20 @@ fn stress_iters() -> usize {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(2_000)
+}
+
+/// An optional time limit per stress test (`THREAD_CANCEL_STRESS_SECS`): a long run stops
+/// there and reports the exact number of races it ran.
+fn time_limit() -> Option<Duration> {
+    std::env::var("THREAD_CANCEL_STRESS_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map(Duration::from_secs)
+}
+
+/// Whether a stress test started at `started` has run its races or its time.
+fn enough(races: usize, started: Instant) -> bool {
+    races >= stress_iters() || time_limit().is_some_and(|l| started.elapsed() >= l)
 }
 
 /// Busy-waits `d` (finer than `sleep`).
@@ -349,9 +364,8 @@ const DISCONNECTED: usize = usize::MAX - 1;
 /// message must be received once if its `send` returned `Ok`, never if its `send` was canceled.
 fn channel_stress(kind: Kind, name: &str) {
     let started = Instant::now();
-    let goal = stress_iters();
     let mut counts = Counts::default();
-    while counts.races < goal {
+    while !enough(counts.races, started) {
         let mut rng = Rng::new(counts.rounds);
         counts.rounds += 1;
         let (tx, rx) = match kind {
@@ -520,9 +534,8 @@ type Tokens = (Mutex<(usize, bool)>, Condvar);
 /// must return.
 fn condvar_stress(notify_all: bool, name: &str) {
     let started = Instant::now();
-    let goal = stress_iters();
     let mut counts = Counts::default();
-    while counts.races < goal {
+    while !enough(counts.races, started) {
         let mut rng = Rng::new(counts.rounds);
         counts.rounds += 1;
         let shared: Arc<Tokens> = Arc::new((Mutex::new((0, false)), Condvar::new()));
@@ -611,9 +624,8 @@ fn s2_stress_condvar_notify_all() {
 #[test]
 fn s2_stress_semaphore() {
     let started = Instant::now();
-    let goal = stress_iters();
     let mut counts = Counts::default();
-    while counts.races < goal {
+    while !enough(counts.races, started) {
         let mut rng = Rng::new(counts.rounds);
         counts.rounds += 1;
         let sem = Arc::new(Semaphore::new(0));
