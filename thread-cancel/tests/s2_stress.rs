@@ -503,6 +503,42 @@ const WAITING: usize = 0;
 const TOOK: usize = 1;
 const RELEASED: usize = 2;
 
+/// Describes a stranded round, then tells a slow machine from a lost wake-up: waits once
+/// more, much longer, for the tokens to be taken.
+fn diagnose(
+    name: &str,
+    round: usize,
+    workers: &[Worker],
+    state: &[AtomicUsize],
+    mut taken: impl FnMut() -> bool,
+) {
+    let describe = |when: &str| {
+        let ws: Vec<String> = workers
+            .iter()
+            .zip(state)
+            .map(|(w, s)| {
+                format!(
+                    "target={} finished={} state={}",
+                    w.target,
+                    w.handle.is_finished(),
+                    s.load(Ordering::SeqCst)
+                )
+            })
+            .collect();
+        eprintln!("{name}: round {round} stranded ({when}): {ws:?}");
+    };
+    describe("after 10 s");
+    let t = Instant::now();
+    while !taken() && t.elapsed() < 6 * HANG {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    describe(if taken() {
+        "then taken: slow, not lost"
+    } else {
+        "after 70 s: lost"
+    });
+}
+
 /// Counts the targets of a round: completed if their wait returned, canceled otherwise.
 fn count_targets(targets: &[bool], state: &[AtomicUsize], counts: &mut Counts) {
     for (k, _) in targets.iter().enumerate().filter(|(_, &t)| t) {
@@ -595,6 +631,9 @@ fn condvar_stress(notify_all: bool, name: &str) {
         if !tokens_found {
             let unfinished = workers.iter().filter(|w| !w.handle.is_finished()).count();
             counts.stranded += unfinished.min(shared.0.lock().unwrap().0);
+            diagnose(name, counts.rounds, &workers, &state, || {
+                shared.0.lock().unwrap().0 == 0
+            });
         }
         shared.0.lock().unwrap().1 = true;
         shared.1.notify_all();
@@ -666,6 +705,9 @@ fn s2_stress_semaphore() {
         if !permits_found {
             let unfinished = workers.iter().filter(|w| !w.handle.is_finished()).count();
             counts.stranded += unfinished.min(sem.available());
+            diagnose("Semaphore", counts.rounds, &workers, &state, || {
+                sem.available() == 0
+            });
         }
         // One permit per acquirer still waiting ends the round.
         let unfinished = workers.iter().filter(|w| !w.handle.is_finished()).count();

@@ -139,9 +139,18 @@ impl Condvar {
     /// thread_cancel::sync::Condvar::new().notify_one(); // nobody waits: no effect
     /// ```
     pub fn notify_one(&self) {
-        let w = self.queue().pop_front();
+        // Taken and marked under the queue lock, in one step: a canceled waiter decides under
+        // the same lock, so it sees itself either still queued (it leaves, and the notification
+        // goes to another) or marked (the notification is its own: it returns normally).
+        let w = {
+            let mut q = self.queue();
+            let w = q.pop_front();
+            if let Some(w) = &w {
+                w.notified.store(true, Ordering::Release);
+            }
+            w
+        };
         if let Some(w) = w {
-            w.notified.store(true, Ordering::Release);
             w.control.parker.unpark();
         }
     }
@@ -152,9 +161,14 @@ impl Condvar {
     /// thread_cancel::sync::Condvar::new().notify_all();
     /// ```
     pub fn notify_all(&self) {
-        let all = std::mem::take(&mut *self.queue());
+        let all = {
+            let mut q = self.queue();
+            for w in q.iter() {
+                w.notified.store(true, Ordering::Release);
+            }
+            std::mem::take(&mut *q)
+        };
         for w in all {
-            w.notified.store(true, Ordering::Release);
             w.control.parker.unpark();
         }
     }
@@ -203,8 +217,9 @@ impl Condvar {
         self.queue().push_back(waiter.clone());
         let mutex = guard.unlock_for_wait();
         let wake = wait_until(&me, || waiter.notified.load(Ordering::Acquire), deadline);
-        // Decide under the queue lock: either a notifier took us (the notification is ours and
-        // the wait completed), or we leave the queue and no notification can reach us.
+        // Decide under the queue lock: either a notifier took us (it marks us under the same
+        // lock: the notification is ours and the wait completed), or we leave the queue and no
+        // notification can reach us.
         let consumed = {
             let mut q = self.queue();
             let consumed = waiter.notified.load(Ordering::Acquire);
