@@ -1,8 +1,9 @@
 //! Channels whose blocking operations are cancellation points: `recv` (and a full bounded
-//! `send`) are woken by a request, and a message is never both taken and lost: a `recv` that took a message returns it; a canceled `recv` took nothing.
+//! `send`) are woken by a request, and a message is never both taken and lost: a `recv` that
+//! took a message returns it; a canceled `recv` took nothing.
 
 use super::{Condvar, Mutex, MutexGuard};
-use crate::point::terminating;
+use crate::wait::{act_current, Wake};
 use std::collections::VecDeque;
 use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError};
 use std::sync::Arc;
@@ -135,31 +136,14 @@ impl<T> Sender<T> {
     }
 }
 
-/// Removes an unreceived rendezvous message if its `send` is canceled (so it had no effect).
-struct Unsend<'a, T> {
-    shared: &'a Shared<T>,
-    seq: u64,
-}
-
-impl<T> Drop for Unsend<'_, T> {
-    fn drop(&mut self) {
-        if terminating() {
-            let mut c = self.shared.lock();
-            if c.taken <= self.seq {
-                let index = (self.seq - c.taken) as usize;
-                let unsent = c.items.remove(index);
-                c.pushed -= 1;
-                drop(c);
-                drop(unsent);
-            }
-        }
-    }
-}
-
 impl<T> SyncSender<T> {
     /// Sends, blocking while the channel is full (and, for a rendezvous channel, until the
-    /// message is received). A cancellation point (at entry and while it blocks); a canceled `send` did not
-    /// send (the value is dropped).
+    /// message is received). A cancellation point (at entry and while it blocks). Either the
+    /// message was sent (for a rendezvous channel: received) and `send` returns `Ok`, even if a
+    /// request arrived meanwhile (it is acted on at the next point), or it was not and a
+    /// canceled `send` had no effect (the value is dropped, no receiver ever gets it). `Err`
+    /// gives the value back if the receiver is gone (for a rendezvous channel, also if it goes
+    /// away before taking the message).
     ///
     /// ```
     /// let (tx, rx) = thread_cancel::sync::sync_channel(0);
@@ -173,29 +157,56 @@ impl<T> SyncSender<T> {
         let mut c = sh.lock();
         let cap = c.bound.unwrap_or(usize::MAX).max(1);
         while c.receiver && c.items.len() >= cap {
-            c = sh.not_full.wait(c).unwrap_or_else(|p| p.into_inner());
+            let (g, wake) = sh.not_full.wait_unacted(c, None);
+            c = g.unwrap_or_else(|p| p.into_inner());
+            if wake == Wake::Cancel {
+                // Nothing pushed, nothing to undo.
+                drop(c);
+                act_current();
+            }
         }
         if !c.receiver {
             return Err(SendError(v));
         }
         let seq = push(sh, &mut c, v);
-        if c.bound == Some(0) {
-            let unsend = Unsend { shared: sh, seq };
-            while c.receiver && c.taken <= seq {
-                c = sh.not_full.wait(c).unwrap_or_else(|p| p.into_inner());
+        if c.bound != Some(0) {
+            return Ok(());
+        }
+        // Rendezvous: wait until the receiver took message `seq`. Whether it did is decided
+        // once, under the lock, after the wait: taken, the send completed (a request waits for
+        // the next point); not taken, the message is withdrawn and the send had no effect.
+        loop {
+            if c.taken > seq {
+                return Ok(());
             }
-            std::mem::forget(unsend);
-            if c.taken <= seq {
-                // The receiver went away without taking it.
-                let index = (seq - c.taken) as usize;
-                if let Some(v) = c.items.remove(index) {
-                    c.pushed -= 1;
-                    return Err(SendError(v));
-                }
+            if !c.receiver {
+                return Err(SendError(withdraw(sh, &mut c, seq)));
+            }
+            let (g, wake) = sh.not_full.wait_unacted(c, None);
+            c = g.unwrap_or_else(|p| p.into_inner());
+            if wake == Wake::Cancel && c.taken <= seq {
+                let unsent = withdraw(sh, &mut c, seq);
+                drop(c);
+                drop(unsent);
+                act_current();
             }
         }
-        Ok(())
     }
+}
+
+/// Takes back rendezvous message `seq`, which no receiver took, and wakes the senders waiting
+/// for the space it held.
+fn withdraw<T>(shared: &Shared<T>, c: &mut Chan<T>, seq: u64) -> T {
+    // A rendezvous channel holds at most one message (a sender pushes only into an empty
+    // channel), so the untaken message `seq` is the only one, and the last pushed.
+    debug_assert!(c.taken == seq && c.pushed == seq + 1 && c.items.len() == 1);
+    let v = c
+        .items
+        .pop_back()
+        .expect("an untaken rendezvous message is queued");
+    c.pushed -= 1;
+    shared.not_full.notify_all();
+    v
 }
 
 impl<T> Receiver<T> {
@@ -335,7 +346,14 @@ impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         let mut c = self.shared.lock();
         c.receiver = false;
-        let left = std::mem::take(&mut c.items);
+        // A rendezvous message still belongs to its sender, which waits for it to be taken:
+        // the sender takes it back and returns it in its `SendError`. Buffered messages were
+        // sent; they are dropped with the channel's last use, as with `std`.
+        let left = if c.bound == Some(0) {
+            VecDeque::new()
+        } else {
+            std::mem::take(&mut c.items)
+        };
         self.shared.not_full.notify_all();
         drop(c);
         drop(left);

@@ -139,9 +139,18 @@ impl Condvar {
     /// thread_cancel::sync::Condvar::new().notify_one(); // nobody waits: no effect
     /// ```
     pub fn notify_one(&self) {
-        let w = self.queue().pop_front();
+        // Taken and marked under the queue lock, in one step: a canceled waiter decides under
+        // the same lock, so it sees itself either still queued (it leaves, and the notification
+        // goes to another) or marked (the notification is its own: it returns normally).
+        let w = {
+            let mut q = self.queue();
+            let w = q.pop_front();
+            if let Some(w) = &w {
+                w.notified.store(true, Ordering::Release);
+            }
+            w
+        };
         if let Some(w) = w {
-            w.notified.store(true, Ordering::Release);
             w.control.parker.unpark();
         }
     }
@@ -152,9 +161,14 @@ impl Condvar {
     /// thread_cancel::sync::Condvar::new().notify_all();
     /// ```
     pub fn notify_all(&self) {
-        let all = std::mem::take(&mut *self.queue());
+        let all = {
+            let mut q = self.queue();
+            for w in q.iter() {
+                w.notified.store(true, Ordering::Release);
+            }
+            std::mem::take(&mut *q)
+        };
         for w in all {
-            w.notified.store(true, Ordering::Release);
             w.control.parker.unpark();
         }
     }
@@ -164,9 +178,37 @@ impl Condvar {
         guard: MutexGuard<'a, T>,
         deadline: Option<Instant>,
     ) -> (LockResult<MutexGuard<'a, T>>, bool) {
-        let me = current_control();
         // Entering the point: act with the lock held (the guard unlocks as the unwind drops it).
         crate::testcancel();
+        let (relocked, wake) = self.wait_unacted(guard, deadline);
+        match wake {
+            Wake::Cancel => {
+                // R22: the mutex is held again before the request is acted on. The guard would
+                // be the first thing the unwind drops; dropping it here instead is the same
+                // (the mutex does not poison on a cancellation) and spares the unwind a
+                // landing pad.
+                drop(relocked);
+                act_current()
+            }
+            Wake::Timeout => (relocked, true),
+            Wake::Ready => (relocked, false),
+        }
+    }
+
+    /// The wait of [`wait`](Self::wait) for the library's own primitives: it never acts. It
+    /// returns with the mutex held again and `Wake::Cancel` if a request must be acted on and
+    /// no notification was consumed (`Wake::Timeout` likewise for the deadline; `Wake::Ready`
+    /// otherwise, spurious wake-ups included). The caller then decides under the mutex what its
+    /// wait achieved, undoes the rest, wakes whoever its undoing concerns, releases the mutex,
+    /// and acts (`act_current`). Not a point at entry: a pending request returns `Cancel` at
+    /// once (a fresh waiter cannot have been notified).
+    #[inline]
+    pub(crate) fn wait_unacted<'a, T: ?Sized>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        deadline: Option<Instant>,
+    ) -> (LockResult<MutexGuard<'a, T>>, Wake) {
+        let me = current_control();
         let waiter = Arc::new(Waiter {
             control: me.clone(),
             notified: AtomicBool::new(false),
@@ -175,8 +217,9 @@ impl Condvar {
         self.queue().push_back(waiter.clone());
         let mutex = guard.unlock_for_wait();
         let wake = wait_until(&me, || waiter.notified.load(Ordering::Acquire), deadline);
-        // Decide under the queue lock: either a notifier took us (the notification is ours and
-        // the wait completed), or we leave the queue and no notification can reach us.
+        // Decide under the queue lock: either a notifier took us (it marks us under the same
+        // lock: the notification is ours and the wait completed), or we leave the queue and no
+        // notification can reach us.
         let consumed = {
             let mut q = self.queue();
             let consumed = waiter.notified.load(Ordering::Acquire);
@@ -187,18 +230,7 @@ impl Condvar {
         };
         drop(waiter);
         drop(me);
-        let relocked = relock(mutex);
-        match wake {
-            Wake::Cancel if !consumed => {
-                // R22: the mutex is held again before the request is acted on. The guard would
-                // be the first thing the unwind drops; dropping it here instead is the same
-                // (the mutex does not poison on a cancellation) and spares the unwind a
-                // landing pad.
-                drop(relocked);
-                act_current()
-            }
-            Wake::Timeout if !consumed => (relocked, true),
-            _ => (relocked, false),
-        }
+        let wake = if consumed { Wake::Ready } else { wake };
+        (relock(mutex), wake)
     }
 }
