@@ -1,7 +1,8 @@
 //! Builds every C test program in `tests/c/` exactly as a user would (`-include
 //! thread_cancel/pthread_compat.h`, linked with `libthread_cancel.a` and `-lpthread`), runs it,
 //! and requires exit status 0. One program per requirement that applies to C (`r07_order.c`,
-//! ...); `r10_*` also builds against the system's glibc alone, for the comparison it prints.
+//! ...); `r10_*` also builds against the system's glibc alone, for the comparison it prints, and
+//! the programs marked `TC_COMPARE_WITH_GLIBC` must print the same against plain glibc.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -71,7 +72,12 @@ fn build(src: &Path, plain_glibc: bool) -> PathBuf {
         cc.args(["-include", "thread_cancel/pthread_compat.h"]);
         cc.arg("-I").arg(repo().join("include"));
     }
-    cc.arg(src).arg("-o").arg(&exe);
+    // Built under a name of its own, then renamed: two tests may build (and one run) the same
+    // program at once, and writing over a running executable fails ("text file busy").
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = exe.with_extension(format!("tmp{}-{n}", std::process::id()));
+    cc.arg(src).arg("-o").arg(&tmp);
     if !plain_glibc {
         cc.arg(lib_dir().join("libthread_cancel.a"));
     }
@@ -83,6 +89,7 @@ fn build(src: &Path, plain_glibc: bool) -> PathBuf {
         src.display(),
         String::from_utf8_lossy(&out.stderr)
     );
+    std::fs::rename(&tmp, &exe).expect("rename the executable");
     exe
 }
 
@@ -150,6 +157,31 @@ fn r10_read_either_data_or_cancel_c_vs_glibc() {
     let glibc = run(&build(&src, true));
     eprintln!("{}\n{}", ours.trim(), glibc.trim());
     assert!(ours.contains(" + 0 lost"), "ours lost data: {ours}");
+}
+
+/// Programs whose comment says `TC_COMPARE_WITH_GLIBC` are tests of behaviour glibc has too:
+/// each is also built against plain glibc (`-DTC_PLAIN_GLIBC`, no header, no library), and
+/// both builds must succeed and print the same lines, so the tests show where we match glibc.
+#[test]
+fn c_programs_match_plain_glibc() {
+    let mut differ = Vec::new();
+    for src in programs() {
+        let text = std::fs::read_to_string(&src).expect("read a C test program");
+        if !text.contains("TC_COMPARE_WITH_GLIBC") {
+            continue;
+        }
+        let name = src.file_name().unwrap().to_string_lossy().into_owned();
+        let ours = std::panic::catch_unwind(|| run(&build(&src, false)));
+        let glibc = std::panic::catch_unwind(|| run(&build(&src, true)));
+        match (ours, glibc) {
+            (Ok(o), Ok(g)) if o == g => eprintln!("{name}: same as glibc:\n{}", o.trim()),
+            (o, g) => {
+                eprintln!("{name}: ours {o:?}\nglibc {g:?}");
+                differ.push(name);
+            }
+        }
+    }
+    assert!(differ.is_empty(), "differ from glibc: {differ:?}");
 }
 
 /// The README's C example (`examples/c/`), built the way the README says: against the shared
