@@ -14,6 +14,7 @@ use crate::state;
 use crate::sys::{region_has_act, region_leave, region_run, RegionCtx, RegionExit};
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The `act` function of a C region: called with the region (as an opaque pointer) on the
 /// interrupted C stack when an asynchronous request interrupts it; must end with [`c_leave`].
@@ -189,7 +190,142 @@ pub fn set_async(asynchronous: bool) -> bool {
     crate::current::with_own(|c| c.state.set_async(asynchronous))
 }
 
+/// For a thread the crate did not spawn that ends without its thread-local destructors (the
+/// main thread's `pthread_exit`, which ends only its system thread): runs its
+/// thread-specific-data destructors now (R07 step 2; they would otherwise run at its
+/// thread-local teardown, which never comes), and marks it finished, so that requests report
+/// it gone and a joiner wakes.
+pub fn end_adopted_thread() {
+    crate::tsd::run_destructors();
+    if let Some(c) = crate::current::try_current_control() {
+        c.finish();
+    }
+}
+
 /// Whether the calling thread's type is asynchronous.
 pub fn is_async() -> bool {
     with_current(|c| c.state.load() & state::ASYNC != 0).unwrap_or(false)
+}
+
+/// A thread created for C code by [`spawn_c`]: created with the system's `pthread_create`
+/// directly (not `std::thread`), so that everything the creating side allocates comes from the
+/// global allocator, which the C ABI crate makes fail softly when memory runs out (`std`'s
+/// spawn allocates its thread handle from `System` and aborts). Dropping it detaches the
+/// thread.
+#[derive(Debug)]
+pub struct CThread<T> {
+    control: Arc<crate::control::Control>,
+    /// The root's outcome, stored by the thread before it ends.
+    outcome: Arc<Mutex<Option<crate::Outcome<T>>>>,
+    native: libc::pthread_t,
+    joined: bool,
+}
+
+/// What the new thread starts with (boxed, handed over through `pthread_create`'s argument).
+struct Start<T> {
+    control: Arc<crate::control::Control>,
+    outcome: Arc<Mutex<Option<crate::Outcome<T>>>>,
+    body: Box<dyn FnOnce() -> T + Send>,
+}
+
+/// Spawns a cancelable thread running `body` with `stack` bytes of stack (0: the system's
+/// default), as [`crate::spawn`] does, but with `pthread_create` itself. Errors are
+/// `pthread_create`'s (`EAGAIN`, `EINVAL` for a stack size it refuses).
+pub fn spawn_c<T: Send + 'static>(
+    stack: usize,
+    body: impl FnOnce() -> T + Send + 'static,
+) -> Result<CThread<T>, i32> {
+    /// The new thread's start routine; `p` is the `Start` box `spawn_c` leaked for it (its
+    /// only caller is `pthread_create`, with that argument).
+    extern "C" fn start<T: 'static>(p: *mut c_void) -> *mut c_void {
+        // SAFETY: the box `spawn_c` leaked for this thread, taken back once.
+        let s = unsafe { Box::from_raw(p.cast::<Start<T>>()) };
+        let Start {
+            control,
+            outcome,
+            body,
+        } = *s;
+        let o = crate::thread::root(control, body);
+        *outcome.lock().unwrap_or_else(PoisonError::into_inner) = Some(o);
+        std::ptr::null_mut()
+    }
+    let control = crate::thread::new_control::<T>();
+    let outcome = Arc::new(Mutex::new(None));
+    let s = Box::into_raw(Box::new(Start {
+        control: control.clone(),
+        outcome: outcome.clone(),
+        body: Box::new(body),
+    }));
+    // SAFETY: plain calls on an attribute object of our own; `start::<T>` takes the box.
+    let r = unsafe {
+        let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+        let mut r = libc::pthread_attr_init(attr.as_mut_ptr());
+        if r == 0 && stack > 0 {
+            r = libc::pthread_attr_setstacksize(attr.as_mut_ptr(), stack);
+        }
+        let mut native: libc::pthread_t = 0;
+        if r == 0 {
+            r = libc::pthread_create(&mut native, attr.as_ptr(), start::<T>, s.cast());
+        }
+        libc::pthread_attr_destroy(attr.as_mut_ptr());
+        if r == 0 {
+            Ok(native)
+        } else {
+            drop(Box::from_raw(s)); // never started: the box is still ours
+            Err(r)
+        }
+    };
+    r.map(|native| CThread {
+        control,
+        outcome,
+        native,
+        joined: false,
+    })
+}
+
+impl<T> CThread<T> {
+    /// A canceler of the thread.
+    pub fn canceler(&self) -> crate::Canceler {
+        crate::Canceler {
+            control: self.control.clone(),
+        }
+    }
+
+    /// The system's id (valid until the thread is joined or, detached, ends).
+    pub fn as_pthread_t(&self) -> libc::pthread_t {
+        self.native
+    }
+
+    /// As [`crate::JoinHandle::wait`]: a cancellation point for the caller.
+    pub fn wait(&self) {
+        crate::thread::wait_finished(&self.control, None, false);
+    }
+
+    /// As [`crate::JoinHandle::wait_timeout`].
+    pub fn wait_timeout(&self, dur: std::time::Duration) -> bool {
+        crate::thread::wait_finished(&self.control, crate::wait::deadline_after(dur), false)
+    }
+
+    /// Joins the system thread (after [`wait`](Self::wait): not a cancellation point) and
+    /// reports how it ended.
+    pub fn join(mut self) -> crate::Outcome<T> {
+        self.joined = true;
+        // SAFETY: a thread of ours, not detached, joined once.
+        unsafe { libc::pthread_join(self.native, std::ptr::null_mut()) };
+        let o = self
+            .outcome
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        o.unwrap_or(crate::Outcome::Canceled)
+    }
+}
+
+impl<T> Drop for CThread<T> {
+    fn drop(&mut self) {
+        if !self.joined {
+            // SAFETY: a thread of ours, neither joined nor detached yet.
+            unsafe { libc::pthread_detach(self.native) };
+        }
+    }
 }
