@@ -24,7 +24,6 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
-#include <sys/msg.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -176,6 +175,9 @@ int tc_lockf(int fd, int cmd, off_t len); /* a point for F_LOCK */
 int tc_msync(void *addr, size_t length, int flags);
 ssize_t tc_msgrcv(int msqid, void *msgp, size_t msgsz, long msgtyp, int msgflg);
 int tc_msgsnd(int msqid, const void *msgp, size_t msgsz, int msgflg);
+/* (<sys/msg.h> is not included here: with the compatibility header, the program's own include
+ * of it follows the program's feature macros, so its own struct msgbuf does not collide with
+ * glibc's GNU one.) */
 ssize_t tc_mq_receive(mqd_t mq, char *msg, size_t len, unsigned int *prio);
 ssize_t tc_mq_timedreceive(mqd_t mq, char *msg, size_t len, unsigned int *prio, const struct timespec *timeout);
 int tc_mq_send(mqd_t mq, const char *msg, size_t len, unsigned int prio);

@@ -18,7 +18,7 @@
  * own defines (the GNU or the POSIX strerror_r, ...), and the headers read here declare their
  * GNU extensions too (cpu_set_t, pipe2, pthread_setname_np, ...), as with g++, which always
  * defines _GNU_SOURCE. A program whose own names collide with one of those extensions (its own
- * gettid or struct msgbuf, say) compiles with -DTC_COMPAT_NO_GNU_SOURCE: those headers then
+ * gettid, say) compiles with -DTC_COMPAT_NO_GNU_SOURCE: those headers then
  * follow the command line's feature macros only, so a program that needs their GNU parts must
  * define _GNU_SOURCE on the command line (-D_GNU_SOURCE), not in its source. */
 #ifndef THREAD_CANCEL_PTHREAD_COMPAT_H

@@ -10,7 +10,9 @@
  *   - the timed joins are cancellation points (a canceled one leaves the target joinable);
  *     tryjoin is not one.
  * Through the header only (glibc spins or has undefined behaviour there): a bad tv_nsec is
- * EINVAL, and an id that is not a live thread ESRCH.
+ * EINVAL, and an id that is not a live thread ESRCH. Then R09_RACES times (default 300) a timed
+ * join races the thread's end: it either joins (the value) or times out (and pthread_join then
+ * gets the value), never both, never neither.
  *
  * TC_COMPARE_WITH_GLIBC: the runner also builds this against plain glibc; both print the same. */
 #include <pthread.h>
@@ -62,6 +64,12 @@ static void *joins_itself(void *arg) {
     atomic_store(&self_results[1], pthread_timedjoin_np(pthread_self(), NULL, &t));
     atomic_store(&self_results[2], pthread_clockjoin_np(pthread_self(), NULL, CLOCK_MONOTONIC, &m));
     return NULL;
+}
+
+static void *spins(void *arg) {
+    for (volatile long i = 0; i < (long)arg % 7 * 300; i++) {
+    }
+    return arg;
 }
 
 static pthread_t target;
@@ -189,5 +197,24 @@ int main(void) {
     atomic_store(&release, 1);
     CHECK(pthread_join(target, &ret) == 0);
     printf("the target stayed joinable: value %ld\n", (long)ret);
+
+    const char *env = getenv("R09_RACES");
+    long races = env ? atol(env) : 300, timed_out = 0;
+    for (long i = 1; i <= races; i++) {
+        CHECK(pthread_create(&t, NULL, spins, (void *)i) == 0);
+        struct timespec d = in_ms(i % 2 ? CLOCK_MONOTONIC : CLOCK_REALTIME, 0);
+        d.tv_nsec += (i % 3) * 20000;
+        if (d.tv_nsec >= 1000000000L) d.tv_sec++, d.tv_nsec -= 1000000000L;
+        ret = NULL;
+        e = i % 2 ? pthread_clockjoin_np(t, &ret, CLOCK_MONOTONIC, &d) : pthread_timedjoin_np(t, &ret, &d);
+        CHECK(e == 0 || e == ETIMEDOUT);
+        if (e == ETIMEDOUT) {
+            timed_out++;
+            CHECK(ret == NULL);
+            CHECK(pthread_join(t, &ret) == 0);
+        }
+        CHECK(ret == (void *)i);
+    }
+    fprintf(stderr, "%ld timed-join races, %ld timed out then joined\n", races, timed_out);
     return 0;
 }
