@@ -17,11 +17,14 @@
 #ifndef THREAD_CANCEL_H
 #define THREAD_CANCEL_H
 
+#include <aio.h>
 #include <mqueue.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/select.h>
@@ -182,6 +185,70 @@ ssize_t tc_mq_receive(mqd_t mq, char *msg, size_t len, unsigned int *prio);
 ssize_t tc_mq_timedreceive(mqd_t mq, char *msg, size_t len, unsigned int *prio, const struct timespec *timeout);
 int tc_mq_send(mqd_t mq, const char *msg, size_t len, unsigned int prio);
 int tc_mq_timedsend(mqd_t mq, const char *msg, size_t len, unsigned int prio, const struct timespec *timeout);
+
+/* More system-call points that glibc has (the ones a thread can block in). */
+struct mmsghdr;
+struct rusage;
+ssize_t tc_preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset);
+ssize_t tc_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t offset);
+ssize_t tc_preadv2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags);
+ssize_t tc_pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t offset, int flags);
+int tc_sendmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags);
+int tc_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags, struct timespec *timeout);
+int tc_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout, const sigset_t *sigmask);
+pid_t tc_wait3(int *status, int options, struct rusage *usage);
+pid_t tc_wait4(pid_t pid, int *status, int options, struct rusage *usage);
+ssize_t tc_splice(int fd_in, __loff_t *off_in, int fd_out, __loff_t *off_out, size_t len, unsigned int flags);
+ssize_t tc_tee(int fd_in, int fd_out, size_t len, unsigned int flags);
+ssize_t tc_vmsplice(int fd, const struct iovec *iov, size_t n, unsigned int flags);
+int tc_sigpause(int sig); /* X/Open: sig is removed from the mask for the wait */
+
+/* aio_suspend waits in slices of at most 10 ms with a cancellation point before each (glibc's
+ * wait cannot be interrupted from outside); a canceled wait took nothing. */
+int tc_aio_suspend(const struct aiocb *const list[], int n, const struct timespec *timeout);
+/* system: sh -c command, waited for in a cancellation point; a canceled call kills the shell
+ * (SIGKILL) and reaps it before the caller's cleanup handlers run, as glibc's does. */
+int tc_system(const char *command);
+
+/* stdio. Each call holds the stream's lock; before glibc would read(2) into an empty buffer
+ * it waits (a cancellation point) until the descriptor is readable, and before glibc would
+ * write(2) it waits until the descriptor is writable and lets glibc write at most PIPE_BUF
+ * bytes at a time, so the inner read or write does not block. A canceled input call pushed
+ * back every byte it had taken (the stream is as before the call); a canceled output call
+ * left the bytes it had given to the stream there (written by a later flush) and dropped the
+ * rest. Either way the stream's lock is released. Limits: a stream whose descriptor another
+ * reader drains between the wait and the read can still block there, as can a scanf
+ * conversion that needs a second refill; tc_fflush(NULL) is the system's (not a point). */
+int tc_fgetc(FILE *stream);
+int tc_getc(FILE *stream);
+int tc_getchar(void);
+char *tc_fgets(char *s, int n, FILE *stream);
+size_t tc_fread(void *ptr, size_t size, size_t count, FILE *stream);
+ssize_t tc_getline(char **line, size_t *cap, FILE *stream);
+ssize_t tc_getdelim(char **line, size_t *cap, int delim, FILE *stream);
+int tc_vfscanf(FILE *stream, const char *format, va_list ap);
+int tc_vscanf(const char *format, va_list ap);
+int tc_fputc(int c, FILE *stream);
+int tc_putc(int c, FILE *stream);
+int tc_putchar(int c);
+int tc_fputs(const char *s, FILE *stream);
+int tc_puts(const char *s);
+size_t tc_fwrite(const void *ptr, size_t size, size_t count, FILE *stream);
+int tc_vfprintf(FILE *stream, const char *format, va_list ap);
+int tc_vprintf(const char *format, va_list ap);
+int tc_vdprintf(int fd, const char *format, va_list ap);
+int tc_fflush(FILE *stream);
+int tc_fclose(FILE *stream); /* the flush is the point; the stream is closed after it */
+FILE *tc_fopen(const char *path, const char *mode); /* the open is the point (a FIFO waits) */
+void tc_perror(const char *s);
+
+/* Signal masks. The cancel signal (a real-time signal, SIGRTMIN + 7) is never blocked and never
+ * waited for, as glibc does with its own: tc_pthread_sigmask and tc_sigprocmask remove it from
+ * the mask they set, and every point above that takes a mask (tc_sigsuspend, tc_ppoll,
+ * tc_pselect, tc_epoll_pwait, tc_epoll_pwait2, tc_sigpause) or a set of signals to wait for
+ * (tc_sigwait, tc_sigwaitinfo, tc_sigtimedwait) passes the system a copy without it. */
+int tc_pthread_sigmask(int how, const sigset_t *set, sigset_t *oldset);
+int tc_sigprocmask(int how, const sigset_t *set, sigset_t *oldset);
 
 #ifdef __cplusplus
 }

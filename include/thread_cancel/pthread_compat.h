@@ -4,23 +4,28 @@
  *        -L<dir of libthread_cancel> -lthread_cancel -lpthread
  *
  * It includes the system headers first, then renames the POSIX thread, cancellation and
- * cancellation-point calls to their tc_ equivalents (thread_cancel.h). Everything else
- * (mutexes, attributes, signals, ...) is the system's, untouched. pthread_t values are our
- * generation-tagged ids: pass them only to the calls renamed here (tc_native gives the
- * system's id for any other). The system-call points are function-like macros, so a struct
- * member or a function pointer named `read` is left alone.
+ * cancellation-point calls (system calls, stdio, system, aio_suspend) and the signal-mask
+ * calls (so that the cancel signal is never blocked) to their tc_ equivalents
+ * (thread_cancel.h). Everything else (mutexes, attributes, signal handlers, ...) is the
+ * system's, untouched. glibc points not mapped (a blocked thread there is canceled only at
+ * its next point): the wide-character stdio calls, freopen, pclose, fseek/fsetpos/rewind's
+ * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message.
+ * pthread_t values are our generation-tagged ids: pass them only to the calls renamed here
+ * (tc_native gives the system's id for any other). The system-call points are function-like
+ * macros, so a struct member or a function pointer named `read` is left alone.
  *
  * Feature macros: force-included, this header is read before the program's first line, where
  * programs define _GNU_SOURCE, _XOPEN_SOURCE, ... So it reads the system headers it needs
- * (those thread_cancel.h includes, and <fcntl.h>) with _GNU_SOURCE, then puts the feature
- * macros back as the command line left them and lets <features.h> decide again: every other
- * header the program includes (<stdlib.h>, <string.h>, <stdio.h>, ...) follows the program's
- * own defines (the GNU or the POSIX strerror_r, ...), and the headers read here declare their
- * GNU extensions too (cpu_set_t, pipe2, pthread_setname_np, ...), as with g++, which always
- * defines _GNU_SOURCE. A program whose own names collide with one of those extensions (its own
- * gettid, say) compiles with -DTC_COMPAT_NO_GNU_SOURCE: those headers then
- * follow the command line's feature macros only, so a program that needs their GNU parts must
- * define _GNU_SOURCE on the command line (-D_GNU_SOURCE), not in its source. */
+ * (those thread_cancel.h includes, <stdio.h> and <unistd.h> among them, and <fcntl.h>) with
+ * _GNU_SOURCE, then puts the feature macros back as the command line left them and lets
+ * <features.h> decide again: every other header the program includes (<stdlib.h>, <string.h>,
+ * ...) follows the program's own defines (the GNU or the POSIX strerror_r, ...), and the
+ * headers read here declare their GNU extensions too (cpu_set_t, pipe2, pthread_setname_np,
+ * asprintf, ...), as with g++, which always defines _GNU_SOURCE. A program whose own names
+ * collide with one of those extensions (its own gettid, say) compiles with
+ * -DTC_COMPAT_NO_GNU_SOURCE: those headers then follow the command line's feature macros only,
+ * so a program that needs their GNU parts must define _GNU_SOURCE on the command line
+ * (-D_GNU_SOURCE), not in its source. */
 #ifndef THREAD_CANCEL_PTHREAD_COMPAT_H
 #define THREAD_CANCEL_PTHREAD_COMPAT_H
 
@@ -47,6 +52,15 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <thread_cancel.h>
+#ifdef __cplusplus
+/* C++: every header that declares a call renamed below is included before the renaming, so
+ * that a later #include of it (<cstdlib>'s `using ::system;`, say) sees the system's names. C
+ * needs none of this (a later #include declares the tc_ name instead: the same function), and
+ * these headers then follow the program's own feature macros (see above). */
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <termios.h>
+#endif
 
 #ifdef TC_COMPAT_FEATURES_
 /* Puts back what <features.h> defined from _GNU_SOURCE (it defines the other feature macros
@@ -124,6 +138,42 @@
 #undef pthread_cleanup_pop
 #define pthread_cleanup_push(routine, arg) tc_cleanup_push(routine, arg)
 #define pthread_cleanup_pop(execute) tc_cleanup_pop(execute)
+
+#ifdef __cplusplus
+/* C++: a cleanup handler is also a destructor (as with glibc's <pthread.h> in C++), so that the
+ * unwind of a cancellation or an exit runs the handlers and the other destructors of one frame
+ * interleaved, last in first out. Leaving the scope by a C++ exception runs the handler too
+ * (glibc's behaviour); pop(0) never runs it. */
+class tc_compat_cleanup_ {
+public:
+    tc_compat_cleanup_(void (*routine)(void *), void *arg) : popped_(false) {
+        tc_cleanup_push_buffer(&buffer_, routine, arg);
+    }
+    ~tc_compat_cleanup_() {
+        if (!popped_) tc_cleanup_pop_buffer(&buffer_, 1);
+    }
+    void pop(int execute) {
+        popped_ = true;
+        tc_cleanup_pop_buffer(&buffer_, execute);
+    }
+
+private:
+    tc_compat_cleanup_(const tc_compat_cleanup_ &);
+    tc_compat_cleanup_ &operator=(const tc_compat_cleanup_ &);
+    struct tc_cleanup_buffer buffer_;
+    bool popped_;
+};
+#undef tc_cleanup_push
+#undef tc_cleanup_pop
+#define tc_cleanup_push(routine, arg)                                                           \
+    do {                                                                                        \
+        tc_compat_cleanup_ tc_compat_cleanup_obj_((routine), (arg));                            \
+        {
+#define tc_cleanup_pop(execute)                                                                 \
+        }                                                                                       \
+        tc_compat_cleanup_obj_.pop(execute);                                                    \
+    } while (0)
+#endif
 
 #undef PTHREAD_CANCELED
 #define PTHREAD_CANCELED TC_CANCELED
@@ -230,5 +280,130 @@ static inline int tc_compat_fcntl_(int fd, int cmd, ...) {
 #define mq_timedreceive(...) tc_mq_timedreceive(__VA_ARGS__)
 #define mq_send(...) tc_mq_send(__VA_ARGS__)
 #define mq_timedsend(...) tc_mq_timedsend(__VA_ARGS__)
+
+/* More of glibc's points (issue 17): the explicit 64-bit names (the same calls on the 64-bit
+ * targets this library supports), the calls added since, and the signal masks (the cancel
+ * signal is never blocked nor waited for: see thread_cancel.h). */
+#define open64(...) tc_compat_open_(__VA_ARGS__)
+#define openat64(...) tc_compat_openat_(__VA_ARGS__)
+#define creat64(...) tc_creat(__VA_ARGS__)
+#define pread64(...) tc_pread(__VA_ARGS__)
+#define pwrite64(...) tc_pwrite(__VA_ARGS__)
+#define preadv64(...) tc_preadv(__VA_ARGS__)
+#define pwritev64(...) tc_pwritev(__VA_ARGS__)
+#define preadv64v2(...) tc_preadv2(__VA_ARGS__)
+#define pwritev64v2(...) tc_pwritev2(__VA_ARGS__)
+#define fcntl64(...) tc_compat_fcntl_(__VA_ARGS__)
+#define lockf64(...) tc_lockf(__VA_ARGS__)
+#define preadv(...) tc_preadv(__VA_ARGS__)
+#define pwritev(...) tc_pwritev(__VA_ARGS__)
+#define preadv2(...) tc_preadv2(__VA_ARGS__)
+#define pwritev2(...) tc_pwritev2(__VA_ARGS__)
+#define sendmmsg(...) tc_sendmmsg(__VA_ARGS__)
+#define recvmmsg(...) tc_recvmmsg(__VA_ARGS__)
+#define epoll_pwait2(...) tc_epoll_pwait2(__VA_ARGS__)
+#define wait3(...) tc_wait3(__VA_ARGS__)
+#define wait4(...) tc_wait4(__VA_ARGS__)
+#define splice(...) tc_splice(__VA_ARGS__)
+#define tee(...) tc_tee(__VA_ARGS__)
+#define vmsplice(...) tc_vmsplice(__VA_ARGS__)
+#define sigpause(...) tc_sigpause(__VA_ARGS__)
+#define pthread_sigmask tc_pthread_sigmask
+#define sigprocmask(...) tc_sigprocmask(__VA_ARGS__)
+#define aio_suspend(...) tc_aio_suspend(__VA_ARGS__)
+#define system(...) tc_system(__VA_ARGS__)
+
+/* stdio (see thread_cancel.h for what a canceled call did). The variadic calls format here
+ * and go through the va_list ones. */
+__attribute__((format(printf, 2, 3))) static inline int tc_compat_fprintf_(FILE *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = tc_vfprintf(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+__attribute__((format(printf, 1, 2))) static inline int tc_compat_printf_(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = tc_vprintf(fmt, ap);
+    va_end(ap);
+    return r;
+}
+__attribute__((format(printf, 2, 3))) static inline int tc_compat_dprintf_(int fd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = tc_vdprintf(fd, fmt, ap);
+    va_end(ap);
+    return r;
+}
+__attribute__((format(scanf, 2, 3))) static inline int tc_compat_fscanf_(FILE *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = tc_vfscanf(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+__attribute__((format(scanf, 1, 2))) static inline int tc_compat_scanf_(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r = tc_vscanf(fmt, ap);
+    va_end(ap);
+    return r;
+}
+#undef getc
+#undef putc
+#undef getchar
+#undef putchar
+#define fgetc(...) tc_fgetc(__VA_ARGS__)
+#define getc(...) tc_getc(__VA_ARGS__)
+#define getchar(...) tc_getchar(__VA_ARGS__)
+#define fgets(...) tc_fgets(__VA_ARGS__)
+#define fread(...) tc_fread(__VA_ARGS__)
+#define getline(...) tc_getline(__VA_ARGS__)
+#define getdelim(...) tc_getdelim(__VA_ARGS__)
+#define fscanf(...) tc_compat_fscanf_(__VA_ARGS__)
+#define scanf(...) tc_compat_scanf_(__VA_ARGS__)
+#define vfscanf(...) tc_vfscanf(__VA_ARGS__)
+#define vscanf(...) tc_vscanf(__VA_ARGS__)
+#define fputc(...) tc_fputc(__VA_ARGS__)
+#define putc(...) tc_putc(__VA_ARGS__)
+#define putchar(...) tc_putchar(__VA_ARGS__)
+#define fputs(...) tc_fputs(__VA_ARGS__)
+#define puts(...) tc_puts(__VA_ARGS__)
+#define fwrite(...) tc_fwrite(__VA_ARGS__)
+#define fprintf(...) tc_compat_fprintf_(__VA_ARGS__)
+#define printf(...) tc_compat_printf_(__VA_ARGS__)
+#define dprintf(...) tc_compat_dprintf_(__VA_ARGS__)
+#define vfprintf(...) tc_vfprintf(__VA_ARGS__)
+#define vprintf(...) tc_vprintf(__VA_ARGS__)
+#define vdprintf(...) tc_vdprintf(__VA_ARGS__)
+#define fflush(...) tc_fflush(__VA_ARGS__)
+#define fclose(...) tc_fclose(__VA_ARGS__)
+#define fopen(...) tc_fopen(__VA_ARGS__)
+#define perror(...) tc_perror(__VA_ARGS__)
+/* The _unlocked variants: the caller may hold the stream's lock (flockfile), which is
+ * recursive, so the locking calls serve them. */
+#undef getc_unlocked
+#undef getchar_unlocked
+#undef putc_unlocked
+#undef putchar_unlocked
+#undef fgetc_unlocked
+#undef fgets_unlocked
+#undef fread_unlocked
+#undef fputc_unlocked
+#undef fputs_unlocked
+#undef fwrite_unlocked
+#undef fflush_unlocked
+#define getc_unlocked(...) tc_getc(__VA_ARGS__)
+#define getchar_unlocked(...) tc_getchar(__VA_ARGS__)
+#define fgetc_unlocked(...) tc_fgetc(__VA_ARGS__)
+#define fgets_unlocked(...) tc_fgets(__VA_ARGS__)
+#define fread_unlocked(...) tc_fread(__VA_ARGS__)
+#define putc_unlocked(...) tc_putc(__VA_ARGS__)
+#define putchar_unlocked(...) tc_putchar(__VA_ARGS__)
+#define fputc_unlocked(...) tc_fputc(__VA_ARGS__)
+#define fputs_unlocked(...) tc_fputs(__VA_ARGS__)
+#define fwrite_unlocked(...) tc_fwrite(__VA_ARGS__)
+#define fflush_unlocked(...) tc_fflush(__VA_ARGS__)
 
 #endif /* THREAD_CANCEL_PTHREAD_COMPAT_H */

@@ -43,10 +43,19 @@ pub unsafe extern "C" fn tc_cleanup_push_buffer(
 
 /// `tc_cleanup_pop_buffer`: pops `buffer` (the top) and runs it if `execute` is nonzero.
 ///
+/// Tolerant, for the C++ form of the macros (a destructor pops): a buffer that is no longer on
+/// the stack (its handler already ran) is ignored; entries above `buffer` (deeper on the stack:
+/// left by an exception that passed C frames) are dropped without being read.
+///
 /// # Safety
 /// `buffer` must be the one the matching push was given.
 #[no_mangle]
 pub unsafe extern "C" fn tc_cleanup_pop_buffer(buffer: *mut CleanupBuffer, execute: i32) {
+    let top = TOP.get();
+    // The stack grows down: a live buffer above (deeper than) `buffer` has a lower address.
+    if top.is_null() || (top != buffer && (top as usize) > (buffer as usize)) {
+        return; // already run and unlinked
+    }
     // SAFETY: pushed by `tc_cleanup_push_buffer` and still in the caller's frame.
     let b = unsafe { &*buffer };
     TOP.set(b.prev);
@@ -61,13 +70,20 @@ pub unsafe extern "C" fn tc_cleanup_pop_buffer(buffer: *mut CleanupBuffer, execu
 
 /// Runs and pops every cleanup handler of the calling thread, last pushed first (R07).
 pub(crate) fn run_cleanup_handlers() {
+    run_cleanup_handlers_below(usize::MAX);
+}
+
+/// Runs and pops, last pushed first, the cleanup handlers whose buffers lie below `bound` on
+/// the stack (in frames a forced unwind has left), stopping at the first that does not.
+fn run_cleanup_handlers_below(bound: usize) {
     loop {
         let top = TOP.get();
-        if top.is_null() {
+        if top.is_null() || top as usize >= bound {
             return;
         }
-        // SAFETY: buffers on the stack are alive: their frames have not been left (acting
-        // runs below them, before the region is left).
+        // SAFETY: buffers on the stack are alive: the frames the unwind has left are below
+        // the unwinder's own frames, which run this (nothing has overwritten them), and the
+        // others have not been left.
         let b = unsafe { &*top };
         TOP.set(b.prev);
         if let Some(r) = b.routine {
@@ -84,13 +100,20 @@ pub(crate) fn act() -> ! {
     finish_in_region()
 }
 
-/// Runs the cleanup handlers and leaves the C region (cancellation or exit already begun).
+/// Unwinds the C and C++ frames, running the cleanup handlers and destructors, and leaves the
+/// C region (cancellation or exit already begun); a thread the library did not create (no
+/// region) is unwound to the end of its stack and ended by `threads::foreign_thread_ends`.
 pub(crate) fn finish_in_region() -> ! {
-    run_cleanup_handlers();
-    // SAFETY: the frames between here and the region's boundary are C frames and this
-    // library's extern "C" frames, none of which holds a value with a destructor at the points
-    // that call this.
-    unsafe { ffi::c_leave() }
+    // SAFETY: the frames between here and the C frames are this library's, none of which
+    // holds a value with a destructor or a `catch_unwind` at the points that call this; the C
+    // and C++ frames up to the region's boundary (or the end of a foreign C thread's stack,
+    // checked by `c_unwind`) are the thread's to unwind.
+    unsafe {
+        ffi::c_unwind(
+            run_cleanup_handlers_below,
+            crate::threads::foreign_thread_ends,
+        )
+    }
 }
 
 /// Acts if the calling thread (a C thread) must act now.

@@ -8,10 +8,11 @@
 //! (`pthread_once`, restartable when its init routine is canceled), `oom.rs` (the allocator's
 //! reserve: out of memory is an error on the C paths).
 //!
-//! Acting on a cancellation in C never unwinds: the cleanup handlers run on the intact C
-//! stack, then the thread leaves its *C region* (`thread_cancel::ffi`), which resets the stack
-//! to the region's boundary inside the thread's Rust root; from there an ordinary Rust unwind
-//! (Rust frames only) reaches the root, which runs the thread-specific-data destructors.
+//! Acting on a cancellation in C is a forced unwind of the C and C++ frames (C++ destructors
+//! run, the cleanup handlers as their frames are passed) up to the thread's *C region*
+//! (`thread_cancel::ffi::c_unwind`), whose boundary lies inside the thread's Rust root; from
+//! there an ordinary Rust unwind (Rust frames only) reaches the root, which runs the
+//! thread-specific-data destructors.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -19,6 +20,7 @@ mod cancel;
 mod once;
 mod oom;
 mod points;
+mod stdio;
 mod threads;
 mod tsd;
 mod waits;

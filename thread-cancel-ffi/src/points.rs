@@ -234,6 +234,101 @@ pub unsafe extern "C" fn tc_sendmsg(fd: c_int, msg: *const libc::msghdr, flags: 
 
 const SIGSET_SIZE: c_long = 8;
 
+/// A signal mask or set given by C code, as passed to the kernel: a copy without the cancel
+/// signal (`ffi::cancel_signal`), or null. A mask that blocks the cancel signal would make the
+/// call (or, set with `sigprocmask`, the thread) impossible to interrupt; a set of signals to
+/// wait for that holds it would take the request's signal as the call's result. glibc never
+/// lets its own cancel signal be blocked or waited for either.
+struct Mask(Option<libc::sigset_t>);
+
+impl Mask {
+    /// # Safety
+    /// `set` must be null or point to an initialised `sigset_t`.
+    unsafe fn of(set: *const libc::sigset_t) -> Mask {
+        if set.is_null() {
+            return Mask(None);
+        }
+        // SAFETY: non-null: the caller's initialised set (plain data).
+        let mut copy = unsafe { *set };
+        // SAFETY: `copy` is initialised; the cancel signal is a valid signal number.
+        unsafe { libc::sigdelset(&mut copy, ffi::cancel_signal()) };
+        Mask(Some(copy))
+    }
+
+    /// The copy (or null), valid while `self` lives.
+    fn ptr(&self) -> *const libc::sigset_t {
+        self.0
+            .as_ref()
+            .map_or(std::ptr::null(), |s| s as *const libc::sigset_t)
+    }
+}
+
+/// The mask argument of `sigprocmask`/`pthread_sigmask` as passed on: without the cancel
+/// signal for `SIG_BLOCK` and `SIG_SETMASK` (`SIG_UNBLOCK` can only help; any other `how` is
+/// the system's `EINVAL`).
+///
+/// # Safety
+/// As [`Mask::of`].
+unsafe fn new_mask(how: c_int, set: *const libc::sigset_t) -> Mask {
+    if how == libc::SIG_BLOCK || how == libc::SIG_SETMASK {
+        // SAFETY: forwarded from the caller.
+        unsafe { Mask::of(set) }
+    } else {
+        Mask(None)
+    }
+}
+
+/// `pthread_sigmask`: the system's, except that the cancel signal is never blocked.
+///
+/// # Safety
+/// As `pthread_sigmask`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_pthread_sigmask(
+    how: c_int,
+    set: *const libc::sigset_t,
+    old: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: the caller's set (module docs).
+    let m = unsafe { new_mask(how, set) };
+    let p = if m.0.is_some() { m.ptr() } else { set };
+    // SAFETY: `p` is the caller's set or its copy, alive for the call; `old` is the caller's.
+    unsafe { libc::pthread_sigmask(how, p, old) }
+}
+
+/// `sigprocmask`: the system's, except that the cancel signal is never blocked.
+///
+/// # Safety
+/// As `sigprocmask`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigprocmask(
+    how: c_int,
+    set: *const libc::sigset_t,
+    old: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: the caller's set (module docs).
+    let m = unsafe { new_mask(how, set) };
+    let p = if m.0.is_some() { m.ptr() } else { set };
+    // SAFETY: as in `tc_pthread_sigmask`.
+    unsafe { libc::sigprocmask(how, p, old) }
+}
+
+/// `sigpause` (X/Open: `sig` is removed from the thread's mask for the wait): a cancellation
+/// point, as `sigsuspend`; -1 with `EINTR`, or `EINVAL` for an invalid signal.
+#[no_mangle]
+pub extern "C" fn tc_sigpause(sig: c_int) -> c_int {
+    // SAFETY: sigset_t is plain data; all-zero is a valid (empty) set.
+    let mut mask: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new set only reads the thread's mask into `mask`.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, std::ptr::null(), &mut mask) };
+    // SAFETY: `mask` is initialised; sigdelset checks `sig`.
+    if unsafe { libc::sigdelset(&mut mask, sig) } != 0 {
+        crate::set_errno(libc::EINVAL);
+        return -1;
+    }
+    // SAFETY: `mask` is a local set, alive for the call.
+    unsafe { tc_sigsuspend(&mask) }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn tc_ppoll(
     fds: *mut libc::pollfd,
@@ -241,8 +336,15 @@ pub unsafe extern "C" fn tc_ppoll(
     timeout: *const libc::timespec,
     mask: *const libc::sigset_t,
 ) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_ppoll, args!(fds, n, timeout, mask, SIGSET_SIZE)) as c_int }
+    // SAFETY: the caller's mask (module docs).
+    let mask = unsafe { Mask::of(mask) };
+    // SAFETY: the caller's arguments (module docs); the mask copy lives for the call.
+    unsafe {
+        c(
+            libc::SYS_ppoll,
+            args!(fds, n, timeout, mask.ptr(), SIGSET_SIZE),
+        ) as c_int
+    }
 }
 
 fn ms_timespec(ms: c_int) -> libc::timespec {
@@ -403,9 +505,16 @@ pub unsafe extern "C" fn tc_wait(status: *mut c_int) -> libc::pid_t {
 /// `sigwait`: returns 0 and the signal in `*sig`, or the error number.
 #[no_mangle]
 pub unsafe extern "C" fn tc_sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int {
+    // SAFETY: the caller's set (module docs).
+    let set = unsafe { Mask::of(set) };
     loop {
-        // SAFETY: the caller's arguments (module docs).
-        let r = unsafe { call(libc::SYS_rt_sigtimedwait, args!(set, 0, 0, SIGSET_SIZE)) };
+        // SAFETY: the caller's arguments (module docs); the set's copy lives for the call.
+        let r = unsafe {
+            call(
+                libc::SYS_rt_sigtimedwait,
+                args!(set.ptr(), 0, 0, SIGSET_SIZE),
+            )
+        };
         if r == -(libc::EINTR as c_long) {
             continue; // sigwait is not interrupted by other signals
         }
@@ -420,8 +529,10 @@ pub unsafe extern "C" fn tc_sigwait(set: *const libc::sigset_t, sig: *mut c_int)
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_sigsuspend(mask: *const libc::sigset_t) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_rt_sigsuspend, args!(mask, SIGSET_SIZE)) as c_int }
+    // SAFETY: the caller's mask (module docs).
+    let mask = unsafe { Mask::of(mask) };
+    // SAFETY: the caller's arguments (module docs); the mask's copy lives for the call.
+    unsafe { c(libc::SYS_rt_sigsuspend, args!(mask.ptr(), SIGSET_SIZE)) as c_int }
 }
 
 #[no_mangle]
@@ -441,13 +552,15 @@ pub unsafe extern "C" fn tc_pselect(
 ) -> c_int {
     // pselect6's last argument: the mask and its size. A copy of the timeout, which pselect
     // (unlike the system call) does not update.
-    let sig = [mask as c_long, SIGSET_SIZE];
+    // SAFETY: the caller's mask (module docs).
+    let mask = unsafe { Mask::of(mask) };
+    let sig = [mask.ptr() as c_long, SIGSET_SIZE];
     // SAFETY: a non-null timeout is the caller's valid timespec.
     let mut ts = (!timeout.is_null()).then(|| unsafe { *timeout });
     let t = ts
         .as_mut()
         .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
-    let sig_arg = if mask.is_null() {
+    let sig_arg = if mask.ptr().is_null() {
         std::ptr::null()
     } else {
         sig.as_ptr()
@@ -464,11 +577,33 @@ pub unsafe extern "C" fn tc_epoll_pwait(
     timeout: c_int,
     mask: *const libc::sigset_t,
 ) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
+    // SAFETY: the caller's mask (module docs).
+    let mask = unsafe { Mask::of(mask) };
+    // SAFETY: the caller's arguments (module docs); the mask's copy lives for the call.
     unsafe {
         c(
             libc::SYS_epoll_pwait,
-            args!(epfd, ev, max, timeout, mask, SIGSET_SIZE),
+            args!(epfd, ev, max, timeout, mask.ptr(), SIGSET_SIZE),
+        ) as c_int
+    }
+}
+
+/// `epoll_pwait2` (a timespec timeout; null waits forever).
+#[no_mangle]
+pub unsafe extern "C" fn tc_epoll_pwait2(
+    epfd: c_int,
+    ev: *mut libc::epoll_event,
+    max: c_int,
+    timeout: *const libc::timespec,
+    mask: *const libc::sigset_t,
+) -> c_int {
+    // SAFETY: the caller's mask (module docs).
+    let mask = unsafe { Mask::of(mask) };
+    // SAFETY: the caller's arguments (module docs); the mask's copy lives for the call.
+    unsafe {
+        c(
+            libc::SYS_epoll_pwait2,
+            args!(epfd, ev, max, timeout, mask.ptr(), SIGSET_SIZE),
         ) as c_int
     }
 }
@@ -479,11 +614,13 @@ pub unsafe extern "C" fn tc_sigtimedwait(
     info: *mut libc::siginfo_t,
     timeout: *const libc::timespec,
 ) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
+    // SAFETY: the caller's set (module docs).
+    let set = unsafe { Mask::of(set) };
+    // SAFETY: the caller's arguments (module docs); the set's copy lives for the call.
     unsafe {
         c(
             libc::SYS_rt_sigtimedwait,
-            args!(set, info, timeout, SIGSET_SIZE),
+            args!(set.ptr(), info, timeout, SIGSET_SIZE),
         ) as c_int
     }
 }
@@ -620,4 +757,378 @@ pub unsafe extern "C" fn tc_mq_send(
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_mq_timedsend(mq, msg, len, prio, std::ptr::null()) }
+}
+
+/// `preadv`: `readv` at `off` (the file offset is not changed).
+#[no_mangle]
+pub unsafe extern "C" fn tc_preadv(
+    fd: c_int,
+    iov: *const libc::iovec,
+    cnt: c_int,
+    off: libc::off_t,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_preadv2(fd, iov, cnt, off, 0) }
+}
+
+/// `pwritev`: `writev` at `off`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_pwritev(
+    fd: c_int,
+    iov: *const libc::iovec,
+    cnt: c_int,
+    off: libc::off_t,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_pwritev2(fd, iov, cnt, off, 0) }
+}
+
+/// The offset of `preadv`/`pwritev` as the kernel takes it: low and high halves (the high
+/// half is shifted out on 64-bit targets).
+fn lo_hi(off: libc::off_t) -> (c_long, c_long) {
+    (off as c_long, ((off as u64) >> 32) as c_long)
+}
+
+/// `preadv2` (`off` -1: at the file offset; `RWF_*` flags).
+#[no_mangle]
+pub unsafe extern "C" fn tc_preadv2(
+    fd: c_int,
+    iov: *const libc::iovec,
+    cnt: c_int,
+    off: libc::off_t,
+    flags: c_int,
+) -> ssize_t {
+    let (lo, hi) = lo_hi(off);
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_preadv2, args!(fd, iov, cnt, lo, hi, flags)) as ssize_t }
+}
+
+/// `pwritev2` (`off` -1: at the file offset; `RWF_*` flags).
+#[no_mangle]
+pub unsafe extern "C" fn tc_pwritev2(
+    fd: c_int,
+    iov: *const libc::iovec,
+    cnt: c_int,
+    off: libc::off_t,
+    flags: c_int,
+) -> ssize_t {
+    let (lo, hi) = lo_hi(off);
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_pwritev2, args!(fd, iov, cnt, lo, hi, flags)) as ssize_t }
+}
+
+/// `sendmmsg`: the number of messages sent. As `sendmsg`, a canceled call sent nothing.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sendmmsg(
+    fd: c_int,
+    msgs: *mut libc::mmsghdr,
+    n: libc::c_uint,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_sendmmsg, args!(fd, msgs, n, flags)) as c_int }
+}
+
+/// `recvmmsg`: the number of messages received. A canceled call received nothing.
+#[no_mangle]
+pub unsafe extern "C" fn tc_recvmmsg(
+    fd: c_int,
+    msgs: *mut libc::mmsghdr,
+    n: libc::c_uint,
+    flags: c_int,
+    timeout: *mut libc::timespec,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_recvmmsg, args!(fd, msgs, n, flags, timeout)) as c_int }
+}
+
+/// `wait4`: `waitpid` that also reports the child's resource usage.
+#[no_mangle]
+pub unsafe extern "C" fn tc_wait4(
+    pid: libc::pid_t,
+    status: *mut c_int,
+    options: c_int,
+    usage: *mut libc::rusage,
+) -> libc::pid_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_wait4, args!(pid, status, options, usage)) as libc::pid_t }
+}
+
+/// `wait3`: `wait4` for any child.
+#[no_mangle]
+pub unsafe extern "C" fn tc_wait3(
+    status: *mut c_int,
+    options: c_int,
+    usage: *mut libc::rusage,
+) -> libc::pid_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_wait4(-1, status, options, usage) }
+}
+
+/// `splice` (between a pipe and another descriptor).
+#[no_mangle]
+pub unsafe extern "C" fn tc_splice(
+    fd_in: c_int,
+    off_in: *mut libc::loff_t,
+    fd_out: c_int,
+    off_out: *mut libc::loff_t,
+    len: size_t,
+    flags: libc::c_uint,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe {
+        c(
+            libc::SYS_splice,
+            args!(fd_in, off_in, fd_out, off_out, len, flags),
+        ) as ssize_t
+    }
+}
+
+/// `tee` (duplicates pipe content).
+#[no_mangle]
+pub unsafe extern "C" fn tc_tee(
+    fd_in: c_int,
+    fd_out: c_int,
+    len: size_t,
+    flags: libc::c_uint,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_tee, args!(fd_in, fd_out, len, flags)) as ssize_t }
+}
+
+/// `vmsplice` (user pages into a pipe).
+#[no_mangle]
+pub unsafe extern "C" fn tc_vmsplice(
+    fd: c_int,
+    iov: *const libc::iovec,
+    n: size_t,
+    flags: libc::c_uint,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(libc::SYS_vmsplice, args!(fd, iov, n, flags)) as ssize_t }
+}
+
+/// `aio_suspend`: glibc's, in slices of at most [`AIO_SLICE`], with a cancellation point
+/// before each (glibc's wait is on a futex of its own that no signal of ours can end early;
+/// waiting in slices bounds the time a request waits to be acted on). It takes nothing from
+/// the requests, so a canceled wait had no effect. -1 with `EAGAIN` once `timeout` (relative,
+/// null for none) has passed; `EINTR` if a signal handler ran.
+#[no_mangle]
+pub unsafe extern "C" fn tc_aio_suspend(
+    list: *const *const libc::aiocb,
+    n: c_int,
+    timeout: *const libc::timespec,
+) -> c_int {
+    let deadline = (!timeout.is_null()).then(|| {
+        // SAFETY: a non-null timeout is the caller's valid timespec.
+        let t = unsafe { *timeout };
+        let d = std::time::Duration::new(
+            t.tv_sec.max(0) as u64,
+            t.tv_nsec.clamp(0, 999_999_999) as u32,
+        );
+        std::time::Instant::now().checked_add(d)
+    });
+    loop {
+        cancel::point();
+        let left = match deadline {
+            None | Some(None) => AIO_SLICE,
+            Some(Some(d)) => d
+                .saturating_duration_since(std::time::Instant::now())
+                .min(AIO_SLICE),
+        };
+        let slice = libc::timespec {
+            tv_sec: left.as_secs() as libc::time_t,
+            tv_nsec: left.subsec_nanos() as c_long,
+        };
+        // SAFETY: the caller's list (module docs); `slice` is a local, alive for the call.
+        if unsafe { libc::aio_suspend(list, n, &slice) } == 0 {
+            return 0;
+        }
+        let e = std::io::Error::last_os_error().raw_os_error();
+        if e != Some(libc::EAGAIN) || left < AIO_SLICE {
+            return -1; // EINTR, EINVAL, ... or the caller's timeout (EAGAIN)
+        }
+    }
+}
+
+/// The longest `aio_suspend` wait between two cancellation points.
+const AIO_SLICE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// `system`'s shared state, as glibc keeps it: the SIGINT and SIGQUIT actions of before the
+/// first of the concurrent calls (the calls ignore both while a shell runs), and how many run.
+struct SystemState {
+    running: usize,
+    intr: libc::sigaction,
+    quit: libc::sigaction,
+}
+
+// SAFETY: `sigaction` is plain data (a handler address, flags, a mask); sending it to another
+// thread is sound.
+unsafe impl Send for SystemState {}
+
+static SYSTEM: std::sync::Mutex<Option<SystemState>> = std::sync::Mutex::new(None);
+
+fn system_state() -> std::sync::MutexGuard<'static, Option<SystemState>> {
+    SYSTEM
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The end of a `system` call: the last one running restores SIGINT's and SIGQUIT's actions.
+fn system_leave() {
+    let mut g = system_state();
+    if let Some(s) = g.as_mut() {
+        s.running -= 1;
+        if s.running == 0 {
+            // SAFETY: restores actions `sigaction` reported before.
+            unsafe {
+                libc::sigaction(libc::SIGINT, &s.intr, std::ptr::null_mut());
+                libc::sigaction(libc::SIGQUIT, &s.quit, std::ptr::null_mut());
+            }
+            *g = None;
+        }
+    }
+}
+
+/// The cleanup handler of a canceled `system`: as glibc, the shell is killed (SIGKILL) and
+/// reaped, so no child outlives the canceled call, and the signal actions are restored.
+unsafe extern "C" fn system_canceled(pid: *mut c_void) {
+    let pid = pid as usize as libc::pid_t;
+    // SAFETY: our own child, not yet reaped (the canceled wait reaped nothing).
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        while libc::waitpid(pid, std::ptr::null_mut(), 0) < 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+        {}
+    }
+    system_leave();
+}
+
+extern "C" {
+    static environ: *const *mut libc::c_char;
+}
+
+/// `system`: runs `sh -c cmd` and waits for it in a cancellation point (`tc_waitpid`), as
+/// glibc does: SIGINT and SIGQUIT are ignored and SIGCHLD blocked while it runs; a canceled
+/// call kills the shell (SIGKILL) and reaps it before the cleanup handlers of the caller run.
+/// A null `cmd` asks whether a shell is available (nonzero if so). A shell that cannot be
+/// started is reported as one that exited with status 127.
+#[no_mangle]
+pub unsafe extern "C" fn tc_system(cmd: *const libc::c_char) -> c_int {
+    if cmd.is_null() {
+        // SAFETY: a literal command.
+        return c_int::from(unsafe { tc_system(c"exit 0".as_ptr()) } == 0);
+    }
+    // SAFETY: sigaction and sigset_t are plain data; all-zero values are valid.
+    let mut ign: libc::sigaction = unsafe { std::mem::zeroed() };
+    ign.sa_sigaction = libc::SIG_IGN;
+    {
+        let mut g = system_state();
+        match g.as_mut() {
+            Some(s) => s.running += 1,
+            None => {
+                // SAFETY: as above.
+                let (mut intr, mut quit) = unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+                // SAFETY: valid signals and actions; the old ones are written to locals.
+                unsafe {
+                    libc::sigaction(libc::SIGINT, &ign, &mut intr);
+                    libc::sigaction(libc::SIGQUIT, &ign, &mut quit);
+                }
+                *g = Some(SystemState {
+                    running: 1,
+                    intr,
+                    quit,
+                });
+            }
+        }
+    }
+    let (intr_ignored, quit_ignored) = {
+        let g = system_state();
+        let s = g.as_ref().expect("set above");
+        (
+            s.intr.sa_sigaction == libc::SIG_IGN,
+            s.quit.sa_sigaction == libc::SIG_IGN,
+        )
+    };
+    // SAFETY: plain data, initialised by the calls below before use.
+    let (mut chld, mut omask, mut reset): (libc::sigset_t, libc::sigset_t, libc::sigset_t) =
+        unsafe { (std::mem::zeroed(), std::mem::zeroed(), std::mem::zeroed()) };
+    // SAFETY: the sets are locals; the signals valid.
+    unsafe {
+        libc::sigemptyset(&mut chld);
+        libc::sigaddset(&mut chld, libc::SIGCHLD);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &chld, &mut omask);
+        libc::sigemptyset(&mut reset);
+        if !intr_ignored {
+            libc::sigaddset(&mut reset, libc::SIGINT);
+        }
+        if !quit_ignored {
+            libc::sigaddset(&mut reset, libc::SIGQUIT);
+        }
+    }
+    // SAFETY: all-zero is a valid value before `posix_spawnattr_init`.
+    let mut attr: libc::posix_spawnattr_t = unsafe { std::mem::zeroed() };
+    let argv = [
+        c"sh".as_ptr() as *mut libc::c_char,
+        c"-c".as_ptr() as *mut libc::c_char,
+        cmd as *mut libc::c_char,
+        std::ptr::null_mut(),
+    ];
+    let mut pid: libc::pid_t = 0;
+    // SAFETY: `attr`, the sets and `argv` are locals alive for the calls; `cmd` is the
+    // caller's string; `environ` is the process environment.
+    let spawned = unsafe {
+        libc::posix_spawnattr_init(&mut attr);
+        libc::posix_spawnattr_setsigmask(&mut attr, &omask);
+        libc::posix_spawnattr_setsigdefault(&mut attr, &reset);
+        libc::posix_spawnattr_setflags(
+            &mut attr,
+            (libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK) as libc::c_short,
+        );
+        let r = libc::posix_spawn(
+            &mut pid,
+            c"/bin/sh".as_ptr(),
+            std::ptr::null(),
+            &attr,
+            argv.as_ptr(),
+            environ,
+        );
+        libc::posix_spawnattr_destroy(&mut attr);
+        r
+    };
+    let mut status: c_int;
+    if spawned == 0 {
+        status = 0;
+        // SAFETY: all-zero is a valid buffer before the push writes it.
+        let mut buf: crate::cancel::CleanupBuffer = unsafe { std::mem::zeroed() };
+        // SAFETY: `buf` lives in this frame until the pop below; a cancellation in the wait
+        // runs the handler on this intact frame (before the region is left).
+        unsafe {
+            crate::cancel::tc_cleanup_push_buffer(
+                &mut buf,
+                Some(system_canceled),
+                pid as usize as *mut c_void,
+            )
+        };
+        loop {
+            // SAFETY: `status` is a local.
+            let r = unsafe { tc_waitpid(pid, &mut status, 0) };
+            if r == pid {
+                break;
+            }
+            if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            status = -1;
+            break;
+        }
+        // SAFETY: the buffer pushed above, still the top.
+        unsafe { crate::cancel::tc_cleanup_pop_buffer(&mut buf, 0) };
+    } else {
+        status = 127 << 8; // as if the shell had called _exit(127)
+    }
+    system_leave();
+    // SAFETY: restores the caller's mask (which never blocks the cancel signal).
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &omask, std::ptr::null_mut()) };
+    status
 }

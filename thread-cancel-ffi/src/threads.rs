@@ -7,26 +7,35 @@
 //! on it is `ESRCH` (R18). A thread that has ended but whose id lives (not joined, not detached)
 //! is still a valid target: cancel and kill return 0 and do nothing, as glibc >= 2.34.
 //!
-//! The end of the process (POSIX's `pthread_exit` in `main`): main runs its cleanup handlers
-//! and thread-specific-data destructors, then ends only its own system thread; the last thread
-//! created here to end calls `exit(0)`. A thread that calls `exit()` is never counted out, so
-//! nothing races its status (issue 17, items 2 and 3).
+//! Threads are created with the system's `pthread_create` (`ffi::spawn_c`): the new thread
+//! reaches its start routine without registering a thread-local destructor (issue 17, item 8),
+//! and waits for its creator's verdict first, so that a creation undone for want of memory
+//! never runs the start routine (item 9).
+//!
+//! The main thread and threads the C library created act on a cancellation in C code too
+//! (`ffi::in_c_region`, item 1); they end in [`foreign_thread_ends`]. The end of the main
+//! thread (POSIX's `pthread_exit` in `main`, or a cancellation it acted on): main runs its
+//! cleanup handlers and thread-specific-data destructors, then runs nothing more (its system
+//! thread sleeps, see [`end_main_thread`]); the last thread created here to end calls
+//! `exit(0)`. A thread that calls `exit()` is never counted out, so nothing races its status
+//! (items 2 and 3). Main can be joined: the join waits until it has ended and reports its
+//! value.
 
 use crate::{cancel, oom, SendPtr};
 use std::cell::Cell;
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
-use thread_cancel::ffi::{self, CThread};
+use thread_cancel::ffi::{self, CJoinHandle};
 use thread_cancel::{Canceler, Outcome};
 
 struct Entry {
     /// `None` only while `tc_create` fills the slot (under the registry lock).
     canceler: Option<Canceler>,
     /// `None` once detached, while being joined, or for a thread not created here.
-    handle: Option<CThread<SendPtr>>,
+    handle: Option<CJoinHandle<SendPtr>>,
     detached: bool,
     /// The thread's closure has ended (its slot may be freed once it is also detached); for
     /// the main thread, its `tc_exit` has ended it.
@@ -163,34 +172,57 @@ impl Drop for Ending {
     }
 }
 
-/// Counts a created thread out when its thread-local data is torn down, after its root has run
-/// the thread-specific-data destructors; the last one out after main has ended calls
-/// `exit(0)`. Holds the thread's own canceler: a thread whose root has not finished is tearing
-/// down inside `exit()` (the only way its thread-local destructors run before its root ends),
-/// and is not counted out, so nothing can race that exit's status with `exit(0)`.
-struct Live(Cell<Option<Canceler>>);
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        if self.0.take().is_some_and(|me| me.is_finished()) {
-            let mut p = process();
-            p.live -= 1;
-            if p.live == 0 && p.main_ended {
-                drop(p);
-                // SAFETY: ends the process, as glibc's last thread does.
-                unsafe { libc::exit(0) }
-            }
-        }
+/// The end of every thread `tc_create` started (`ffi::spawn_c`'s `at_end`, after its root has
+/// run the thread-specific-data destructors): counts it out; the last one out after main has
+/// ended calls `exit(0)`. A thread that calls `exit()` never gets here (nor does one whose
+/// creation failed before its thread started: its creator counts it out), so nothing races
+/// that exit's status with `exit(0)`.
+fn count_out() {
+    let mut p = process();
+    p.live -= 1;
+    if p.live == 0 && p.main_ended {
+        drop(p);
+        // SAFETY: ends the process, as glibc's last thread does.
+        unsafe { libc::exit(0) }
     }
 }
 
-thread_local! {
-    static LIVE_GUARD: Live = const { Live(Cell::new(None)) };
+/// The id `tc_self` gave the main thread (0: none yet): the one thread not created here that can
+/// be joined (POSIX allows it; glibc's join waits until main has ended).
+static MAIN_ID: AtomicU64 = AtomicU64::new(0);
+/// The main thread's exit value once it has ended (`PTHREAD_CANCELED` if it was canceled).
+static MAIN_VALUE: Mutex<Option<SendPtr>> = Mutex::new(None);
+/// A thread is joining the main thread (set under the registry lock).
+static MAIN_JOINING: AtomicBool = AtomicBool::new(false);
+
+fn is_main_thread() -> bool {
+    // SAFETY: no preconditions.
+    unsafe { libc::getpid() == libc::gettid() }
 }
 
-/// Runs `f`, a Rust cancellation point, as a C point: in a thread created here a cancellation
-/// is caught (Rust frames only) and acted on the C way; elsewhere `f` runs with cancellation
-/// disabled (such threads never act in C code).
+/// How a thread not created here ends once it has acted on a cancellation or `tc_exit` in C
+/// code (its C and C++ frames unwound to the end of its stack, its cleanup handlers run), with
+/// the exit value, or `PTHREAD_CANCELED`:
+///
+/// - the main thread: [`end_main_thread`];
+/// - a thread the C library created (a `SIGEV_THREAD` timer's, say): the system's
+///   `pthread_exit`, which unwinds what is left of its stack (frames already unwound, with
+///   nothing left to run, and this library's plain frames) to the C library's thread start;
+///   the thread's thread-local destructors then run its thread-specific-data destructors.
+pub(crate) fn foreign_thread_ends() -> ! {
+    let value = ffi::take_exit_value::<SendPtr>().map_or(CANCELED, |v| v.0);
+    if is_main_thread() {
+        end_main_thread(value)
+    }
+    // SAFETY: a thread the C library created, whose stack above is C frames (unwound) and this
+    // library's frames, which hold nothing to drop here (the forced unwind passes them).
+    unsafe { libc::pthread_exit(value) }
+}
+
+/// Runs `f`, a Rust cancellation point, as a C point: in a thread that acts in C code (created
+/// here, or a foreign C thread: `ffi::in_c_region`) a cancellation is caught (Rust frames only)
+/// and acted on the C way; elsewhere `f` runs with cancellation disabled (such threads never
+/// act in C code).
 pub(crate) fn rust_point<R>(f: impl FnOnce() -> R) -> R {
     if ffi::in_c_region() {
         match catch_unwind(AssertUnwindSafe(f)) {
@@ -218,8 +250,9 @@ fn rust_point_reporting<R>(f: impl FnOnce() -> R) -> Option<R> {
     }
 }
 
-/// What a new thread allocates for itself before its start routine runs, with room to spare
-/// (glibc's thread-local destructor registration, `std`'s thread handle, the destructor list).
+/// What a new thread may take from the system's `malloc`, where a failure aborts, before its
+/// start routine has a chance to see an error (glibc's thread-local storage of libraries
+/// loaded with `dlopen`, allocated on first use), with room to spare.
 const CHILD_HEAP: usize = 16 * 1024;
 
 /// The verdict a new thread waits for before it runs anything of the caller's.
@@ -232,6 +265,8 @@ const ABANDON: u8 = 2;
 /// the thread is created with `pthread_create` itself (`ffi::spawn_c`), an allocation that
 /// fails on the way (the registry, the control block) is served from the allocator's reserve
 /// (`oom.rs`) and undone, and a thread already started by then returns without running `start`.
+/// The new thread registers no thread-local destructor before `start` (a library destructor
+/// run by `dlclose`, which holds the loader's lock, may create and join threads).
 ///
 /// # Safety
 /// `thread` must be valid for a write; `attr` null or an initialised attribute object;
@@ -281,28 +316,30 @@ pub unsafe extern "C" fn tc_create(
     process().live += 1;
     let verdict = Arc::new(AtomicU8::new(UNDECIDED));
     let theirs = verdict.clone();
-    let spawned = ffi::spawn_c(stack, move || {
-        // The creator gives its verdict holding the registry lock: once we have held it, the
-        // verdict is there.
-        let go = loop {
-            match theirs.load(Ordering::Acquire) {
-                UNDECIDED => drop(registry()),
-                v => break v == GO,
+    let spawned = ffi::spawn_c(
+        stack,
+        move || {
+            // The creator gives its verdict holding the registry lock: once we have held it,
+            // the verdict is there.
+            let go = loop {
+                match theirs.load(Ordering::Acquire) {
+                    UNDECIDED => drop(registry()),
+                    v => break v == GO,
+                }
+            };
+            drop(theirs);
+            if !go {
+                return SendPtr(std::ptr::null_mut());
             }
-        };
-        drop(theirs);
-        if !go {
-            return SendPtr(std::ptr::null_mut());
-        }
-        // Registers the count-out at thread teardown.
-        LIVE_GUARD.with(|l| l.0.set(Some(thread_cancel::current())));
-        let _ending = Ending(id);
-        MY_ID.set(id);
-        let arg = arg;
-        // SAFETY: `start` is the C start routine; the frames it creates are C frames, which a
-        // cancellation may abandon.
-        SendPtr(unsafe { ffi::c_region(start, arg.0, cancel::async_act) })
-    });
+            let _ending = Ending(id);
+            MY_ID.set(id); // a `const` thread-local without a destructor
+            let arg = arg;
+            // SAFETY: `start` is the C start routine; the frames it creates are C frames, which
+            // a cancellation may unwind or abandon.
+            SendPtr(unsafe { ffi::c_region(start, arg.0, cancel::async_act) })
+        },
+        count_out,
+    );
     match spawned {
         Ok(h) if !memory.ran_out() => {
             let e = reg.get(id).expect("the new slot");
@@ -318,16 +355,23 @@ pub unsafe extern "C" fn tc_create(
             0
         }
         spawned => {
-            // Out of memory, or no thread: the thread (if any) ends without running `start`.
+            // Out of memory, or no thread: the thread (if any) ends without running `start`,
+            // and counts itself out (`count_out`); without a thread, it is counted out here.
             verdict.store(ABANDON, Ordering::Release);
             reg.release(id);
             drop(reg);
             let e = match spawned {
-                Err(libc::EINVAL) => libc::EINVAL, // a stack size the system refuses
-                _ => libc::EAGAIN,
+                Ok(_) => libc::EAGAIN,
+                Err(e) => {
+                    process().live -= 1;
+                    if e == libc::EINVAL {
+                        libc::EINVAL // an attribute the system refuses
+                    } else {
+                        libc::EAGAIN
+                    }
+                }
             };
             drop(spawned);
-            process().live -= 1;
             e
         }
     }
@@ -377,10 +421,26 @@ unsafe fn deadline(
     Ok(Instant::now().checked_add(left))
 }
 
+/// Waits until the thread of `target` has finished, or until `deadline`: `Some(finished)`, or
+/// `None` if the caller, canceled while it waited, must act. A caller that no one can cancel
+/// (it has no control block) waits without being adopted, which would register a thread-local
+/// destructor (a library destructor run by `dlclose` may join: that library is gone by the
+/// time the destructor would run).
+fn wait_for(target: &Canceler, deadline: Option<Instant>) -> Option<bool> {
+    if ffi::has_control() {
+        rust_point_reporting(|| ffi::wait_finished(target, deadline))
+    } else {
+        Some(ffi::wait_finished_uncancelable(target, deadline))
+    }
+}
+
 /// `pthread_join` and glibc's variants: the result, or `None` if the caller, canceled while it
 /// waited, must act (the target stays joinable). `ESRCH` for an id that is not a live thread
-/// of ours, `EINVAL` if it is detached or already being joined, `EDEADLK` for the caller
-/// itself (`EBUSY` for `Try`, as glibc: the caller has not ended).
+/// of ours, `EINVAL` if it is detached or already being joined, or a thread not created here
+/// other than the main thread; `EDEADLK` for the caller itself (`EBUSY` for `Try`, as glibc:
+/// the caller has not ended). The main thread's join waits until main has ended (its cleanup
+/// handlers and thread-specific-data destructors run) and reports what it gave `tc_exit`, or
+/// `PTHREAD_CANCELED`.
 ///
 /// # Safety
 /// `retval` must be null or valid for a write.
@@ -389,54 +449,78 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32>
     if thread == MY_ID.get() && thread != 0 {
         return Some(if trying { libc::EBUSY } else { libc::EDEADLK });
     }
-    let h = {
+    let main = thread != 0 && thread == MAIN_ID.load(Ordering::Relaxed);
+    // The target, and its handle (`None` for the main thread, marked as being joined instead).
+    let (target, h) = {
         let mut reg = registry();
         let Some(e) = reg.get(thread) else {
             return Some(libc::ESRCH);
         };
+        let Some(target) = e.canceler.clone() else {
+            return Some(libc::ESRCH); // not reached: filled under the registry lock
+        };
         // glibc looks at "ended" before "detached".
-        if trying && !e.canceler.as_ref().is_some_and(Canceler::is_finished) {
+        if trying && !target.is_finished() {
             return Some(libc::EBUSY);
         }
         if e.detached {
             return Some(libc::EINVAL);
         }
-        match e.handle.take() {
-            Some(h) => h,
-            None => return Some(libc::EINVAL),
-        }
+        let h = if main {
+            if MAIN_JOINING.swap(true, Ordering::Relaxed) {
+                return Some(libc::EINVAL); // already being joined
+            }
+            None
+        } else {
+            match e.handle.take() {
+                Some(h) => Some(h),
+                None => return Some(libc::EINVAL),
+            }
+        };
+        (target, h)
     };
     let waited = match wait {
         Wait::Try => Some(Ok(())),
-        Wait::Forever | Wait::Until(Ok(None)) => rust_point_reporting(|| h.wait()).map(Ok),
-        Wait::Until(Err(e)) if !h.canceler().is_finished() => Some(Err(e)),
+        Wait::Forever | Wait::Until(Ok(None)) => wait_for(&target, None).map(|_| Ok(())),
+        Wait::Until(Err(e)) if !target.is_finished() => Some(Err(e)),
         Wait::Until(Err(_)) => Some(Ok(())),
-        Wait::Until(Ok(Some(t))) => rust_point_reporting(|| {
-            if h.wait_timeout(t.saturating_duration_since(Instant::now())) {
+        Wait::Until(Ok(Some(t))) => wait_for(&target, Some(t)).map(|finished| {
+            if finished {
                 Ok(())
             } else {
                 Err(libc::ETIMEDOUT)
             }
         }),
     };
+    drop(target);
     if !matches!(waited, Some(Ok(()))) {
         // Canceled while waiting, timed out or a bad time: the target stays joinable (and
         // nothing of this frame is left where the caller acts: the handle goes back).
-        match registry().get(thread) {
-            Some(e) => e.handle = Some(h),
-            None => drop(h),
+        if main {
+            MAIN_JOINING.store(false, Ordering::Relaxed);
+        } else {
+            match registry().get(thread) {
+                Some(e) => e.handle = h,
+                None => drop(h),
+            }
         }
         return waited.map(|w| w.err().unwrap_or(0));
     }
     // The thread has finished: its id dies now, before the system thread is joined (after
     // which its system id could be reused), so `tc_kill` never reaches a joined thread.
     registry().release(thread);
-    let was = ffi::set_disabled(true);
-    let outcome = h.join();
-    ffi::set_disabled(was);
-    let value = match outcome {
-        Outcome::Returned(SendPtr(p)) | Outcome::Exited(SendPtr(p)) => p,
-        Outcome::Canceled | Outcome::Panicked(_) => CANCELED,
+    let value = match h {
+        // Not a cancellation point: the thread has finished.
+        Some(h) => match h.join() {
+            Outcome::Returned(SendPtr(p)) | Outcome::Exited(SendPtr(p)) => p,
+            Outcome::Canceled | Outcome::Panicked(_) => CANCELED,
+        },
+        // Stored by `end_main_thread` before main finished.
+        None => MAIN_VALUE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .map_or(CANCELED, |v| v.0),
     };
     if !retval.is_null() {
         // SAFETY: the caller passes null or a writable pointer.
@@ -602,6 +686,9 @@ pub extern "C" fn tc_self() -> u64 {
         std::process::abort()
     };
     MY_ID.set(id);
+    if is_main_thread() {
+        MAIN_ID.store(id, Ordering::Relaxed);
+    }
     // Registers the destructor that frees the slot. If the thread is so far into its teardown
     // that it can no longer register one, the id is freed at once (stale from the start).
     drop(reg);
@@ -774,32 +861,35 @@ pub extern "C" fn tc_pthread_sigqueue(thread: u64, sig: i32, value: libc::sigval
 }
 
 /// `pthread_exit`: cleanup handlers (last pushed first), thread-specific-data destructors,
-/// then the thread ends; `tc_join` reports `value` (R21). In the main thread: see
-/// [`end_main_thread`]. In any other thread not created here it aborts (such a thread cannot
-/// be ended without unwinding foreign frames).
+/// then the thread ends; `tc_join` reports `value` (R21). In a thread not created here whose
+/// stack is C (the main thread of a C program, a thread the C library created) the same, its
+/// C and C++ frames unwound, ended by [`foreign_thread_ends`]. In the main thread of a Rust
+/// program, the cleanup handlers run, then [`end_main_thread`]. In any other thread it aborts
+/// (such a thread cannot be ended without unwinding Rust frames).
 #[no_mangle]
 pub extern "C" fn tc_exit(value: *mut c_void) -> ! {
     if ffi::in_c_region() {
         ffi::begin_exit(SendPtr(value));
         cancel::finish_in_region();
     }
-    // SAFETY: no preconditions.
-    let is_main = unsafe { libc::getpid() == libc::gettid() };
-    if is_main {
+    if is_main_thread() {
         cancel::run_cleanup_handlers();
-        end_main_thread()
+        end_main_thread(value)
     }
     eprintln!("thread-cancel: tc_exit in a thread not created by tc_create; aborting");
     std::process::abort()
 }
 
-/// Ends the main thread, its cleanup handlers run, as glibc's `pthread_exit` in `main`: its
-/// thread-specific-data destructors run (R07: before anything waits, so a destructor may
-/// release what another thread waits for), then only its system thread ends; the process lives
-/// on until the last thread created here ends, which calls `exit(0)` (at once if none is
-/// left). Main never calls `exit(0)` after waiting, which could race a thread's own `exit()`.
-/// Its id stays valid (a thread that has ended, not joined): cancel and kill return 0.
-pub(crate) fn end_main_thread() -> ! {
+/// Ends the main thread, its cleanup handlers run, as glibc's `pthread_exit` in `main` (also
+/// for a cancellation main acted on, `value` then `PTHREAD_CANCELED`): its joiner will get
+/// `value`; its thread-specific-data destructors run (R07: before anything waits, so a
+/// destructor may release what another thread waits for), and it is marked finished (its
+/// joiner wakes); then main runs nothing more, and the process lives on until the last thread
+/// created here ends, which calls `exit(0)` (at once if none is left). Main never calls
+/// `exit(0)` after waiting, which could race a thread's own `exit()`. Its id stays valid until
+/// joined (a thread that has ended): cancel and kill return 0.
+pub(crate) fn end_main_thread(value: *mut c_void) -> ! {
+    *MAIN_VALUE.lock().unwrap_or_else(PoisonError::into_inner) = Some(SendPtr(value));
     ffi::end_adopted_thread();
     if let Some(e) = registry().get(MY_ID.get()) {
         e.ended = true;
@@ -812,11 +902,20 @@ pub(crate) fn end_main_thread() -> ! {
         unsafe { libc::exit(0) }
     }
     drop(p);
-    // Ends the main system thread only (glibc's `__exit_thread`): the kernel keeps the process
-    // until its last thread has gone. Nothing of Rust's is on this thread's stack that another
-    // thread uses, and no lock is held.
-    loop {
-        // SAFETY: `SYS_exit` ends the calling thread; its stack stays mapped (the process's).
-        unsafe { libc::syscall(libc::SYS_exit, 0) };
+    // Main's system thread stays, asleep with every signal blocked (a signal sent to the
+    // process goes to a thread that runs), until the process ends: glibc ends it instead
+    // (`__exit_thread`), but a thread that has gone can no longer be examined by
+    // LeakSanitizer, whose check at the process's exit (in every program built with
+    // `-fsanitize=address`) would report what main's thread-local storage refers to (the
+    // library's thread-local destructors, registered with the C library) as leaked. No lock is
+    // held here.
+    // SAFETY: a signal set of our own, filled before use; `pause` has no preconditions.
+    unsafe {
+        let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigfillset(all.as_mut_ptr());
+        libc::pthread_sigmask(libc::SIG_SETMASK, all.as_ptr(), std::ptr::null_mut());
+        loop {
+            libc::pause();
+        }
     }
 }

@@ -6,7 +6,6 @@
 
 use crate::point::terminating;
 use std::marker::PhantomData;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Pushes `routine` as the calling thread's newest cleanup handler (R15).
 ///
@@ -74,7 +73,7 @@ impl<F: FnOnce()> Drop for CleanupGuard<F> {
         if let Some(f) = self.routine.take() {
             if terminating() {
                 // A panic escaping a destructor during an unwind aborts the process: contain it.
-                let _ = catch_unwind(AssertUnwindSafe(f));
+                let _ = crate::point::contain(f);
             }
         }
     }

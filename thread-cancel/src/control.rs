@@ -3,15 +3,34 @@
 use crate::parker::Parker;
 use crate::state::{Request, StateWord};
 use std::any::{Any, TypeId};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, Once, PoisonError};
+
+/// The process's fork generation: 0 in the original process, bumped in the child of every
+/// `fork` (a `pthread_atfork` child handler). A control block records the generation it was
+/// made in; one from an older generation names a thread of a parent process, which does not
+/// exist here (only the forking thread lives on in the child, and the handler moves its own
+/// control block to the new generation).
+static FORK_GENERATION: AtomicU32 = AtomicU32::new(0);
+static ATFORK: Once = Once::new();
+
+/// Runs in the child of a `fork`, in the forking thread, while it is the only thread:
+/// async-signal-safe (atomics and a `const` thread-local read).
+extern "C" fn after_fork_in_child() {
+    let g = FORK_GENERATION.fetch_add(1, Relaxed).wrapping_add(1);
+    crate::current::with_current(|c| c.generation.store(g, Relaxed));
+}
 
 /// Everything another thread may touch of a thread: its state word and its wake-up token.
 #[derive(Debug)]
 pub(crate) struct Control {
     pub(crate) state: StateWord,
     pub(crate) parker: Parker,
-    /// The thread blocked in `join` on this one, woken when this one finishes.
-    joiner: Mutex<Option<Arc<Control>>>,
+    /// The threads blocked in `join`/`wait` on this one, each woken when this one finishes.
+    /// Each waiter adds and removes its own entry (`add_waiter`/`remove_waiter`).
+    waiters: Mutex<Vec<Arc<Control>>>,
+    /// The fork generation this block belongs to (see `FORK_GENERATION`).
+    generation: AtomicU32,
     /// The value passed to `exit()`, taken by the thread's root.
     exit_value: Mutex<Option<Box<dyn Any + Send>>>,
     /// For threads spawned by the crate: the type `exit()` must be given.
@@ -50,10 +69,18 @@ impl std::fmt::Debug for Callbacks {
 
 impl Control {
     pub(crate) fn new(exit_type: Option<TypeId>) -> Self {
+        // Registered before the first control block exists, so every fork after any block was
+        // made runs the handler.
+        ATFORK.call_once(|| {
+            // SAFETY: registers a handler that is a plain `extern "C"` function and stays valid
+            // for the life of the process; no prepare or parent handler.
+            unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+        });
         Self {
             state: StateWord::new(),
             parker: Parker::new(),
-            joiner: Mutex::new(None),
+            waiters: Mutex::new(Vec::new()),
+            generation: AtomicU32::new(FORK_GENERATION.load(Relaxed)),
             exit_value: Mutex::new(None),
             exit_type,
             thread: std::sync::OnceLock::new(),
@@ -76,18 +103,33 @@ impl Control {
     ///
     /// Async-cancel-safe: a caller inside an asynchronous region holds its own cancellation
     /// while this takes locks, and acts on it (if it canceled itself) once they are released.
+    ///
+    /// The `on_cancel` callbacks the request runs are contained: a panic in one is reported by
+    /// the panic hook and caught, and the others still run. If the caller itself began to act on
+    /// its own cancellation (or `exit`) inside one, that unwind goes on once every callback has
+    /// run and the locks are released.
     pub(crate) fn cancel(&self) -> Result<(), crate::NoSuchThread> {
         let shield = crate::region::shield();
         let r = self.request();
         crate::region::unshield(shield);
-        r
+        r.map(resume_own)
     }
 
-    fn request(&self) -> Result<(), crate::NoSuchThread> {
+    /// Whether this block belongs to this process: false for a thread of the parent process,
+    /// seen from a forked child (it does not exist here; its pthread id may name another
+    /// thread of the child).
+    fn in_this_process(&self) -> bool {
+        self.generation.load(Relaxed) == FORK_GENERATION.load(Relaxed)
+    }
+
+    fn request(&self) -> Result<Option<Payload>, crate::NoSuchThread> {
         use std::sync::atomic::Ordering::SeqCst;
+        if !self.in_this_process() {
+            return Err(crate::NoSuchThread);
+        }
         match self.state.request() {
             Request::Finished => Err(crate::NoSuchThread),
-            Request::Merged => Ok(()),
+            Request::Merged => Ok(None),
             Request::Queued { prev } => {
                 // Only a thread inside our system calls or in a region with the type
                 // asynchronous needs the signal, and never the caller itself (it acts when it
@@ -118,10 +160,11 @@ impl Control {
                     self.interrupt();
                 }
                 let run = std::mem::take(&mut lock(&self.callbacks).list);
+                let mut own = None;
                 for (_, f) in run {
-                    f();
+                    own = own.or(run_callback(f));
                 }
-                Ok(())
+                Ok(own)
             }
         }
     }
@@ -129,6 +172,12 @@ impl Control {
     /// Owner: records its `std` handle (for `park`) and its pthread id (for the signal).
     pub(crate) fn set_thread(&self, t: std::thread::Thread) {
         let _ = self.thread.set(t);
+        self.set_pthread();
+    }
+
+    /// Owner: records its pthread id only (a thread created for the C ABI, which never parks
+    /// through `std` and must not make `std` register a thread-local destructor).
+    pub(crate) fn set_pthread(&self) {
         // SAFETY: `pthread_self` has no preconditions.
         *lock(&self.pthread) = Some(unsafe { libc::pthread_self() });
     }
@@ -137,6 +186,9 @@ impl Control {
     /// thread has finished. The id is read and used under the lock that `finish` clears it
     /// under, so it never names a gone thread.
     pub(crate) fn send_signal(&self, sig: i32) -> Option<i32> {
+        if !self.in_this_process() {
+            return None;
+        }
         let t = lock(&self.pthread);
         // SAFETY: as in `interrupt`.
         t.map(|t| unsafe { libc::pthread_kill(t, sig) })
@@ -157,12 +209,13 @@ impl Control {
 
     /// Registers a callback run by the first request; runs it at once (and returns `None`) if a
     /// request is already pending. Exactly once either way: the request's `fetch_or` precedes
-    /// its drain under the same mutex that this check-and-push holds.
+    /// its drain under the same mutex that this check-and-push holds. Run here, `f` is
+    /// contained as in a request (see [`cancel`](Self::cancel)).
     pub(crate) fn add_callback(&self, f: Box<dyn FnOnce() + Send>) -> Option<u64> {
         let mut cbs = lock(&self.callbacks);
         if self.state.load() & crate::state::PENDING != 0 {
             drop(cbs);
-            f();
+            resume_own(run_callback(f));
             return None;
         }
         let id = cbs.next_id;
@@ -187,21 +240,62 @@ impl Control {
         lock(&self.exit_value).take()
     }
 
-    /// Registers (or, with `None`, removes) the thread waiting for this one to finish.
-    pub(crate) fn set_joiner(&self, joiner: Option<Arc<Control>>) {
-        *lock(&self.joiner) = joiner;
+    /// Registers `waiter` (a thread about to block in `join`/`wait`) to be woken when this one
+    /// finishes. Any number of threads may wait at once.
+    pub(crate) fn add_waiter(&self, waiter: Arc<Control>) {
+        lock(&self.waiters).push(waiter);
     }
 
-    /// Owner, last step: mark finished and wake the joiner.
+    /// Removes `waiter`'s own registration, if `finish` has not taken it already; the others
+    /// stay registered.
+    pub(crate) fn remove_waiter(&self, waiter: &Control) {
+        let mut ws = lock(&self.waiters);
+        if let Some(i) = ws.iter().position(|w| std::ptr::eq(&**w, waiter)) {
+            ws.swap_remove(i);
+        }
+    }
+
+    /// Owner, last step: mark finished and wake every waiter.
     ///
-    /// Ordering: `FINISHED` is set before the joiner slot is read under its mutex; a joiner
-    /// registers under the same mutex before it reads `FINISHED`. So either the joiner sees
-    /// `FINISHED`, or this sees the joiner.
+    /// Ordering: `FINISHED` is set before the waiters are taken under their mutex; a waiter
+    /// registers under the same mutex before it reads `FINISHED`. So either a waiter sees
+    /// `FINISHED`, or this sees (and wakes) the waiter.
     pub(crate) fn finish(&self) {
         self.state.finish();
         *lock(&self.pthread) = None;
-        if let Some(j) = lock(&self.joiner).take() {
-            j.parker.unpark();
+        let waiters = std::mem::take(&mut *lock(&self.waiters));
+        for w in waiters {
+            w.parker.unpark();
+        }
+    }
+}
+
+/// The payload of an unwind caught out of an `on_cancel` callback.
+type Payload = Box<dyn Any + Send>;
+
+/// Runs an `on_cancel` callback, contained: a panic does not escape (the panic hook has
+/// reported it; the payload is dropped). Returns the payload of a termination the calling
+/// thread began in it (a cancellation point that acted, an `exit`): that one is resumed by
+/// [`resume_own`] once the caller's work is done, not lost.
+fn run_callback(f: Box<dyn FnOnce() + Send>) -> Option<Payload> {
+    match crate::point::contain(f) {
+        Ok(()) => None,
+        Err(p) if p.is::<crate::CancelPayload>() => Some(p),
+        Err(p) => {
+            // A payload whose own `Drop` panics must not escape either.
+            let _ = crate::point::contain(move || drop(p));
+            None
+        }
+    }
+}
+
+/// Resumes the calling thread's own termination caught by [`run_callback`]. During another
+/// unwind (a `cancel()` from a `Drop`) it cannot start again: the thread's root reports the
+/// termination from the state word.
+fn resume_own(own: Option<Payload>) {
+    if let Some(p) = own {
+        if !std::thread::panicking() {
+            std::panic::resume_unwind(p);
         }
     }
 }

@@ -12,7 +12,8 @@ use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 thread_local! {
-    /// Non-null exactly while `LINK` holds the `Arc` it points into.
+    /// Non-null exactly while `LINK` holds the `Arc` it points into, or (a thread created for
+    /// the C ABI, [`link_unregistered`]) while the thread's root holds it.
     static CURRENT: Cell<*const Control> = const { Cell::new(std::ptr::null()) };
     static LINK: RefCell<Option<Link>> = const { RefCell::new(None) };
 }
@@ -47,8 +48,9 @@ pub(crate) fn current_ptr() -> Option<*const Control> {
 #[inline(always)]
 pub(crate) fn with_current<R>(f: impl FnOnce(&Control) -> R) -> Option<R> {
     // SAFETY: `CURRENT` is set to `Arc::as_ptr` of the `Arc` stored in this thread's `LINK`, and
-    // reset to null in `Link::drop` before that `Arc` is released. It is only read on this
-    // thread, so the pointee is alive for the whole of `f`.
+    // reset to null in `Link::drop` before that `Arc` is released (or of the `Arc` a C thread's
+    // root holds, reset by `unlink_unregistered` before the root drops it). It is only read on
+    // this thread, so the pointee is alive for the whole of `f`.
     current_ptr().map(|p| f(unsafe { &*p }))
 }
 
@@ -69,6 +71,9 @@ pub(crate) fn is_current(c: &Control) -> bool {
 
 /// The calling thread's control block, adopting the thread if needed.
 pub(crate) fn current_control() -> Arc<Control> {
+    if let Some(c) = current_arc() {
+        return c;
+    }
     LINK.try_with(|l| {
         let mut l = l.borrow_mut();
         if let Some(link) = &*l {
@@ -84,14 +89,39 @@ pub(crate) fn current_control() -> Arc<Control> {
 
 /// The calling thread's control block if it has one (no adoption).
 pub(crate) fn try_current_control() -> Option<Arc<Control>> {
-    LINK.try_with(|l| l.borrow().as_ref().map(|l| l.control.clone()))
-        .ok()
-        .flatten()
+    current_arc()
+}
+
+/// A new `Arc` of the calling thread's control block, from `CURRENT` (without touching `LINK`,
+/// whose first use registers its destructor with the C library).
+fn current_arc() -> Option<Arc<Control>> {
+    let p = current_ptr()?;
+    // SAFETY: `p` comes from `Arc::as_ptr` of an `Arc` that stays alive while `CURRENT` holds
+    // it (see `with_current`), so its strong count is at least one and may be incremented.
+    unsafe {
+        Arc::increment_strong_count(p);
+        Some(Arc::from_raw(p))
+    }
 }
 
 /// Called first thing on a thread the crate spawned.
 pub(crate) fn link_spawned(control: Arc<Control>) {
     LINK.with(|l| install(&mut l.borrow_mut(), control, false));
+}
+
+/// Called first thing on a thread created for the C ABI with the system's `pthread_create`:
+/// links `control` (which the caller keeps alive until [`unlink_unregistered`]) without
+/// registering any thread-local destructor — registering one takes the dynamic loader's lock,
+/// which the creating thread may hold (a library destructor run by `dlclose`).
+pub(crate) fn link_unregistered(control: &Arc<Control>) {
+    crate::sys::prepare();
+    control.set_pthread();
+    CURRENT.with(|c| c.set(Arc::as_ptr(control)));
+}
+
+/// Undoes [`link_unregistered`], before the caller drops its `Arc`.
+pub(crate) fn unlink_unregistered() {
+    CURRENT.with(|c| c.set(std::ptr::null()));
 }
 
 fn install(slot: &mut Option<Link>, control: Arc<Control>, adopted: bool) {

@@ -842,8 +842,23 @@ pub fn select(
 const KERNEL_SIGSET_SIZE: usize = 8;
 const _: () = assert!(std::mem::size_of::<libc::sigset_t>() >= KERNEL_SIGSET_SIZE);
 
+/// A copy of `set` without the cancel signal: the mask of a wait must never block it (the
+/// wait could no longer be interrupted) and the set of a signal wait must never take it (the
+/// request's signal would be returned as the call's result). glibc does the same for its own
+/// cancel signal.
+fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
+    let mut copy = *set;
+    if let Some(sig) = sys::signal() {
+        // SAFETY: `copy` is an initialised set; `sig` is a valid signal number.
+        unsafe { libc::sigdelset(&mut copy, sig) };
+    }
+    copy
+}
+
 /// `sigtimedwait(2)` as a cancellation point: waits for one of `set` (which the caller should
-/// block) and returns its number; `timeout: None` is `sigwaitinfo`/`sigwait`.
+/// block) and returns its number; `timeout: None` is `sigwaitinfo`/`sigwait`. The cancel signal
+/// ([`set_signal`]) is never taken, even if `set` holds it (a full set, say): it is removed
+/// from the set the call waits on.
 ///
 /// ```
 /// // SAFETY: sigset_t is plain data; sigemptyset initialises it.
@@ -860,22 +875,24 @@ pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) 
     let tsp = ts
         .as_ref()
         .map_or(0, |t| t as *const libc::timespec as libc::c_long);
+    let set = without_cancel_signal(set);
     let a = [
-        set as *const libc::sigset_t as _,
+        &set as *const libc::sigset_t as _,
         0,
         tsp,
         KERNEL_SIGSET_SIZE as _,
         0,
         0,
     ];
-    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the
-    // type the call expects; the kernel reads `KERNEL_SIGSET_SIZE` bytes of `set`, which is
-    // larger.
+    // SAFETY: every pointer comes from a local that outlives the call, of the type the call
+    // expects; the kernel reads `KERNEL_SIGSET_SIZE` bytes of `set`, which is larger.
     unsafe { cp(libc::SYS_rt_sigtimedwait, a) }.map(|n| n as i32)
 }
 
 /// `sigsuspend(2)` as a cancellation point: replaces the signal mask with `mask` until a
-/// handler runs; returns `Err(Interrupted)` then, as the C call returns -1/`EINTR`.
+/// handler runs; returns `Err(Interrupted)` then, as the C call returns -1/`EINTR`. The cancel
+/// signal ([`set_signal`]) stays unblocked whatever `mask` says (a full mask, say), so the
+/// wait can always be canceled; every other signal of `mask` is blocked.
 ///
 /// ```
 /// let h = thread_cancel::spawn(|| {
@@ -889,16 +906,17 @@ pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) 
 /// assert!(h.join().is_canceled());
 /// ```
 pub fn sigsuspend(mask: &libc::sigset_t) -> io::Result<()> {
+    let mask = without_cancel_signal(mask);
     let a = [
-        mask as *const libc::sigset_t as _,
+        &mask as *const libc::sigset_t as _,
         KERNEL_SIGSET_SIZE as _,
         0,
         0,
         0,
         0,
     ];
-    // SAFETY: every pointer comes from a reference that outlives the call, of the type the
-    // call expects; the kernel reads `KERNEL_SIGSET_SIZE` bytes of `mask`, which is larger.
+    // SAFETY: every pointer comes from a local that outlives the call, of the type the call
+    // expects; the kernel reads `KERNEL_SIGSET_SIZE` bytes of `mask`, which is larger.
     unsafe { cp(libc::SYS_rt_sigsuspend, a) }.map(drop)
 }
 

@@ -13,6 +13,26 @@ use std::sync::Arc;
 ///
 /// `f` runs whatever the cancel state: a disabled thread is woken, and holds the request.
 ///
+/// # Panics in `f`
+///
+/// A panic in `f` does not escape: it is reported by the panic hook (by default, printed to
+/// standard error with its message, like any panic) and caught, so `cancel()` returns normally
+/// and every other callback still runs (one of them may be what unblocks the thread). The
+/// same holds when `f` runs at once here: `on_cancel` returns normally. Only a termination of
+/// the calling thread itself begun inside `f` (a cancellation point that acts, an
+/// [`exit`](crate::exit)) goes on, once the other callbacks have run.
+///
+/// ```
+/// let h = thread_cancel::spawn(|| {
+///     let _a = thread_cancel::on_cancel(|| panic!("reported by the panic hook, then caught"));
+///     let _b = thread_cancel::on_cancel(|| println!("still runs"));
+///     loop { thread_cancel::sleep(std::time::Duration::MAX) }
+/// });
+/// # std::thread::sleep(std::time::Duration::from_millis(20));
+/// assert_eq!(h.cancel(), Ok(())); // does not panic
+/// assert!(h.join().is_canceled());
+/// ```
+///
 /// ```
 /// use std::net::{TcpListener, Shutdown};
 /// let listener = TcpListener::bind("127.0.0.1:0").unwrap();

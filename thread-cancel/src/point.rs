@@ -10,6 +10,40 @@
 use crate::current::{current_control, with_current};
 use crate::state::{self, Action};
 use std::any::TypeId;
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+thread_local! {
+    /// How many [`contain`] calls the thread is inside: an unwind started there is caught
+    /// before it can leave a destructor, so [`exit`] may start one even during another unwind.
+    static CONTAINED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `f`, catching any unwind out of it: for code the crate runs on the user's behalf
+/// whose panic must not stop the rest (cleanup handlers, `on_cancel` callbacks). While `f`
+/// runs, [`exit`] may start its unwind even if the thread is already unwinding: it ends here.
+pub(crate) fn contain<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    CONTAINED.with(|c| c.set(c.get() + 1));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    CONTAINED.with(|c| c.set(c.get() - 1));
+    r
+}
+
+/// `exit` reached while the thread unwinds, outside [`contain`]: the unwind it would start
+/// would leave a destructor that runs during another unwind, which Rust turns into an abort
+/// with a generic message. Abort here instead, saying why.
+#[cold]
+#[inline(never)]
+fn exit_while_unwinding() -> ! {
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "thread_cancel::exit called while the thread is unwinding (from a Drop run by a panic, a \
+         cancellation or an exit): a second unwind cannot start inside a running one, and the \
+         thread cannot end any other way; aborting the process"
+    );
+    std::process::abort()
+}
 
 /// The payload of the unwind by which a thread acts on a cancellation or on [`exit`].
 ///
@@ -140,6 +174,18 @@ pub(crate) fn raise() -> ! {
 /// If the thread is already terminating (an earlier cancellation or exit was swallowed by
 /// `catch_unwind`), that termination continues and `value` is dropped.
 ///
+/// # Aborts
+///
+/// `exit` ends the thread by unwinding, and a second unwind cannot start while one is running:
+/// called from a `Drop` that runs during an unwind (a panic's, a cancellation's or an exit's),
+/// it cannot return (it returns `!`), cannot unwind and cannot end the thread any other way,
+/// so it prints `thread_cancel::exit called while the thread is unwinding` with the reason to
+/// standard error and aborts the process. (Rust itself would abort there too, with a generic
+/// "panic in a destructor during cleanup".) In a cleanup handler, which the crate runs in a
+/// contained frame, `exit` ends the handler and the termination already under way goes on
+/// (`value` is dropped); the other handlers still run. A cancellation point in a `Drop` during
+/// an unwind is simply no point (it returns); only `exit` cannot be.
+///
 /// ```
 /// let h = thread_cancel::spawn(|| -> u32 {
 ///     let _g = thread_cancel::cleanup_push(|| println!("runs on exit"));
@@ -148,6 +194,9 @@ pub(crate) fn raise() -> ! {
 /// assert_eq!(h.join().unwrap(), 7);
 /// ```
 pub fn exit<V: Send + 'static>(value: V) -> ! {
+    if std::thread::panicking() && CONTAINED.with(Cell::get) == 0 {
+        exit_while_unwinding();
+    }
     let c = current_control();
     if let Some(expected) = c.exit_type {
         assert!(

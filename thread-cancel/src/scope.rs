@@ -118,6 +118,10 @@ impl<T> ScopedJoinHandle<'_, T> {
 
     /// Waits for the thread and reports how it ended; a cancellation point for the caller.
     ///
+    /// # Panics
+    ///
+    /// If called by the thread itself, like [`JoinHandle::join`](crate::JoinHandle::join).
+    ///
     /// ```
     /// thread_cancel::scope(|s| {
     ///     let h = s.spawn(|| panic!("boom"));
@@ -127,6 +131,54 @@ impl<T> ScopedJoinHandle<'_, T> {
     pub fn join(self) -> Outcome<T> {
         wait_finished(&self.control, None, true);
         self.inner.join().unwrap_or_else(Outcome::Panicked)
+    }
+
+    /// Waits until the thread has finished, without consuming the handle; a cancellation point
+    /// for the caller. Any number of threads may wait at once; the thread's end wakes every
+    /// one, and a waiter that is canceled leaves the others waiting.
+    ///
+    /// # Panics
+    ///
+    /// If called by the thread itself, like [`JoinHandle::wait`](crate::JoinHandle::wait).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// thread_cancel::scope(|s| {
+    ///     let h = Arc::new(s.spawn(|| thread_cancel::sleep(std::time::Duration::MAX)));
+    ///     let waiters: Vec<_> = (0..2)
+    ///         .map(|_| {
+    ///             let h = h.clone();
+    ///             s.spawn(move || h.wait())
+    ///         })
+    ///         .collect();
+    ///     h.cancel().unwrap();
+    ///     for w in waiters {
+    ///         w.join().unwrap(); // both are woken
+    ///     }
+    ///     let h = Arc::try_unwrap(h).unwrap();
+    ///     assert!(h.join().is_canceled());
+    /// });
+    /// ```
+    pub fn wait(&self) {
+        wait_finished(&self.control, None, false);
+    }
+
+    /// [`wait`](Self::wait) for at most `dur`; returns whether the thread has finished.
+    ///
+    /// # Panics
+    ///
+    /// If called by the thread itself, as [`wait`](Self::wait).
+    ///
+    /// ```
+    /// thread_cancel::scope(|s| {
+    ///     let h = s.spawn(|| thread_cancel::sleep(std::time::Duration::MAX));
+    ///     assert!(!h.wait_timeout(std::time::Duration::from_millis(5)));
+    ///     h.cancel().unwrap();
+    ///     assert!(h.wait_timeout(std::time::Duration::from_secs(60)));
+    /// });
+    /// ```
+    pub fn wait_timeout(&self, dur: std::time::Duration) -> bool {
+        wait_finished(&self.control, crate::wait::deadline_after(dur), false)
     }
 
     /// The underlying `std` thread.

@@ -97,17 +97,35 @@ pub(crate) fn new_control<T: 'static>() -> Arc<Control> {
 
 const JOIN_YIELDS: usize = 16;
 
+/// A thread joining or waiting for itself: reported as `std` reports it.
+#[cold]
+#[inline(never)]
+fn own_thread(what: &str) -> ! {
+    panic!(
+        "failed to {what} thread: {} (a thread cannot {what} itself)",
+        io::Error::from_raw_os_error(libc::EDEADLK)
+    )
+}
+
 /// Blocks until `target` has finished, as a cancellation point for the caller (R09), or until
-/// `deadline`; returns whether it finished.
+/// `deadline`; returns whether it finished. Any number of threads may wait for one target:
+/// each registers itself, and the target's `finish` wakes them all.
 ///
 /// For `join` (`then_std_join`), a caller that cannot act on a request during the wait (it has
 /// no control block, so no one can cancel it, or its cancellation is disabled) is not
 /// registered at all: `std`'s join that follows does the blocking.
+///
+/// # Panics
+/// If `target` is the calling thread: it would wait for itself forever (a deadlock, which
+/// `std` and `pthread_join` report as `EDEADLK`; `std`'s join panics with the same message).
 pub(crate) fn wait_finished(
     target: &Arc<Control>,
     deadline: Option<Instant>,
     then_std_join: bool,
 ) -> bool {
+    if crate::current::is_current(target) {
+        own_thread(if then_std_join { "join" } else { "wait for" });
+    }
     // A cancellation point at entry too, even if the target has already finished.
     crate::testcancel();
     let finished = || target.state.load() & state::FINISHED != 0;
@@ -131,14 +149,14 @@ pub(crate) fn wait_finished(
         }
         std::thread::yield_now();
     }
-    target.set_joiner(Some(me.clone()));
-    struct Unregister<'a>(&'a Control);
+    target.add_waiter(me.clone());
+    struct Unregister<'a>(&'a Control, &'a Control);
     impl Drop for Unregister<'_> {
         fn drop(&mut self) {
-            self.0.set_joiner(None);
+            self.0.remove_waiter(self.1);
         }
     }
-    let unregister = Unregister(target);
+    let unregister = Unregister(target, &me);
     let wake = crate::wait::wait_until(&me, finished, deadline);
     // Undone before acting, so that the unwind starts with nothing to drop here.
     drop(unregister);
@@ -195,7 +213,14 @@ impl<T> JoinHandle<T> {
     }
 
     /// Waits for the thread to end and reports how (R09). It is a cancellation point for the
-    /// calling thread.
+    /// calling thread. Other threads may [`wait`](Self::wait) for the same thread meanwhile.
+    ///
+    /// # Panics
+    ///
+    /// If called by the thread itself (a handle can reach its own thread, e.g. through a
+    /// channel): it would wait for itself forever. Like `std`'s `join`, which panics with the
+    /// error of `pthread_join`, this panics with "failed to join thread: Resource deadlock
+    /// avoided (os error 35) ...", at once (the C ABI's `tc_join` returns `EDEADLK`).
     ///
     /// ```
     /// let h = thread_cancel::spawn(|| 40 + 2);
@@ -210,6 +235,31 @@ impl<T> JoinHandle<T> {
     /// for the caller. If the caller is canceled here, the thread stays joinable by whoever
     /// holds the handle next (keep it in a shared place, e.g. a `sync::Mutex<Option<_>>`).
     ///
+    /// Any number of threads may wait at once (the handle is `Sync`); the thread's end wakes
+    /// every one of them. A waiter that times out or is canceled leaves the others waiting.
+    ///
+    /// # Panics
+    ///
+    /// If called by the thread itself, like [`join`](Self::join): "failed to wait for thread:
+    /// Resource deadlock avoided (os error 35) ...". The same holds for
+    /// [`wait_timeout`](Self::wait_timeout): a thread cannot finish while it waits, so that
+    /// call could only time out.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let h = Arc::new(thread_cancel::spawn(|| thread_cancel::sleep(std::time::Duration::MAX)));
+    /// let waiters: Vec<_> = (0..3)
+    ///     .map(|_| {
+    ///         let h = h.clone();
+    ///         std::thread::spawn(move || h.wait())
+    ///     })
+    ///     .collect();
+    /// h.cancel().unwrap();
+    /// for w in waiters {
+    ///     w.join().unwrap(); // every waiter is woken
+    /// }
+    /// ```
+    ///
     /// ```
     /// let h = thread_cancel::spawn(|| 1);
     /// h.wait();
@@ -221,6 +271,10 @@ impl<T> JoinHandle<T> {
     }
 
     /// [`wait`](Self::wait) for at most `dur`; returns whether the thread has finished.
+    ///
+    /// # Panics
+    ///
+    /// If called by the thread itself, as [`wait`](Self::wait).
     ///
     /// ```
     /// let h = thread_cancel::spawn(|| thread_cancel::sleep(std::time::Duration::from_secs(60)));

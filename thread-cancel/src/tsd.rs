@@ -39,6 +39,10 @@ impl Drop for Slots {
 
 thread_local! {
     static SLOTS: Slots = const { Slots(RefCell::new(Vec::new())) };
+    /// Whether the thread has touched `SLOTS` (whose first use registers its destructor with
+    /// the C library, which takes the dynamic loader's lock): a thread that never did has no
+    /// value to destroy, and its end must not register anything.
+    static USED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 fn registry() -> std::sync::MutexGuard<'static, Vec<Option<Entry>>> {
@@ -56,6 +60,9 @@ fn destructor_of(index: usize, uid: u64) -> Option<Destructor> {
 /// [`DESTRUCTOR_ITERATIONS`]; each slot is cleared before its destructor gets the value. Values
 /// still set after the last round are dropped without their destructor.
 pub(crate) fn run_destructors() {
+    if !USED.with(std::cell::Cell::get) {
+        return;
+    }
     let _ = SLOTS.try_with(|s| run_rounds(&s.0));
 }
 
@@ -204,6 +211,7 @@ impl<T: 'static> Key<T> {
     }
 
     fn replace(&self, value: Option<Box<dyn Any>>) -> Option<T> {
+        USED.with(|u| u.set(true));
         let old = SLOTS
             .try_with(|s| {
                 let mut v = s.0.borrow_mut();

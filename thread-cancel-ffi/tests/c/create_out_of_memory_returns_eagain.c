@@ -1,10 +1,12 @@
 /* Issue 17, item 9: pthread_create when memory is exhausted returns EAGAIN, as glibc does; the
  * process is not aborted (Rust's allocator aborts on failure: the library's allocations on the
  * C paths must fail softly). In a child process: the address space is capped just above what is
- * used, malloc is drained, then threads are created (and kept) until pthread_create fails, and it is called
- * again and again; then memory is given
- * back and a thread is created and joined. Through the header only, key creation and
- * pthread_setspecific under the same conditions return 0 or EAGAIN / ENOMEM, never abort.
+ * used, malloc is drained, then threads are created (and kept) until pthread_create fails, and
+ * it is called again and again; then memory is given back and a thread is created and joined.
+ * Through the header only, key creation and pthread_setspecific under the same conditions
+ * return 0 or EAGAIN / ENOMEM, never abort. The child ends with pthread_exit in main, its last
+ * thread ending the process. (Built with AddressSanitizer, it only says so: the
+ * sanitizer's allocator ends the process when memory runs out.)
  *
  * TC_COMPARE_WITH_GLIBC: the runner also builds this against plain glibc; both print the same. */
 #include <pthread.h>
@@ -40,6 +42,7 @@ static void say(const char *s) {
 }
 
 static int child(void) {
+    alarm(60); /* not inherited from the parent: a hang ends here too, not only the parent */
     pthread_t t;
     CHECK(pthread_create(&t, NULL, body, NULL) == 0); /* first-use set-up done */
     CHECK(pthread_join(t, NULL) == 0);
@@ -102,10 +105,29 @@ static int child(void) {
     int j = c == 0 ? pthread_join(t, &ret) : -1;
     say(c == 0 && j == 0 && ret == (void *)4 ? "; memory back: create and join work\n"
                                              : "; memory back: create or join failed\n");
-    return other == 0 && c == 0 ? 0 : 1;
+    if (other != 0 || c != 0) return 1;
+    /* Main's pthread_exit leaves the process to the last thread created: its end exits with
+     * status 0, which needs every failed creation above counted out (one that was not would
+     * keep the process waiting, until the alarm). */
+    CHECK(pthread_create(&t, NULL, body, NULL) == 0);
+    pthread_exit(NULL);
 }
 
+#if defined __SANITIZE_ADDRESS__
+#define TC_ASAN 1
+#elif defined __has_feature
+#if __has_feature(address_sanitizer)
+#define TC_ASAN 1
+#endif
+#endif
+
 int main(void) {
+#ifdef TC_ASAN
+    /* AddressSanitizer's own allocator cannot run out of memory: it reports the failed malloc
+     * and ends the process (or hangs, its report needing memory too). Nothing to test there. */
+    say("skipped under AddressSanitizer\n");
+    return 0;
+#endif
     alarm(60);
     fflush(stdout);
     pid_t pid = fork();

@@ -23,13 +23,17 @@ pub(crate) use linux::fence::{observe as observe_in_syscall, publish as publish_
 pub(crate) use linux::futex::{futex_wait, futex_wake};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::region::{
-    has_act as region_has_act, leave as region_leave, run as region_run, Exit as RegionExit,
+    abandoning_frames, boundary as region_boundary, has_act as region_has_act,
+    leave as region_leave, resolve_sanitizer_hook, run as region_run, Exit as RegionExit,
     RegionCtx,
 };
 #[cfg(target_os = "linux")]
 pub(crate) use linux::syscall_cp::{
     kill, prepare, set_signal, signal, syscall_cp, CpResult, SignalError,
 };
+
+#[cfg(target_os = "linux")]
+pub(crate) use linux::syscall_cp::default_signal;
 
 #[cfg(not(target_os = "linux"))]
 compile_error!("thread-cancel supports Linux only for now (see ARCHITECTURE.md, `sys/`)");

@@ -8,7 +8,7 @@ use super::aarch64 as arch;
 use super::x86_64 as arch;
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 extern "C" {
     fn thread_cancel_region_enter(
@@ -71,6 +71,7 @@ pub(crate) unsafe fn run(
     arg: *mut c_void,
 ) -> Exit {
     super::syscall_cp::prepare();
+    resolve_sanitizer_hook();
     // SAFETY: forwarded from the caller; the assembly follows the C calling convention and
     // restores every callee-saved register on both ways out.
     let r =
@@ -89,13 +90,58 @@ pub(crate) unsafe fn run(
 /// `ctx` must be armed (its [`run`] is on the calling thread's stack), and no frame between
 /// may need its destructor to run.
 pub(crate) unsafe fn leave(ctx: *mut RegionCtx) -> ! {
+    // Called at the deepest point, before the frames are abandoned: the sanitizer clears the
+    // poisoning of the whole stack below its live part.
+    abandoning_frames();
     // SAFETY: forwarded from the caller.
     unsafe { thread_cancel_region_leave(ctx) }
+}
+
+/// AddressSanitizer's `__asan_handle_no_return` if the process has it (a program built with
+/// `-fsanitize=address`), else [`HOOK_ABSENT`]; [`HOOK_UNRESOLVED`] until the first region.
+static SANITIZER_HOOK: AtomicUsize = AtomicUsize::new(HOOK_UNRESOLVED);
+const HOOK_UNRESOLVED: usize = 0;
+const HOOK_ABSENT: usize = 1;
+
+/// Looks up the sanitizer's "no return" hook once per process, at the entry of a region (a
+/// normal context): the region may be left from an asynchronous cancellation, where the
+/// dynamic loader's lock of `dlsym` could be held by the interrupted code. The C ABI also calls
+/// it in the thread that creates a thread (which may hold that lock: a library destructor run
+/// by `dlclose`), so that the new thread never waits for it before its start routine.
+pub(crate) fn resolve_sanitizer_hook() {
+    if SANITIZER_HOOK.load(Ordering::Relaxed) != HOOK_UNRESOLVED {
+        return;
+    }
+    // SAFETY: a lookup by a NUL-terminated name in the global scope; no other precondition.
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"__asan_handle_no_return".as_ptr()) };
+    let v = if p.is_null() { HOOK_ABSENT } else { p as usize };
+    SANITIZER_HOOK.store(v, Ordering::Relaxed);
+}
+
+/// Tells AddressSanitizer (when present) that the frames below the caller are about to be
+/// abandoned or unwound without returning, as `longjmp` and `throw` do: it clears their stack
+/// poisoning, without which its next check of that stack memory aborts the process
+/// (`CHECK failed ... kCurrentStackFrameMagic`). A no-op without the sanitizer.
+pub(crate) fn abandoning_frames() {
+    let p = SANITIZER_HOOK.load(Ordering::Relaxed);
+    if p > HOOK_ABSENT {
+        // SAFETY: `p` is the address `dlsym` gave for `__asan_handle_no_return`, a
+        // `void (void)` function of the sanitizer's runtime, which stays loaded.
+        let hook = unsafe { std::mem::transmute::<usize, extern "C" fn()>(p) };
+        hook();
+    }
 }
 
 /// Whether the region has an `act` function (a C region).
 pub(crate) fn has_act(ctx: &RegionCtx) -> bool {
     ctx.act.is_some()
+}
+
+/// The region's boundary while armed: the stack pointer recorded at entry, which is the
+/// canonical frame address of the function the region calls (the frames inside the region all
+/// lie below it); 0 when disarmed.
+pub(crate) fn boundary(ctx: &RegionCtx) -> usize {
+    ctx.sp.load(Ordering::Relaxed) as usize
 }
 
 /// Whether the context `ctx` is armed (its `run` is on the stack and `f` may be running).

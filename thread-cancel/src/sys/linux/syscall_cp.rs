@@ -87,7 +87,7 @@ static INSTALL: Mutex<()> = Mutex::new(());
 
 /// The default cancel signal: `SIGRTMIN + 7` (glibc keeps the first two real-time signals for
 /// itself; applications that use real-time signals usually count up from `SIGRTMIN`).
-fn default_signal() -> i32 {
+pub(crate) fn default_signal() -> i32 {
     libc::SIGRTMIN() + 7
 }
 

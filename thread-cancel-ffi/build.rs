@@ -1,0 +1,22 @@
+//! Builds the C part of the library (`src/stdio.c`: stdio as cancellation points), which
+//! needs glibc's `FILE` layout and `va_list`; `src/stdio.rs` exports it.
+
+fn main() {
+    println!("cargo:rerun-if-changed=src/stdio.c");
+    println!("cargo:rerun-if-changed=../include/thread_cancel.h");
+    // `cargo clippy` for another target (aarch64 from x86_64) only checks the Rust code:
+    // nothing is linked, and the machine may have no C compiler for that target.
+    let clippy = std::env::var("RUSTC_WORKSPACE_WRAPPER").is_ok_and(|w| w.contains("clippy"));
+    let cross = std::env::var("TARGET").ok() != std::env::var("HOST").ok();
+    if clippy && cross {
+        return;
+    }
+    cc::Build::new()
+        .file("src/stdio.c")
+        .include("../include")
+        .flag("-std=gnu11")
+        .warnings(true)
+        .extra_warnings(true)
+        .warnings_into_errors(true)
+        .compile("thread_cancel_stdio");
+}

@@ -1,0 +1,417 @@
+/* stdio as cancellation points (issue 17, item 4): the C part of libthread_cancel.
+ *
+ * glibc's stdio functions are cancellation points because the read(2) and write(2) they make
+ * inside are. Those inner calls are glibc's own (not interposable, not our trampoline), so here
+ * the blocking is moved out of them: every wrapper holds the stream's lock (flockfile, with a
+ * cleanup handler that releases it if the thread is canceled) and, before each step that
+ * would make glibc call read(2) on an empty buffer, waits in our cancellable poll(2) until the
+ * descriptor is readable, so the refill does not block; before each step that would make glibc
+ * call write(2), it waits until the descriptor is writable and hands glibc at most PIPE_BUF
+ * bytes to write, which a pipe then takes without blocking. The cancellation is acted on in
+ * the poll: nothing was read from or written to the descriptor by the step it interrupted.
+ *
+ * What a canceled call did (POSIX leaves the stream's state unspecified; glibc may lose data):
+ *   - input: every byte the call had taken from the stream is pushed back (ungetc, in order),
+ *     so the stream is as before the call, and no byte left the descriptor without reaching
+ *     the stream's buffer. The next read of the stream (another thread's, a cleanup handler's)
+ *     gets them.
+ *   - output: the bytes the call had given to the stream stay there (written by a later flush
+ *     or at exit), the rest of its output is dropped; nothing is written twice.
+ *   - the stream's lock is released; its error and end-of-file flags are unchanged.
+ *
+ * The layout of glibc's FILE (struct _IO_FILE, bits/types/struct_FILE.h) is public ABI; the
+ * flag values below are glibc's, stable since the stdio of glibc 2.0. Written in C rather than
+ * Rust for that layout and for va_list; the exported names are Rust shims (stdio.rs), since a
+ * Rust cdylib exports only Rust symbols. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <thread_cancel.h>
+#include <unistd.h>
+
+#define TC_IO_UNBUFFERED 0x0002
+#define TC_IO_NO_READS 0x0004
+#define TC_IO_IN_BACKUP 0x0100
+#define TC_IO_LINE_BUF 0x0200
+#define TC_IO_CURRENTLY_PUTTING 0x0800
+
+/* Waits (a cancellation point) until `fd` is ready for `events`. A signal handler's EINTR
+ * waits again, as a read or write restarted by SA_RESTART would. */
+static void wait_fd(int fd, short events) {
+    struct pollfd p = {.fd = fd, .events = events};
+    while (tc_poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+}
+
+/* Whether the next byte of `f` is in memory (the current get area, or the main area behind the
+ * backup area that ungetc uses): reading it makes no system call. */
+static int buffered(FILE *f) {
+    if (f->_IO_read_ptr < f->_IO_read_end) return 1;
+    return (f->_flags & TC_IO_IN_BACKUP) && f->_IO_save_base < f->_IO_save_end;
+}
+
+/* Before glibc refills `f`: waits until its descriptor is readable, unless the next byte is
+ * buffered, the stream is at end of file (sticky in glibc) or cannot read, or it has no
+ * descriptor (a memory or cookie stream). */
+static void wait_readable(FILE *f) {
+    if (buffered(f) || (f->_flags & (_IO_EOF_SEEN | TC_IO_NO_READS))) return;
+    int fd = fileno_unlocked(f);
+    if (fd >= 0) wait_fd(fd, POLLIN);
+}
+
+/* A read in progress: the bytes taken so far are base[0..n), pushed back if it is canceled. */
+struct rd {
+    FILE *f;
+    unsigned char *base;
+    size_t n;
+};
+
+static void rd_canceled(void *arg) {
+    struct rd *r = arg;
+    for (size_t i = r->n; i > 0; i--) ungetc(r->base[i - 1], r->f);
+    funlockfile(r->f);
+}
+
+enum { TOOK_MAX, TOOK_DELIM, TOOK_EOF };
+
+/* Moves bytes of `r->f` to r->base + r->n, at most `max` of them, stopping after `delim` (if
+ * >= 0). Every refill of an empty buffer is preceded by wait_readable. */
+static int take(struct rd *r, size_t max, int delim) {
+    FILE *f = r->f;
+    size_t end = r->n + max;
+    while (r->n < end) {
+        size_t avail = f->_IO_read_ptr < f->_IO_read_end ? (size_t)(f->_IO_read_end - f->_IO_read_ptr) : 0;
+        if (avail > 0) {
+            size_t k = end - r->n < avail ? end - r->n : avail;
+            if (delim >= 0) {
+                unsigned char *d = memchr(f->_IO_read_ptr, delim, k);
+                if (d) k = (size_t)(d - (unsigned char *)f->_IO_read_ptr) + 1;
+            }
+            size_t m = fread_unlocked(r->base + r->n, 1, k, f); /* from the buffer: no read(2) */
+            r->n += m;
+            if (m > 0 && delim >= 0 && r->base[r->n - 1] == (unsigned char)delim) return TOOK_DELIM;
+            if (m < k) return TOOK_EOF;
+            continue;
+        }
+        wait_readable(f);
+        int c = getc_unlocked(f); /* one refill, which does not block now */
+        if (c == EOF) return TOOK_EOF;
+        r->base[r->n++] = (unsigned char)c;
+        if (c == delim) return TOOK_DELIM;
+    }
+    return TOOK_MAX;
+}
+
+int tc_stdio_fgetc(FILE *f) {
+    flockfile(f);
+    struct rd r = {f, NULL, 0};
+    int c;
+    tc_cleanup_push(rd_canceled, &r);
+    wait_readable(f);
+    c = getc_unlocked(f);
+    tc_cleanup_pop(0);
+    funlockfile(f);
+    return c;
+}
+
+char *tc_stdio_fgets(char *s, int n, FILE *f) {
+    if (n <= 0) return NULL;
+    if (n == 1) {
+        s[0] = '\0';
+        return s;
+    }
+    flockfile(f);
+    int old_error = f->_flags & _IO_ERR_SEEN;
+    f->_flags &= ~_IO_ERR_SEEN;
+    struct rd r = {f, (unsigned char *)s, 0};
+    tc_cleanup_push(rd_canceled, &r);
+    take(&r, (size_t)n - 1, '\n');
+    tc_cleanup_pop(0);
+    char *result = s;
+    /* As glibc: NULL at end of file with nothing read, or after a read error. */
+    if (r.n == 0 || ((f->_flags & _IO_ERR_SEEN) && errno != EAGAIN))
+        result = NULL;
+    else
+        s[r.n] = '\0';
+    f->_flags |= old_error;
+    funlockfile(f);
+    return result;
+}
+
+size_t tc_stdio_fread(void *p, size_t size, size_t count, FILE *f) {
+    if (size == 0 || count == 0) return 0;
+    if (count > SIZE_MAX / size) {
+        errno = EOVERFLOW;
+        return 0;
+    }
+    flockfile(f);
+    struct rd r = {f, p, 0};
+    tc_cleanup_push(rd_canceled, &r);
+    take(&r, size * count, -1);
+    tc_cleanup_pop(0);
+    funlockfile(f);
+    return r.n / size;
+}
+
+/* getdelim's buffer: grown as glibc does (120 bytes first, then doubled). */
+static int grow(char **line, size_t *cap, size_t need) {
+    if (*line != NULL && *cap >= need) return 0;
+    size_t c = *line == NULL || *cap < 120 ? 120 : *cap;
+    while (c < need) {
+        if (c > SSIZE_MAX / 2) {
+            errno = EOVERFLOW;
+            return -1;
+        }
+        c *= 2;
+    }
+    char *p = realloc(*line, c);
+    if (p == NULL) return -1; /* errno is ENOMEM */
+    *line = p;
+    *cap = c;
+    return 0;
+}
+
+ssize_t tc_stdio_getdelim(char **line, size_t *cap, int delim, FILE *f) {
+    if (line == NULL || cap == NULL || f == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
+    flockfile(f);
+    struct rd r = {f, NULL, 0};
+    ssize_t result = -1;
+    tc_cleanup_push(rd_canceled, &r);
+    for (;;) {
+        if (grow(line, cap, r.n + 2) != 0) break;
+        r.base = (unsigned char *)*line;
+        int why = take(&r, *cap - r.n - 1, (unsigned char)delim);
+        if (why == TOOK_MAX) continue;
+        if (r.n > 0) result = (ssize_t)r.n; /* else end of file or an error: -1, as glibc */
+        break;
+    }
+    tc_cleanup_pop(0);
+    if (*line != NULL && *cap > r.n) (*line)[r.n] = '\0';
+    funlockfile(f);
+    return result;
+}
+
+static void unlock_canceled(void *arg) {
+    funlockfile((FILE *)arg);
+}
+
+int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) {
+    flockfile(f);
+    int r;
+    tc_cleanup_push(unlock_canceled, f);
+    wait_readable(f);
+    r = vfscanf(f, fmt, ap);
+    tc_cleanup_pop(0);
+    funlockfile(f);
+    return r;
+}
+
+/* ---- output ---- */
+
+/* Writes what `f` holds (one write(2) of at most PIPE_BUF bytes: put_bytes never lets more
+ * accumulate) once its descriptor is writable. */
+static int flush_out(FILE *f) {
+    int fd = fileno_unlocked(f);
+    if (fd >= 0 && (f->_flags & TC_IO_CURRENTLY_PUTTING) && f->_IO_write_ptr > f->_IO_write_base)
+        wait_fd(fd, POLLOUT);
+    return fflush_unlocked(f);
+}
+
+/* Gives `n` bytes to `f` in pieces for which glibc makes at most one write(2), of at most
+ * PIPE_BUF bytes, each after the descriptor was found writable. 0, or -1 on a write error. */
+static int put_bytes(FILE *f, const char *p, size_t n) {
+    int fd = fileno_unlocked(f);
+    while (n > 0) {
+        size_t k;
+        int writes;
+        if (f->_IO_buf_base == NULL || !(f->_flags & TC_IO_CURRENTLY_PUTTING)) {
+            /* The first byte sets the stream up for output (it allocates the buffer). */
+            k = 1;
+            writes = (f->_flags & (TC_IO_UNBUFFERED | TC_IO_LINE_BUF)) != 0;
+        } else if (f->_flags & TC_IO_UNBUFFERED) {
+            k = n < PIPE_BUF ? n : PIPE_BUF;
+            writes = 1;
+        } else {
+            size_t pending = (size_t)(f->_IO_write_ptr - f->_IO_write_base);
+            size_t space = (size_t)(f->_IO_buf_end - f->_IO_write_ptr);
+            if (pending >= PIPE_BUF || space == 0) {
+                if (flush_out(f) == EOF) return -1;
+                continue;
+            }
+            if (space > PIPE_BUF - pending) space = PIPE_BUF - pending;
+            k = n < space ? n : space;
+            writes = (f->_flags & TC_IO_LINE_BUF) && memchr(p, '\n', k) != NULL;
+        }
+        if (writes && fd >= 0) wait_fd(fd, POLLOUT);
+        size_t m = fwrite_unlocked(p, 1, k, f);
+        p += m;
+        n -= m;
+        if (m < k) return -1;
+    }
+    return 0;
+}
+
+/* An output call in progress: the stream to unlock and a formatted text to free. */
+struct wr {
+    FILE *f;
+    char *heap;
+};
+
+static void wr_canceled(void *arg) {
+    struct wr *w = arg;
+    funlockfile(w->f);
+    free(w->heap);
+}
+
+/* Gives `n` bytes (and a newline if `newline`) to `f` under its lock. 0 or -1. */
+static int put_locked(FILE *f, const char *p, size_t n, char *heap, int newline) {
+    struct wr w = {f, heap};
+    int r;
+    flockfile(f);
+    tc_cleanup_push(wr_canceled, &w);
+    r = put_bytes(f, p, n);
+    if (r == 0 && newline) r = put_bytes(f, "\n", 1);
+    tc_cleanup_pop(0);
+    funlockfile(f);
+    free(heap);
+    return r;
+}
+
+size_t tc_stdio_fwrite(const void *p, size_t size, size_t count, FILE *f) {
+    if (size == 0 || count == 0) return 0;
+    if (count > SIZE_MAX / size) {
+        errno = EOVERFLOW;
+        return 0;
+    }
+    /* Like glibc, a failed write reports no complete element as written. */
+    return put_locked(f, p, size * count, NULL, 0) == 0 ? count : 0;
+}
+
+int tc_stdio_fputc(int c, FILE *f) {
+    unsigned char b = (unsigned char)c;
+    return put_locked(f, (const char *)&b, 1, NULL, 0) == 0 ? b : EOF;
+}
+
+int tc_stdio_fputs(const char *s, FILE *f) {
+    return put_locked(f, s, strlen(s), NULL, 0) == 0 ? 1 : EOF;
+}
+
+int tc_stdio_puts(const char *s) {
+    size_t n = strlen(s);
+    if (put_locked(stdout, s, n, NULL, 1) != 0) return EOF;
+    return n < INT_MAX ? (int)n + 1 : INT_MAX;
+}
+
+/* Formats into `small` or, if it does not fit, into memory from malloc (*heap). */
+static int format(char *small, size_t size, char **out, char **heap, const char *fmt, va_list ap) {
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, size, fmt, ap);
+    *out = small;
+    *heap = NULL;
+    if (n >= 0 && (size_t)n >= size) {
+        *heap = malloc((size_t)n + 1);
+        if (*heap == NULL)
+            n = -1;
+        else {
+            vsnprintf(*heap, (size_t)n + 1, fmt, again);
+            *out = *heap;
+        }
+    }
+    va_end(again);
+    return n;
+}
+
+int tc_stdio_vfprintf(FILE *f, const char *fmt, va_list ap) {
+    char small[512], *text, *heap;
+    int n = format(small, sizeof small, &text, &heap, fmt, ap);
+    if (n < 0) return -1;
+    return put_locked(f, text, (size_t)n, heap, 0) == 0 ? n : -1;
+}
+
+static void free_canceled(void *arg) {
+    free(arg);
+}
+
+int tc_stdio_vdprintf(int fd, const char *fmt, va_list ap) {
+    char small[512], *text, *heap;
+    int n = format(small, sizeof small, &text, &heap, fmt, ap);
+    if (n < 0) return -1;
+    int result = n;
+    tc_cleanup_push(free_canceled, heap);
+    for (size_t done = 0; done < (size_t)n;) {
+        ssize_t w = tc_write(fd, text + done, (size_t)n - done);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            result = -1;
+            break;
+        }
+        done += (size_t)w;
+    }
+    tc_cleanup_pop(0);
+    free(heap);
+    return result;
+}
+
+int tc_stdio_fflush(FILE *f) {
+    if (f == NULL) return fflush(NULL); /* every stream: glibc's own, not a point here */
+    int r;
+    flockfile(f);
+    tc_cleanup_push(unlock_canceled, f);
+    r = flush_out(f);
+    tc_cleanup_pop(0);
+    funlockfile(f);
+    return r;
+}
+
+int tc_stdio_fclose(FILE *f) {
+    /* The flush is the point; the close that follows has nothing left to write. */
+    int flushed = tc_stdio_fflush(f);
+    int closed = fclose(f);
+    return flushed == 0 ? closed : EOF;
+}
+
+/* fopen: glibc opens with its cancellable open(2) (unless the mode has 'c'); here the open is
+ * ours (tc_open, a point: opening a FIFO waits for the other end), then fdopen makes the stream.
+ * A mode this does not parse (a ",ccs=" encoding, 'c') is the system's fopen. */
+FILE *tc_stdio_fopen(const char *path, const char *mode) {
+    int flags, plus = strchr(mode, '+') != NULL;
+    switch (mode[0]) {
+    case 'r': flags = plus ? O_RDWR : O_RDONLY; break;
+    case 'w': flags = (plus ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC; break;
+    case 'a': flags = (plus ? O_RDWR : O_WRONLY) | O_CREAT | O_APPEND; break;
+    default: errno = EINVAL; return NULL;
+    }
+    if (strchr(mode, ',') || strchr(mode, 'c')) return fopen(path, mode);
+    if (strchr(mode, 'x')) flags |= O_EXCL;
+    if (strchr(mode, 'e')) flags |= O_CLOEXEC;
+    int fd = tc_open(path, flags, 0666);
+    if (fd < 0) return NULL;
+    char m[3] = {mode[0], plus ? '+' : '\0', '\0'};
+    FILE *f = fdopen(fd, m);
+    if (f == NULL) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
+/* perror: the message is written to stderr as by fputs (a point when the write would block). */
+void tc_stdio_perror(const char *s) {
+    int e = errno;
+    char err[256], msg[1024];
+    const char *text = strerror_r(e, err, sizeof err); /* GNU: returns the message */
+    int n = snprintf(msg, sizeof msg, "%s%s%s\n", s && *s ? s : "", s && *s ? ": " : "", text);
+    if (n > 0) put_locked(stderr, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1, NULL, 0);
+    errno = e;
+}
