@@ -4,8 +4,9 @@
  * one of the same name without the tc_ prefix (pthread_ for the thread functions), with these
  * guarantees:
  *   - a canceled blocking call either completed (its result is returned) or had no effect;
- *   - tc_cancel/tc_join/tc_detach/tc_kill on an id that is not a live thread of ours (never
- *     existed, joined, detached and finished) return ESRCH; ids are never reused;
+ *   - tc_cancel/tc_join/tc_detach/tc_kill on an id whose lifetime has ended (never existed,
+ *     joined, detached and finished) return ESRCH; ids are never reused. A thread that has
+ *     ended but is not yet joined keeps its id: tc_cancel and tc_kill return 0 and do nothing;
  *   - acting on a cancellation runs the cleanup handlers (last pushed first), then the
  *     thread-specific-data destructors, then the thread ends; tc_join reports TC_CANCELED.
  * Threads created by tc_create act on requests at the cancellation points below. Threads not
@@ -26,7 +27,6 @@
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
-#include <sys/msg.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -55,9 +55,33 @@ int tc_detach(tc_thread_t thread);
 __attribute__((noreturn)) void tc_exit(void *retval);
 tc_thread_t tc_self(void); /* a thread not created by tc_create gets an id on first use, freed when it ends */
 int tc_equal(tc_thread_t a, tc_thread_t b);
-int tc_kill(tc_thread_t thread, int sig);
-/* The system's pthread_t of a live thread created by tc_create (0 otherwise), for the calls not mapped here. */
+int tc_kill(tc_thread_t thread, int sig); /* 0 and no signal for a thread that has ended, not joined */
+/* The system's pthread_t of a live thread (0 otherwise), for calls not mapped here. */
 pthread_t tc_native(tc_thread_t thread);
+
+/* glibc's joins (GNU): tc_tryjoin_np is EBUSY while the thread has not ended (the caller
+ * itself included) and is not a cancellation point; tc_timedjoin_np (CLOCK_REALTIME) and
+ * tc_clockjoin_np (CLOCK_REALTIME or CLOCK_MONOTONIC, EINVAL for another) wait until abstime
+ * (null: no limit), then ETIMEDOUT with the thread still joinable; they are cancellation
+ * points. A negative tv_sec has passed; a tv_nsec outside [0, 1e9) is EINVAL. */
+int tc_tryjoin_np(tc_thread_t thread, void **retval);
+int tc_timedjoin_np(tc_thread_t thread, void **retval, const struct timespec *abstime);
+int tc_clockjoin_np(tc_thread_t thread, void **retval, clockid_t clock, const struct timespec *abstime);
+
+/* The system's calls that take a pthread_t, on our ids (ESRCH for an id that is not a live
+ * thread; the system's semantics otherwise). */
+int tc_getattr_np(tc_thread_t thread, pthread_attr_t *attr);
+int tc_setname_np(tc_thread_t thread, const char *name);
+int tc_getname_np(tc_thread_t thread, char *buf, size_t len);
+int tc_setschedparam(tc_thread_t thread, int policy, const struct sched_param *param);
+int tc_getschedparam(tc_thread_t thread, int *policy, struct sched_param *param);
+int tc_setschedprio(tc_thread_t thread, int prio);
+int tc_getcpuclockid(tc_thread_t thread, clockid_t *clock);
+int tc_pthread_sigqueue(tc_thread_t thread, int sig, const union sigval value);
+#ifdef __USE_GNU /* cpu_set_t */
+int tc_setaffinity_np(tc_thread_t thread, size_t size, const cpu_set_t *set);
+int tc_getaffinity_np(tc_thread_t thread, size_t size, cpu_set_t *set);
+#endif
 
 /* Cancellation. */
 int tc_cancel(tc_thread_t thread);
@@ -154,6 +178,9 @@ int tc_lockf(int fd, int cmd, off_t len); /* a point for F_LOCK */
 int tc_msync(void *addr, size_t length, int flags);
 ssize_t tc_msgrcv(int msqid, void *msgp, size_t msgsz, long msgtyp, int msgflg);
 int tc_msgsnd(int msqid, const void *msgp, size_t msgsz, int msgflg);
+/* (<sys/msg.h> is not included here: with the compatibility header, the program's own include
+ * of it follows the program's feature macros, so its own struct msgbuf does not collide with
+ * glibc's GNU one.) */
 ssize_t tc_mq_receive(mqd_t mq, char *msg, size_t len, unsigned int *prio);
 ssize_t tc_mq_timedreceive(mqd_t mq, char *msg, size_t len, unsigned int *prio, const struct timespec *timeout);
 int tc_mq_send(mqd_t mq, const char *msg, size_t len, unsigned int prio);

@@ -9,25 +9,93 @@
  * (thread_cancel.h). Everything else (mutexes, attributes, signal handlers, ...) is the
  * system's, untouched. glibc points not mapped (a blocked thread there is canceled only at
  * its next point): the wide-character stdio calls, freopen, pclose, fseek/fsetpos/rewind's
- * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message. pthread_t values are our
- * generation-tagged ids: pass them only to the calls renamed here (tc_native gives the
- * system's id for any other). The system-call points are function-like macros, so a struct
- * member or a function pointer named `read` is left alone.
+ * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message.
+ * pthread_t values are our generation-tagged ids: pass them only to the calls renamed here
+ * (tc_native gives the system's id for any other). The system-call points are function-like
+ * macros, so a struct member or a function pointer named `read` is left alone.
  *
- * Feature macros: this header includes the system headers before the program's first line, so
- * a program that defines _GNU_SOURCE (or _XOPEN_SOURCE, ...) in its source must define it on
- * the command line instead (-D_GNU_SOURCE) when compiled with -include. */
+ * Feature macros: force-included, this header is read before the program's first line, where
+ * programs define _GNU_SOURCE, _XOPEN_SOURCE, ... So it reads the system headers it needs
+ * (those thread_cancel.h includes, <stdio.h> and <unistd.h> among them, and <fcntl.h>) with
+ * _GNU_SOURCE, then puts the feature macros back as the command line left them and lets
+ * <features.h> decide again: every other header the program includes (<stdlib.h>, <string.h>,
+ * ...) follows the program's own defines (the GNU or the POSIX strerror_r, ...), and the
+ * headers read here declare their GNU extensions too (cpu_set_t, pipe2, pthread_setname_np,
+ * asprintf, ...), as with g++, which always defines _GNU_SOURCE. A program whose own names
+ * collide with one of those extensions (its own gettid, say) compiles with
+ * -DTC_COMPAT_NO_GNU_SOURCE: those headers then follow the command line's feature macros only,
+ * so a program that needs their GNU parts must define _GNU_SOURCE on the command line
+ * (-D_GNU_SOURCE), not in its source. */
 #ifndef THREAD_CANCEL_PTHREAD_COMPAT_H
 #define THREAD_CANCEL_PTHREAD_COMPAT_H
+
+/* Feature macros (see above): only when nothing has fixed the feature set yet (force-included)
+ * and the program is C (g++ and clang++ always define _GNU_SOURCE). */
+#if !defined _FEATURES_H && !defined _GNU_SOURCE && !defined __cplusplus &&                     \
+    !defined TC_COMPAT_NO_GNU_SOURCE
+#define TC_COMPAT_FEATURES_ 1
+#pragma push_macro("_DEFAULT_SOURCE")
+#pragma push_macro("_ISOC95_SOURCE")
+#pragma push_macro("_ISOC99_SOURCE")
+#pragma push_macro("_ISOC11_SOURCE")
+#pragma push_macro("_ISOC2X_SOURCE")
+#pragma push_macro("_POSIX_SOURCE")
+#pragma push_macro("_POSIX_C_SOURCE")
+#pragma push_macro("_XOPEN_SOURCE")
+#pragma push_macro("_XOPEN_SOURCE_EXTENDED")
+#pragma push_macro("_LARGEFILE64_SOURCE")
+#pragma push_macro("_ATFILE_SOURCE")
+#pragma push_macro("_DYNAMIC_STACK_SIZE_SOURCE")
+#define _GNU_SOURCE 1
+#endif
 
 #include <fcntl.h>
 #include <stdarg.h>
 #include <thread_cancel.h>
-/* Every header that declares a call renamed below is included before the renaming, so that a
- * later #include of it (C++'s <cstdlib> `using ::system;`, say) sees the system's names. */
+#ifdef __cplusplus
+/* C++: every header that declares a call renamed below is included before the renaming, so
+ * that a later #include of it (<cstdlib>'s `using ::system;`, say) sees the system's names. C
+ * needs none of this (a later #include declares the tc_ name instead: the same function), and
+ * these headers then follow the program's own feature macros (see above). */
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <termios.h>
+#endif
+
+#ifdef TC_COMPAT_FEATURES_
+/* Puts back what <features.h> defined from _GNU_SOURCE (it defines the other feature macros
+ * as _GNU_SOURCE implies them, and may have replaced the command line's values; push_macro
+ * keeps those). The next system header the program includes runs <features.h> again, which
+ * starts by undefining every __USE_ macro. */
+#undef _GNU_SOURCE
+#undef _DEFAULT_SOURCE
+#pragma pop_macro("_DEFAULT_SOURCE")
+#undef _ISOC95_SOURCE
+#pragma pop_macro("_ISOC95_SOURCE")
+#undef _ISOC99_SOURCE
+#pragma pop_macro("_ISOC99_SOURCE")
+#undef _ISOC11_SOURCE
+#pragma pop_macro("_ISOC11_SOURCE")
+#undef _ISOC2X_SOURCE
+#pragma pop_macro("_ISOC2X_SOURCE")
+#undef _POSIX_SOURCE
+#pragma pop_macro("_POSIX_SOURCE")
+#undef _POSIX_C_SOURCE
+#pragma pop_macro("_POSIX_C_SOURCE")
+#undef _XOPEN_SOURCE
+#pragma pop_macro("_XOPEN_SOURCE")
+#undef _XOPEN_SOURCE_EXTENDED
+#pragma pop_macro("_XOPEN_SOURCE_EXTENDED")
+#undef _LARGEFILE64_SOURCE
+#pragma pop_macro("_LARGEFILE64_SOURCE")
+#undef _ATFILE_SOURCE
+#pragma pop_macro("_ATFILE_SOURCE")
+#undef _DYNAMIC_STACK_SIZE_SOURCE
+#pragma pop_macro("_DYNAMIC_STACK_SIZE_SOURCE")
+#undef _FEATURES_H
+#undef __USE_POSIX_IMPLICITLY
+#endif
+#undef TC_COMPAT_FEATURES_
 
 #define pthread_create tc_create
 #define pthread_join tc_join
@@ -49,6 +117,22 @@
 #define pthread_cond_timedwait tc_cond_timedwait
 #define sem_wait tc_sem_wait
 #define sem_timedwait tc_sem_timedwait
+
+/* glibc's other calls that take a pthread_t (every one of glibc 2.36's): our ids, translated to
+ * the system's. */
+#define pthread_tryjoin_np tc_tryjoin_np
+#define pthread_timedjoin_np tc_timedjoin_np
+#define pthread_clockjoin_np tc_clockjoin_np
+#define pthread_getattr_np tc_getattr_np
+#define pthread_setname_np tc_setname_np
+#define pthread_getname_np tc_getname_np
+#define pthread_setschedparam tc_setschedparam
+#define pthread_getschedparam tc_getschedparam
+#define pthread_setschedprio tc_setschedprio
+#define pthread_setaffinity_np tc_setaffinity_np
+#define pthread_getaffinity_np tc_getaffinity_np
+#define pthread_getcpuclockid tc_getcpuclockid
+#define pthread_sigqueue tc_pthread_sigqueue
 
 #undef pthread_cleanup_push
 #undef pthread_cleanup_pop

@@ -5,7 +5,8 @@
 //! Layout: `threads.rs` (ids, create/join/detach/exit/cancel/self), `cancel.rs` (state, type,
 //! testcancel, cleanup handlers, acting), `tsd.rs` (keys), `waits.rs` (condition variables and
 //! semaphores of the system's libc), `points.rs` (the system-call points), `once.rs`
-//! (`pthread_once`, restartable when its init routine is canceled).
+//! (`pthread_once`, restartable when its init routine is canceled), `oom.rs` (the allocator's
+//! reserve: out of memory is an error on the C paths).
 //!
 //! Acting on a cancellation in C is a forced unwind of the C and C++ frames (C++ destructors
 //! run, the cleanup handlers as their frames are passed) up to the thread's *C region*
@@ -17,6 +18,7 @@
 
 mod cancel;
 mod once;
+mod oom;
 mod points;
 mod stdio;
 mod threads;

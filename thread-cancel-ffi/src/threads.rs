@@ -1,18 +1,35 @@
-//! Thread ids and the thread calls: create, join, detach, exit, cancel, self, equal, kill.
+//! Thread ids and the thread calls: create, join (and glibc's try/timed/clock joins), detach,
+//! exit, cancel, self, equal, kill, and glibc's other calls that take a `pthread_t`
+//! (translated to the system's id).
 //!
 //! An id is `generation << 32 | (slot + 1)`: a slot's generation grows each time it is freed
 //! (join, or the end of a detached thread), so an old id never names a new thread: every call
-//! on it is `ESRCH` (R18).
+//! on it is `ESRCH` (R18). A thread that has ended but whose id lives (not joined, not detached)
+//! is still a valid target: cancel and kill return 0 and do nothing, as glibc >= 2.34.
+//!
+//! Threads are created with the system's `pthread_create` (`ffi::spawn_c`): the new thread
+//! reaches its start routine without registering a thread-local destructor (issue 17, item 8),
+//! and waits for its creator's verdict first, so that a creation undone for want of memory
+//! never runs the start routine (item 9).
+//!
+//! The main thread and threads the C library created act on a cancellation in C code too
+//! (`ffi::in_c_region`, item 1); they end in [`foreign_thread_ends`]. The end of the main
+//! thread (POSIX's `pthread_exit` in `main`, or a cancellation it acted on): main runs its
+//! cleanup handlers and thread-specific-data destructors, then runs nothing more (its system
+//! thread sleeps, see [`end_main_thread`]); the last thread created here to end calls
+//! `exit(0)`. A thread that calls `exit()` is never counted out, so nothing races its status
+//! (items 2 and 3). Main can be joined: the join waits until it has ended and reports its
+//! value.
 
-use crate::cancel;
-use crate::SendPtr;
+use crate::{cancel, oom, SendPtr};
 use std::cell::Cell;
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use thread_cancel::ffi::CJoinHandle;
-use thread_cancel::{ffi, Canceler, Outcome};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+use thread_cancel::ffi::{self, CJoinHandle};
+use thread_cancel::{Canceler, Outcome};
 
 struct Entry {
     /// `None` only while `tc_create` fills the slot (under the registry lock).
@@ -20,11 +37,21 @@ struct Entry {
     /// `None` once detached, while being joined, or for a thread not created here.
     handle: Option<CJoinHandle<SendPtr>>,
     detached: bool,
-    /// The thread's closure has ended (its slot may be freed once it is also detached).
+    /// The thread's closure has ended (its slot may be freed once it is also detached); for
+    /// the main thread, its `tc_exit` has ended it.
     ended: bool,
-    /// The system's id (0 for a thread not created here: those are signalled through their
-    /// control block).
+    /// Not created here (an id `tc_self` gave): its slot is freed when the thread ends.
+    foreign: bool,
+    /// The system's id: valid while the slot lives, except for a foreign thread that has
+    /// `ended` (the main thread after `tc_exit`, whose slot stays).
     native: libc::pthread_t,
+}
+
+impl Entry {
+    /// The system's id of a thread that has not gone (an ended foreign thread has).
+    fn live_native(&self) -> Option<libc::pthread_t> {
+        (self.native != 0 && !(self.foreign && self.ended)).then_some(self.native)
+    }
 }
 
 struct Slot {
@@ -39,17 +66,22 @@ struct Registry {
 }
 
 impl Registry {
-    fn alloc(&mut self, entry: Entry) -> u64 {
-        let index = self.free.pop().unwrap_or_else(|| {
-            self.slots.push(Slot {
-                generation: 0,
-                entry: None,
-            });
-            self.slots.len() - 1
-        });
+    /// A new id for `entry`; `None` if the registry cannot grow (out of memory).
+    fn alloc(&mut self, entry: Entry) -> Option<u64> {
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.try_reserve(1).ok()?;
+                self.slots.push(Slot {
+                    generation: 0,
+                    entry: None,
+                });
+                self.slots.len() - 1
+            }
+        };
         let slot = &mut self.slots[index];
         slot.entry = Some(entry);
-        (u64::from(slot.generation) << 32) | (index as u64 + 1)
+        Some((u64::from(slot.generation) << 32) | (index as u64 + 1))
     }
 
     fn get(&mut self, id: u64) -> Option<&mut Entry> {
@@ -68,9 +100,12 @@ impl Registry {
             slot.entry = None;
             // A slot whose generation would wrap is retired (never reused), so no id ever names
             // two threads: one slot lost per 2^32 threads through it.
+            // (Also lost if the free list cannot grow: out of memory.)
             if let Some(next) = slot.generation.checked_add(1) {
                 slot.generation = next;
-                self.free.push(index);
+                if self.free.try_reserve(1).is_ok() {
+                    self.free.push(index);
+                }
             }
         }
     }
@@ -81,6 +116,16 @@ const CANCELED: *mut c_void = usize::MAX as *mut c_void;
 
 extern "C" {
     fn pthread_attr_getdetachstate(attr: *const libc::pthread_attr_t, state: *mut i32) -> i32;
+    fn pthread_getattr_np(thread: libc::pthread_t, attr: *mut libc::pthread_attr_t) -> i32;
+    fn pthread_setname_np(thread: libc::pthread_t, name: *const c_char) -> i32;
+    fn pthread_getname_np(thread: libc::pthread_t, buf: *mut c_char, len: usize) -> i32;
+    fn pthread_setschedparam(thread: libc::pthread_t, policy: i32, param: *const c_void) -> i32;
+    fn pthread_getschedparam(thread: libc::pthread_t, policy: *mut i32, param: *mut c_void) -> i32;
+    fn pthread_setschedprio(thread: libc::pthread_t, prio: i32) -> i32;
+    fn pthread_setaffinity_np(thread: libc::pthread_t, size: usize, set: *const c_void) -> i32;
+    fn pthread_getaffinity_np(thread: libc::pthread_t, size: usize, set: *mut c_void) -> i32;
+    fn pthread_getcpuclockid(thread: libc::pthread_t, clock: *mut libc::clockid_t) -> i32;
+    fn pthread_sigqueue(thread: libc::pthread_t, sig: i32, value: libc::sigval) -> i32;
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
@@ -88,9 +133,17 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     free: Vec::new(),
 });
 
-/// Threads created by `tc_create` that have not ended (the main thread's `tc_exit` waits).
-static LIVE: Mutex<usize> = Mutex::new(0);
-static LIVE_CHANGED: Condvar = Condvar::new();
+/// How many threads created by `tc_create` have not ended, and whether the main thread has
+/// ended (`tc_exit` in `main`): the last of them to end then calls `exit(0)`.
+struct Process {
+    live: usize,
+    main_ended: bool,
+}
+
+static PROCESS: Mutex<Process> = Mutex::new(Process {
+    live: 0,
+    main_ended: false,
+});
 
 thread_local! {
     static MY_ID: Cell<u64> = const { Cell::new(0) };
@@ -100,12 +153,12 @@ fn registry() -> MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn live() -> MutexGuard<'static, usize> {
-    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+fn process() -> MutexGuard<'static, Process> {
+    PROCESS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs when a created thread's closure ends (returned or unwinding): frees a detached
-/// thread's slot and counts the thread out.
+/// thread's slot.
 struct Ending(u64);
 
 impl Drop for Ending {
@@ -119,11 +172,19 @@ impl Drop for Ending {
     }
 }
 
-/// Counts a created thread out at its very end: after its root has run the thread-specific-data
-/// destructors (the main thread's `tc_exit` waits for that).
+/// The end of every thread `tc_create` started (`ffi::spawn_c`'s `at_end`, after its root has
+/// run the thread-specific-data destructors): counts it out; the last one out after main has
+/// ended calls `exit(0)`. A thread that calls `exit()` never gets here (nor does one whose
+/// creation failed before its thread started: its creator counts it out), so nothing races
+/// that exit's status with `exit(0)`.
 fn count_out() {
-    *live() -= 1;
-    LIVE_CHANGED.notify_all();
+    let mut p = process();
+    p.live -= 1;
+    if p.live == 0 && p.main_ended {
+        drop(p);
+        // SAFETY: ends the process, as glibc's last thread does.
+        unsafe { libc::exit(0) }
+    }
 }
 
 /// The id `tc_self` gave the main thread (0: none yet): the one thread not created here that can
@@ -131,7 +192,7 @@ fn count_out() {
 static MAIN_ID: AtomicU64 = AtomicU64::new(0);
 /// The main thread's exit value once it has ended (`PTHREAD_CANCELED` if it was canceled).
 static MAIN_VALUE: Mutex<Option<SendPtr>> = Mutex::new(None);
-/// A thread is joining the main thread.
+/// A thread is joining the main thread (set under the registry lock).
 static MAIN_JOINING: AtomicBool = AtomicBool::new(false);
 
 fn is_main_thread() -> bool {
@@ -143,8 +204,7 @@ fn is_main_thread() -> bool {
 /// code (its C and C++ frames unwound to the end of its stack, its cleanup handlers run), with
 /// the exit value, or `PTHREAD_CANCELED`:
 ///
-/// - the main thread: its thread-specific-data destructors run, its joiner gets the value, and
-///   then as `pthread_exit` in `main`: the process lives on until the last thread ends;
+/// - the main thread: [`end_main_thread`];
 /// - a thread the C library created (a `SIGEV_THREAD` timer's, say): the system's
 ///   `pthread_exit`, which unwinds what is left of its stack (frames already unwound, with
 ///   nothing left to run, and this library's plain frames) to the C library's thread start;
@@ -152,26 +212,11 @@ fn is_main_thread() -> bool {
 pub(crate) fn foreign_thread_ends() -> ! {
     let value = ffi::take_exit_value::<SendPtr>().map_or(CANCELED, |v| v.0);
     if is_main_thread() {
-        ffi::run_tsd_destructors();
-        *MAIN_VALUE.lock().unwrap_or_else(PoisonError::into_inner) = Some(SendPtr(value));
-        ffi::finish_current();
-        main_thread_ends()
+        end_main_thread(value)
     }
     // SAFETY: a thread the C library created, whose stack above is C frames (unwound) and this
     // library's frames, which hold nothing to drop here (the forced unwind passes them).
     unsafe { libc::pthread_exit(value) }
-}
-
-/// The end of `pthread_exit` in `main` once its handlers ran: the process exits with status 0
-/// once every thread created here has ended.
-fn main_thread_ends() -> ! {
-    let mut n = live();
-    while *n > 0 {
-        n = LIVE_CHANGED.wait(n).unwrap_or_else(PoisonError::into_inner);
-    }
-    drop(n);
-    // SAFETY: ends the process, as the last thread's end would.
-    unsafe { libc::exit(0) }
 }
 
 /// Runs `f`, a Rust cancellation point, as a C point: in a thread that acts in C code (created
@@ -195,7 +240,33 @@ pub(crate) fn rust_point<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
-/// `pthread_create`: honours the detach state and stack size of `attr`.
+/// Like [`rust_point`], but reports a cancellation (`None`) instead of acting, so that the
+/// caller can first undo what must be undone.
+fn rust_point_reporting<R>(f: impl FnOnce() -> R) -> Option<R> {
+    if ffi::in_c_region() {
+        catch_unwind(AssertUnwindSafe(f)).ok()
+    } else {
+        Some(rust_point(f))
+    }
+}
+
+/// What a new thread may take from the system's `malloc`, where a failure aborts, before its
+/// start routine has a chance to see an error (glibc's thread-local storage of libraries
+/// loaded with `dlopen`, allocated on first use), with room to spare.
+const CHILD_HEAP: usize = 16 * 1024;
+
+/// The verdict a new thread waits for before it runs anything of the caller's.
+const UNDECIDED: u8 = 0;
+const GO: u8 = 1;
+const ABANDON: u8 = 2;
+
+/// `pthread_create`: honours the detach state and stack size of `attr` (the system's default
+/// stack size otherwise, as glibc). `EAGAIN` if the thread cannot be created, memory included:
+/// the thread is created with `pthread_create` itself (`ffi::spawn_c`), an allocation that
+/// fails on the way (the registry, the control block) is served from the allocator's reserve
+/// (`oom.rs`) and undone, and a thread already started by then returns without running `start`.
+/// The new thread registers no thread-local destructor before `start` (a library destructor
+/// run by `dlclose`, which holds the loader's lock, may create and join threads).
 ///
 /// # Safety
 /// `thread` must be valid for a write; `attr` null or an initialised attribute object;
@@ -223,52 +294,239 @@ pub unsafe extern "C" fn tc_create(
             return libc::EINVAL;
         }
     }
+    // The new thread's own set-up allocates with the system's `malloc` and aborts if it fails.
+    if !oom::system_has(CHILD_HEAP) {
+        return libc::EAGAIN;
+    }
     let arg = SendPtr(arg);
-    // The registry lock is held until the slot is filled (canceler, system id, handle): a
-    // detached thread that ends at once frees its slot only after that.
+    let memory = oom::Watch::new();
+    // The registry lock is held until the slot is filled (canceler, system id, handle) and the
+    // verdict given: a detached thread that ends at once frees its slot only after that.
     let mut reg = registry();
-    let id = reg.alloc(Entry {
+    let Some(id) = reg.alloc(Entry {
         canceler: None,
         handle: None,
         detached,
         ended: false,
+        foreign: false,
         native: 0,
-    });
-    *live() += 1;
-    // The system's thread, not `std`'s: it reaches the start routine without registering a
-    // thread-local destructor (which would wait for the dynamic loader's lock, held by the
-    // creator if it runs a library destructor from `dlclose`).
+    }) else {
+        return libc::EAGAIN;
+    };
+    process().live += 1;
+    let verdict = Arc::new(AtomicU8::new(UNDECIDED));
+    let theirs = verdict.clone();
     let spawned = ffi::spawn_c(
         stack,
         move || {
+            // The creator gives its verdict holding the registry lock: once we have held it,
+            // the verdict is there.
+            let go = loop {
+                match theirs.load(Ordering::Acquire) {
+                    UNDECIDED => drop(registry()),
+                    v => break v == GO,
+                }
+            };
+            drop(theirs);
+            if !go {
+                return SendPtr(std::ptr::null_mut());
+            }
             let _ending = Ending(id);
-            MY_ID.set(id);
+            MY_ID.set(id); // a `const` thread-local without a destructor
             let arg = arg;
-            // SAFETY: `start` is the C start routine; the frames it creates are C frames, which a
-            // cancellation may abandon.
+            // SAFETY: `start` is the C start routine; the frames it creates are C frames, which
+            // a cancellation may unwind or abandon.
             SendPtr(unsafe { ffi::c_region(start, arg.0, cancel::async_act) })
         },
         count_out,
     );
     match spawned {
-        Ok(h) => {
+        Ok(h) if !memory.ran_out() => {
             let e = reg.get(id).expect("the new slot");
             e.canceler = Some(h.canceler());
             e.native = h.as_pthread_t();
             if !detached {
                 e.handle = Some(h);
             }
+            verdict.store(GO, Ordering::Release);
             drop(reg);
             // SAFETY: the caller passes a writable id.
             unsafe { *thread = id };
             0
         }
-        Err(_) => {
+        spawned => {
+            // Out of memory, or no thread: the thread (if any) ends without running `start`,
+            // and counts itself out (`count_out`); without a thread, it is counted out here.
+            verdict.store(ABANDON, Ordering::Release);
             reg.release(id);
-            *live() -= 1;
-            libc::EAGAIN
+            drop(reg);
+            let e = match spawned {
+                Ok(_) => libc::EAGAIN,
+                Err(e) => {
+                    process().live -= 1;
+                    if e == libc::EINVAL {
+                        libc::EINVAL // an attribute the system refuses
+                    } else {
+                        libc::EAGAIN
+                    }
+                }
+            };
+            drop(spawned);
+            e
         }
     }
+}
+
+/// How a join waits.
+#[derive(Clone, Copy)]
+enum Wait {
+    /// Until the thread ends (`pthread_join`).
+    Forever,
+    /// Not at all: `EBUSY` if the thread has not ended (`pthread_tryjoin_np`).
+    Try,
+    /// Until the thread ends or the time is reached (`ETIMEDOUT`); `Err` is the error for a
+    /// bad time, reported if the call has to wait.
+    Until(Result<Option<Instant>, i32>),
+}
+
+/// The instant `abstime` (on `clock`) stands for: `Ok(None)` for a null time (no limit), a
+/// time already past for a negative `tv_sec` (glibc: `ETIMEDOUT`), `Err(EINVAL)` for a
+/// `tv_nsec` out of range.
+///
+/// # Safety
+/// `abstime` must be null or valid for a read.
+unsafe fn deadline(
+    clock: libc::clockid_t,
+    abstime: *const libc::timespec,
+) -> Result<Option<Instant>, i32> {
+    if abstime.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: non-null, readable (the caller's contract).
+    let t = unsafe { *abstime };
+    if t.tv_sec < 0 {
+        return Ok(Some(Instant::now()));
+    }
+    if !(0..1_000_000_000).contains(&t.tv_nsec) {
+        return Err(libc::EINVAL);
+    }
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock (checked by the callers) and a writable timespec.
+    unsafe { libc::clock_gettime(clock, &mut now) };
+    let at = |t: libc::timespec| Duration::new(t.tv_sec.max(0) as u64, t.tv_nsec as u32);
+    let left = at(t).saturating_sub(at(now));
+    Ok(Instant::now().checked_add(left))
+}
+
+/// Waits until the thread of `target` has finished, or until `deadline`: `Some(finished)`, or
+/// `None` if the caller, canceled while it waited, must act. A caller that no one can cancel
+/// (it has no control block) waits without being adopted, which would register a thread-local
+/// destructor (a library destructor run by `dlclose` may join: that library is gone by the
+/// time the destructor would run).
+fn wait_for(target: &Canceler, deadline: Option<Instant>) -> Option<bool> {
+    if ffi::has_control() {
+        rust_point_reporting(|| ffi::wait_finished(target, deadline))
+    } else {
+        Some(ffi::wait_finished_uncancelable(target, deadline))
+    }
+}
+
+/// `pthread_join` and glibc's variants: the result, or `None` if the caller, canceled while it
+/// waited, must act (the target stays joinable). `ESRCH` for an id that is not a live thread
+/// of ours, `EINVAL` if it is detached or already being joined, or a thread not created here
+/// other than the main thread; `EDEADLK` for the caller itself (`EBUSY` for `Try`, as glibc:
+/// the caller has not ended). The main thread's join waits until main has ended (its cleanup
+/// handlers and thread-specific-data destructors run) and reports what it gave `tc_exit`, or
+/// `PTHREAD_CANCELED`.
+///
+/// # Safety
+/// `retval` must be null or valid for a write.
+unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32> {
+    let trying = matches!(wait, Wait::Try);
+    if thread == MY_ID.get() && thread != 0 {
+        return Some(if trying { libc::EBUSY } else { libc::EDEADLK });
+    }
+    let main = thread != 0 && thread == MAIN_ID.load(Ordering::Relaxed);
+    // The target, and its handle (`None` for the main thread, marked as being joined instead).
+    let (target, h) = {
+        let mut reg = registry();
+        let Some(e) = reg.get(thread) else {
+            return Some(libc::ESRCH);
+        };
+        let Some(target) = e.canceler.clone() else {
+            return Some(libc::ESRCH); // not reached: filled under the registry lock
+        };
+        // glibc looks at "ended" before "detached".
+        if trying && !target.is_finished() {
+            return Some(libc::EBUSY);
+        }
+        if e.detached {
+            return Some(libc::EINVAL);
+        }
+        let h = if main {
+            if MAIN_JOINING.swap(true, Ordering::Relaxed) {
+                return Some(libc::EINVAL); // already being joined
+            }
+            None
+        } else {
+            match e.handle.take() {
+                Some(h) => Some(h),
+                None => return Some(libc::EINVAL),
+            }
+        };
+        (target, h)
+    };
+    let waited = match wait {
+        Wait::Try => Some(Ok(())),
+        Wait::Forever | Wait::Until(Ok(None)) => wait_for(&target, None).map(|_| Ok(())),
+        Wait::Until(Err(e)) if !target.is_finished() => Some(Err(e)),
+        Wait::Until(Err(_)) => Some(Ok(())),
+        Wait::Until(Ok(Some(t))) => wait_for(&target, Some(t)).map(|finished| {
+            if finished {
+                Ok(())
+            } else {
+                Err(libc::ETIMEDOUT)
+            }
+        }),
+    };
+    drop(target);
+    if !matches!(waited, Some(Ok(()))) {
+        // Canceled while waiting, timed out or a bad time: the target stays joinable (and
+        // nothing of this frame is left where the caller acts: the handle goes back).
+        if main {
+            MAIN_JOINING.store(false, Ordering::Relaxed);
+        } else {
+            match registry().get(thread) {
+                Some(e) => e.handle = h,
+                None => drop(h),
+            }
+        }
+        return waited.map(|w| w.err().unwrap_or(0));
+    }
+    // The thread has finished: its id dies now, before the system thread is joined (after
+    // which its system id could be reused), so `tc_kill` never reaches a joined thread.
+    registry().release(thread);
+    let value = match h {
+        // Not a cancellation point: the thread has finished.
+        Some(h) => match h.join() {
+            Outcome::Returned(SendPtr(p)) | Outcome::Exited(SendPtr(p)) => p,
+            Outcome::Canceled | Outcome::Panicked(_) => CANCELED,
+        },
+        // Stored by `end_main_thread` before main finished.
+        None => MAIN_VALUE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .map_or(CANCELED, |v| v.0),
+    };
+    if !retval.is_null() {
+        // SAFETY: the caller passes null or a writable pointer.
+        unsafe { *retval = value };
+    }
+    Some(0)
 }
 
 /// `pthread_join`: a cancellation point for the caller; if the caller is canceled while it
@@ -279,120 +537,68 @@ pub unsafe extern "C" fn tc_create(
 /// `retval` must be null or valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn tc_join(thread: u64, retval: *mut *mut c_void) -> i32 {
-    // Acts from this frame, which holds nothing to drop (the forced unwind of a cancellation
-    // passes it without a landing pad; `join` holds a handle).
+    // Acts from this frame, which holds nothing to drop.
     // SAFETY: forwarded from the caller.
-    match unsafe { join(thread, retval) } {
+    match unsafe { join(thread, retval, Wait::Forever) } {
         Some(r) => r,
         None => cancel::act(),
     }
 }
 
-/// `tc_join`, or `None` if the caller must act on its cancellation (the target stays
-/// joinable).
+/// `pthread_tryjoin_np`: joins a thread that has ended, `EBUSY` if it has not (the caller
+/// itself included); not a cancellation point. Otherwise as `tc_join`.
 ///
 /// # Safety
-/// As `tc_join`.
-unsafe fn join(thread: u64, retval: *mut *mut c_void) -> Option<i32> {
-    if thread == MY_ID.get() && thread != 0 {
-        return Some(libc::EDEADLK);
-    }
-    if thread != 0 && thread == MAIN_ID.load(Ordering::Relaxed) {
-        // SAFETY: forwarded from the caller.
-        return unsafe { join_main(thread, retval) };
-    }
-    let h = {
-        let mut reg = registry();
-        let Some(e) = reg.get(thread) else {
-            return Some(libc::ESRCH);
-        };
-        if e.detached {
-            return Some(libc::EINVAL);
-        }
-        match e.handle.take() {
-            Some(h) => h,
-            None => return Some(libc::EINVAL),
-        }
-    };
-    let waited = if !ffi::has_control() {
-        // No one can cancel a caller without a control block (no one holds a canceler for
-        // it): not a point. Adopting it here would register a thread-local destructor, in the
-        // caller's library (a library destructor run by `dlclose` may join: that library is
-        // then gone when the destructor would run).
-        h.wait_uncancelable();
-        true
-    } else if ffi::in_c_region() {
-        catch_unwind(AssertUnwindSafe(|| h.wait())).is_ok()
-    } else {
-        rust_point(|| h.wait());
-        true
-    };
-    if !waited {
-        // Canceled while waiting: the target stays joinable, then act (from the caller).
-        match registry().get(thread) {
-            Some(e) => e.handle = Some(h),
-            None => drop(h),
-        }
-        return None;
-    }
-    // The thread has finished: its id dies now, before the system thread is joined (after
-    // which its system id could be reused), so `tc_kill` never reaches a joined thread.
-    registry().release(thread);
-    let outcome = h.join(); // not a cancellation point (the thread has finished or no one can cancel the caller)
-    let value = match outcome {
-        Outcome::Returned(SendPtr(p)) | Outcome::Exited(SendPtr(p)) => p,
-        Outcome::Canceled | Outcome::Panicked(_) => CANCELED,
-    };
-    if !retval.is_null() {
-        // SAFETY: the caller passes null or a writable pointer.
-        unsafe { *retval = value };
-    }
-    Some(0)
+/// `retval` must be null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tc_tryjoin_np(thread: u64, retval: *mut *mut c_void) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { join(thread, retval, Wait::Try) }.unwrap_or(libc::EBUSY)
 }
 
-/// `tc_join` of the main thread: waits (a cancellation point) until main has ended, after its
-/// cleanup handlers and thread-specific-data destructors; its value is `PTHREAD_CANCELED` if it
-/// was canceled, else what it gave `tc_exit`. `None` if the caller must act on its cancellation
-/// (main stays joinable).
+/// `pthread_timedjoin_np`: `tc_join` until `abstime` on `CLOCK_REALTIME` (null: no limit),
+/// then `ETIMEDOUT`, the thread staying joinable; a cancellation point. A time with a negative
+/// `tv_sec` has passed; a `tv_nsec` outside `[0, 1e9)` is `EINVAL` (if the call has to wait).
 ///
 /// # Safety
-/// As `tc_join`.
-unsafe fn join_main(thread: u64, retval: *mut *mut c_void) -> Option<i32> {
-    let canceler = {
-        let mut reg = registry();
-        let Some(e) = reg.get(thread) else {
-            return Some(libc::ESRCH);
-        };
-        match &e.canceler {
-            Some(c) if !e.detached => c.clone(),
-            _ => return Some(libc::EINVAL),
-        }
-    };
-    if MAIN_JOINING.swap(true, Ordering::SeqCst) {
-        return Some(libc::EINVAL); // already being joined
+/// `retval` must be null or valid for a write; `abstime` null or valid for a read.
+#[no_mangle]
+pub unsafe extern "C" fn tc_timedjoin_np(
+    thread: u64,
+    retval: *mut *mut c_void,
+    abstime: *const libc::timespec,
+) -> i32 {
+    // SAFETY: forwarded from the caller.
+    let until = Wait::Until(unsafe { deadline(libc::CLOCK_REALTIME, abstime) });
+    // SAFETY: forwarded from the caller.
+    match unsafe { join(thread, retval, until) } {
+        Some(r) => r,
+        None => cancel::act(),
     }
-    let waited = if ffi::in_c_region() {
-        catch_unwind(AssertUnwindSafe(|| ffi::wait_finished(&canceler))).is_ok()
-    } else {
-        rust_point(|| ffi::wait_finished(&canceler));
-        true
-    };
-    drop(canceler);
-    if !waited {
-        MAIN_JOINING.store(false, Ordering::SeqCst);
-        return None;
+}
+
+/// `pthread_clockjoin_np`: `tc_timedjoin_np` on `clock`, which must be `CLOCK_REALTIME` or
+/// `CLOCK_MONOTONIC` (`EINVAL` otherwise, as glibc).
+///
+/// # Safety
+/// As `tc_timedjoin_np`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_clockjoin_np(
+    thread: u64,
+    retval: *mut *mut c_void,
+    clock: libc::clockid_t,
+    abstime: *const libc::timespec,
+) -> i32 {
+    if clock != libc::CLOCK_REALTIME && clock != libc::CLOCK_MONOTONIC {
+        return libc::EINVAL;
     }
-    registry().release(thread);
-    let value = MAIN_VALUE
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .take()
-        .map_or(CANCELED, |v| v.0);
-    if !retval.is_null() {
-        // SAFETY: the caller passes null or a writable pointer.
-        unsafe { *retval = value };
+    // SAFETY: forwarded from the caller.
+    let until = Wait::Until(unsafe { deadline(clock, abstime) });
+    // SAFETY: forwarded from the caller.
+    match unsafe { join(thread, retval, until) } {
+        Some(r) => r,
+        None => cancel::act(),
     }
-    Some(0)
 }
 
 /// `pthread_detach`: `ESRCH` for an id that is not a live thread of ours, `EINVAL` if it is
@@ -414,21 +620,25 @@ pub extern "C" fn tc_detach(thread: u64) -> i32 {
     0
 }
 
-/// `pthread_cancel`: queues a request (R01, R08); `ESRCH` for an id that is not a live thread
-/// of ours (R18).
+/// `pthread_cancel`: queues a request (R01, R08); `ESRCH` for an id whose lifetime has ended
+/// (never existed, joined, or detached and ended: R18). A thread that has ended but is not yet
+/// joined still has its id: 0, and nothing happens (POSIX; glibc >= 2.34).
 ///
 /// Async-cancel-safe (POSIX): the caller's own cancellation is held while this takes locks, and
 /// acted on afterwards, the C way, if the caller is asynchronous and canceled itself.
 #[no_mangle]
 pub extern "C" fn tc_cancel(thread: u64) -> i32 {
     let was = ffi::set_disabled(true);
-    // In a block: nothing of it is left to drop where this frame acts (the forced unwind of a
-    // cancellation passes the frame without a landing pad).
+    // In a block: nothing of it is left to drop where this frame acts.
     let r = {
-        let canceler = registry().get(thread).and_then(|e| e.canceler.clone());
-        match canceler.map(|c| c.cancel()) {
-            Some(Ok(())) => 0,
-            Some(Err(_)) | None => libc::ESRCH,
+        let target = registry().get(thread).map(|e| e.canceler.clone());
+        match target {
+            Some(canceler) => {
+                // A thread that has finished reports `NoSuchThread`: its id still lives.
+                let _ = canceler.map(|c| c.cancel());
+                0
+            }
+            None => libc::ESRCH,
         }
     };
     ffi::set_disabled(was);
@@ -463,13 +673,18 @@ pub extern "C" fn tc_self() -> u64 {
         return id;
     }
     let mut reg = registry();
-    let id = reg.alloc(Entry {
+    let Some(id) = reg.alloc(Entry {
         canceler: Some(thread_cancel::current()),
         handle: None,
         detached: false,
         ended: false,
-        native: 0,
-    });
+        foreign: true,
+        // SAFETY: no preconditions; the slot is freed before the thread ends.
+        native: unsafe { libc::pthread_self() },
+    }) else {
+        eprintln!("thread-cancel: out of memory for pthread_self's id; aborting");
+        std::process::abort()
+    };
     MY_ID.set(id);
     if is_main_thread() {
         MAIN_ID.store(id, Ordering::Relaxed);
@@ -489,50 +704,218 @@ pub extern "C" fn tc_equal(a: u64, b: u64) -> i32 {
     i32::from(a == b)
 }
 
-/// `pthread_kill` on one of our ids: `ESRCH` if it is not a live thread of ours.
+/// Runs `f` with the system's id of `thread` if its id lives and the thread has not gone;
+/// `ESRCH` if the id's lifetime has ended, `gone` for the main thread after its `tc_exit`.
+/// `f` runs under the registry lock, which keeps the system's id valid (a slot is freed before
+/// its system thread is joined, and a detached or foreign thread frees it before it ends);
+/// except for the calling thread itself, which is alive, and runs `f` without the lock (a
+/// signal it sends itself is handled before the call returns, and its handler may call here).
+fn with_native(thread: u64, gone: i32, f: impl FnOnce(libc::pthread_t) -> i32) -> i32 {
+    if thread == MY_ID.get() && thread != 0 {
+        if registry().get(thread).is_none() {
+            return libc::ESRCH;
+        }
+        // SAFETY: no preconditions.
+        return f(unsafe { libc::pthread_self() });
+    }
+    let mut reg = registry();
+    match reg.get(thread).map(|e| e.live_native()) {
+        Some(Some(native)) => f(native),
+        Some(None) => gone,
+        None => libc::ESRCH,
+    }
+}
+
+/// `pthread_kill`: `ESRCH` if the id's lifetime has ended; 0 and no signal for a thread that
+/// has ended but whose id lives (glibc >= 2.34).
 #[no_mangle]
 pub extern "C" fn tc_kill(thread: u64, sig: i32) -> i32 {
-    let mut reg = registry();
-    let canceler = match reg.get(thread) {
-        // SAFETY: a thread created here is not joined while its slot lives (`tc_join` releases
-        // the slot before the system join; a detached thread's slot goes when its closure
-        // ends, before the thread does), and we hold the registry lock.
-        Some(e) if e.native != 0 => return unsafe { libc::pthread_kill(e.native, sig) },
-        Some(e) => e.canceler.clone(),
-        None => None,
-    };
-    drop(reg);
-    // Not created here: through its control block, whose system id is cleared (under a lock)
-    // before the thread ends.
-    canceler.map_or(libc::ESRCH, |c| c.signal(sig).unwrap_or(libc::ESRCH))
+    // SAFETY: a live system id (`with_native`).
+    with_native(thread, 0, |t| unsafe { libc::pthread_kill(t, sig) })
 }
 
 /// The system's `pthread_t` of a live thread of ours, or 0.
 #[no_mangle]
 pub extern "C" fn tc_native(thread: u64) -> libc::pthread_t {
-    registry().get(thread).map_or(0, |e| e.native)
+    registry()
+        .get(thread)
+        .and_then(|e| e.live_native())
+        .unwrap_or(0)
+}
+
+/// `pthread_getattr_np` on one of our ids (`ESRCH` for an id that is not a live thread).
+///
+/// # Safety
+/// As glibc's: `attr` must be valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tc_getattr_np(thread: u64, attr: *mut libc::pthread_attr_t) -> i32 {
+    // SAFETY: a live system id; the rest is the caller's contract.
+    with_native(thread, libc::ESRCH, |t| unsafe {
+        pthread_getattr_np(t, attr)
+    })
+}
+
+/// `pthread_setname_np` on one of our ids.
+///
+/// # Safety
+/// As glibc's: `name` must be a C string.
+#[no_mangle]
+pub unsafe extern "C" fn tc_setname_np(thread: u64, name: *const c_char) -> i32 {
+    // SAFETY: as in `tc_getattr_np`.
+    with_native(thread, libc::ESRCH, |t| unsafe {
+        pthread_setname_np(t, name)
+    })
+}
+
+/// `pthread_getname_np` on one of our ids.
+///
+/// # Safety
+/// As glibc's: `buf` must be valid for `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn tc_getname_np(thread: u64, buf: *mut c_char, len: usize) -> i32 {
+    // SAFETY: as in `tc_getattr_np`.
+    with_native(thread, libc::ESRCH, |t| unsafe {
+        pthread_getname_np(t, buf, len)
+    })
+}
+
+/// `pthread_setschedparam` on one of our ids.
+///
+/// # Safety
+/// As glibc's: `param` must point to a `struct sched_param`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_setschedparam(thread: u64, policy: i32, param: *const c_void) -> i32 {
+    // SAFETY: as in `tc_getattr_np`.
+    with_native(thread, libc::ESRCH, |t| unsafe {
+        pthread_setschedparam(t, policy, param)
+    })
+}
+
+/// `pthread_getschedparam` on one of our ids.
+///
+/// # Safety
+/// As glibc's: `policy` and `param` must be valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn tc_getschedparam(
+    thread: u64,
+    policy: *mut i32,
+    param: *mut c_void,
+) -> i32 {
+    // SAFETY: as in `tc_getattr_np`.
+    with_native(thread, libc::ESRCH, |t| unsafe {
+        pthread_getschedparam(t, policy, param)
+    })
+}
+
+/// `pthread_setschedprio` on one of our ids.
+#[no_mangle]
+pub extern "C" fn tc_setschedprio(thread: u64, prio: i32) -> i32 {
+    // SAFETY: a live system id.
+    with_native(thread, libc::ESRCH, |t| unsafe {
+        pthread_setschedprio(t, prio)
+    })
+}
+
+/// `pthread_setaffinity_np` on one of our ids.
+///
+/// # Safety
+/// As glibc's: `set` must be valid for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn tc_setaffinity_np(thread: u64, size: usize, set: *const c_void) -> i32 {
+    // SAFETY: as in `tc_getattr_np`.
+    with_native(thread, libc::ESRCH, |t| unsafe {
+        pthread_setaffinity_np(t, size, set)
+    })
+}
+
+/// `pthread_getaffinity_np` on one of our ids.
+///
+/// # Safety
+/// As glibc's: `set` must be valid for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn tc_getaffinity_np(thread: u64, size: usize, set: *mut c_void) -> i32 {
+    // SAFETY: as in `tc_getattr_np`.
+    with_native(thread, libc::ESRCH, |t| unsafe {
+        pthread_getaffinity_np(t, size, set)
+    })
+}
+
+/// `pthread_getcpuclockid` on one of our ids.
+///
+/// # Safety
+/// As glibc's: `clock` must be valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tc_getcpuclockid(thread: u64, clock: *mut libc::clockid_t) -> i32 {
+    // SAFETY: as in `tc_getattr_np`.
+    with_native(thread, libc::ESRCH, |t| unsafe {
+        pthread_getcpuclockid(t, clock)
+    })
+}
+
+/// `pthread_sigqueue` on one of our ids: `ESRCH` if the id's lifetime has ended; 0 and no
+/// signal for the main thread after its `tc_exit` (as `tc_kill`).
+#[no_mangle]
+pub extern "C" fn tc_pthread_sigqueue(thread: u64, sig: i32, value: libc::sigval) -> i32 {
+    // SAFETY: a live system id.
+    with_native(thread, 0, |t| unsafe { pthread_sigqueue(t, sig, value) })
 }
 
 /// `pthread_exit`: cleanup handlers (last pushed first), thread-specific-data destructors,
 /// then the thread ends; `tc_join` reports `value` (R21). In a thread not created here whose
-/// stack is C (the main thread of a C program, a thread the C library created) the same, ended
-/// by [`foreign_thread_ends`]: main's end leaves the process running until its last thread
-/// ends (POSIX's rule for `pthread_exit` in `main`). In the main thread of a Rust program, the
-/// cleanup handlers run, then the process exits with status 0 once every thread created here
-/// has ended. In any other thread it aborts (such a thread cannot be ended without unwinding
-/// Rust frames).
+/// stack is C (the main thread of a C program, a thread the C library created) the same, its
+/// C and C++ frames unwound, ended by [`foreign_thread_ends`]. In the main thread of a Rust
+/// program, the cleanup handlers run, then [`end_main_thread`]. In any other thread it aborts
+/// (such a thread cannot be ended without unwinding Rust frames).
 #[no_mangle]
 pub extern "C" fn tc_exit(value: *mut c_void) -> ! {
     if ffi::in_c_region() {
         ffi::begin_exit(SendPtr(value));
         cancel::finish_in_region();
     }
-    // SAFETY: no preconditions.
-    let is_main = unsafe { libc::getpid() == libc::gettid() };
-    if is_main {
+    if is_main_thread() {
         cancel::run_cleanup_handlers();
-        main_thread_ends()
+        end_main_thread(value)
     }
     eprintln!("thread-cancel: tc_exit in a thread not created by tc_create; aborting");
     std::process::abort()
+}
+
+/// Ends the main thread, its cleanup handlers run, as glibc's `pthread_exit` in `main` (also
+/// for a cancellation main acted on, `value` then `PTHREAD_CANCELED`): its joiner will get
+/// `value`; its thread-specific-data destructors run (R07: before anything waits, so a
+/// destructor may release what another thread waits for), and it is marked finished (its
+/// joiner wakes); then main runs nothing more, and the process lives on until the last thread
+/// created here ends, which calls `exit(0)` (at once if none is left). Main never calls
+/// `exit(0)` after waiting, which could race a thread's own `exit()`. Its id stays valid until
+/// joined (a thread that has ended): cancel and kill return 0.
+pub(crate) fn end_main_thread(value: *mut c_void) -> ! {
+    *MAIN_VALUE.lock().unwrap_or_else(PoisonError::into_inner) = Some(SendPtr(value));
+    ffi::end_adopted_thread();
+    if let Some(e) = registry().get(MY_ID.get()) {
+        e.ended = true;
+    }
+    let mut p = process();
+    p.main_ended = true;
+    if p.live == 0 {
+        drop(p);
+        // SAFETY: ends the process: no thread created here is left.
+        unsafe { libc::exit(0) }
+    }
+    drop(p);
+    // Main's system thread stays, asleep with every signal blocked (a signal sent to the
+    // process goes to a thread that runs), until the process ends: glibc ends it instead
+    // (`__exit_thread`), but a thread that has gone can no longer be examined by
+    // LeakSanitizer, whose check at the process's exit (in every program built with
+    // `-fsanitize=address`) would report what main's thread-local storage refers to (the
+    // library's thread-local destructors, registered with the C library) as leaked. No lock is
+    // held here.
+    // SAFETY: a signal set of our own, filled before use; `pause` has no preconditions.
+    unsafe {
+        let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigfillset(all.as_mut_ptr());
+        libc::pthread_sigmask(libc::SIG_SETMASK, all.as_ptr(), std::ptr::null_mut());
+        loop {
+            libc::pause();
+        }
+    }
 }

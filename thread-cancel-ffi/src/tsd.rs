@@ -1,6 +1,7 @@
 //! Thread-specific data for C: keys with destructors (R20), on top of `thread_cancel::Key`.
 
-use crate::SendPtr;
+use crate::{oom, SendPtr};
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use thread_cancel::Key;
@@ -16,8 +17,19 @@ fn key(k: libc::pthread_key_t) -> Option<Arc<Key<SendPtr>>> {
     keys().get(k as usize).cloned().flatten()
 }
 
+thread_local! {
+    /// The calling thread's values have their thread-local storage (whose first use registers a
+    /// thread-local destructor with glibc, which aborts if `malloc` fails).
+    static STORAGE_READY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What a thread's first value costs the system's `malloc` (glibc's destructor registration),
+/// with room to spare.
+const FIRST_VALUE_HEAP: usize = 1024;
+
 /// `pthread_key_create`: `destructor` (if any) runs with a thread's non-null value when the
 /// thread ends, after its cleanup handlers, the slot cleared first; at most 4 rounds.
+/// `ENOMEM` if memory runs out (no key is created), `EAGAIN` when the key numbers are used up.
 ///
 /// # Safety
 /// `out` must be valid for a write; `destructor` a C function.
@@ -26,6 +38,7 @@ pub unsafe extern "C" fn tc_key_create(
     out: *mut libc::pthread_key_t,
     destructor: Option<unsafe extern "C" fn(*mut c_void)>,
 ) -> i32 {
+    let memory = oom::Watch::new();
     let k = Key::new(move |v: SendPtr| {
         if let Some(d) = destructor {
             if !v.0.is_null() {
@@ -39,6 +52,10 @@ pub unsafe extern "C" fn tc_key_create(
         return libc::EAGAIN;
     };
     ks.push(Some(Arc::new(k)));
+    if memory.ran_out() {
+        drop(ks.pop()); // deletes the key: memory back to the reserve
+        return libc::ENOMEM;
+    }
     // SAFETY: the caller passes a writable key.
     unsafe { *out = n };
     0
@@ -64,7 +81,8 @@ pub extern "C" fn tc_getspecific(k: libc::pthread_key_t) -> *mut c_void {
         .map_or(std::ptr::null_mut(), |v| v.0)
 }
 
-/// `pthread_setspecific`: `EINVAL` for a key that does not exist.
+/// `pthread_setspecific`: `EINVAL` for a key that does not exist; `ENOMEM` if memory runs out
+/// (the value is then not set, as glibc).
 #[no_mangle]
 pub extern "C" fn tc_setspecific(k: libc::pthread_key_t, value: *const c_void) -> i32 {
     let Some(k) = key(k) else {
@@ -72,8 +90,19 @@ pub extern "C" fn tc_setspecific(k: libc::pthread_key_t, value: *const c_void) -
     };
     if value.is_null() {
         k.take();
-    } else {
-        k.set(SendPtr(value.cast_mut()));
+        return 0;
+    }
+    if !STORAGE_READY.get() {
+        if !oom::system_has(FIRST_VALUE_HEAP) {
+            return libc::ENOMEM;
+        }
+        STORAGE_READY.set(true);
+    }
+    let memory = oom::Watch::new();
+    k.set(SendPtr(value.cast_mut()));
+    if memory.ran_out() {
+        k.take();
+        return libc::ENOMEM;
     }
     0
 }

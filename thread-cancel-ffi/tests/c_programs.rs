@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -85,6 +86,33 @@ const SANITIZE: &[&str] = &[
     "-fno-omit-frame-pointer",
 ];
 
+/// A name of its own for one build of `path` (a build writes there, then renames it to
+/// `path`): two tests may build the same program at once while one of them already runs or
+/// links it, and writing over an executable being started fails ("text file busy"), or gives
+/// the other a half-written object or library.
+fn private_name(path: &Path) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".tmp{}-{n}", std::process::id()));
+    PathBuf::from(name)
+}
+
+/// Runs the compiler `cc` on `src`, writing `out` under a private name renamed to `out` once
+/// complete.
+fn compile(mut cc: Command, src: &Path, out: &Path) {
+    let tmp = private_name(out);
+    cc.arg("-o").arg(&tmp);
+    let r = cc.output().expect("run the C compiler");
+    assert!(
+        r.status.success(),
+        "{} does not compile:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&r.stderr)
+    );
+    std::fs::rename(&tmp, out).expect("rename the build output");
+}
+
 /// Compiles `src` in `mode` and returns the executable.
 fn build(src: &Path, mode: Mode) -> PathBuf {
     let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
@@ -113,14 +141,8 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
     }
     if half {
         let obj = exe.with_extension("o");
-        cc.arg("-c").arg(src).arg("-o").arg(&obj);
-        let out = cc.output().expect("run the C compiler");
-        assert!(
-            out.status.success(),
-            "{} does not compile:\n{}",
-            src.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        cc.arg("-c").arg(src);
+        compile(cc, src, &obj);
         return obj;
     }
     // A shared-library half (`tests/c/lib/<same name>`), built the same way, whose path the
@@ -134,7 +156,7 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
         let so = build_shared(&lib, mode, &exe.with_extension("so"));
         cc.arg(format!("-DTC_TEST_LIB=\"{}\"", so.display()));
     }
-    cc.arg(src).arg("-o").arg(&exe);
+    cc.arg(src);
     if cxx {
         // A C half (`<stem>.c` beside the `.cpp`), compiled as C, for frames of both languages.
         let half = src.with_extension("c");
@@ -146,13 +168,7 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
         cc.arg(lib_dir().join("libthread_cancel.a"));
     }
     cc.args(["-lpthread", "-ldl", "-lm"]);
-    let out = cc.output().expect("run the C compiler");
-    assert!(
-        out.status.success(),
-        "{} does not compile:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    compile(cc, src, &exe);
     exe
 }
 
@@ -179,18 +195,12 @@ fn build_shared(src: &Path, mode: Mode, so: &Path) -> PathBuf {
     if mode == Mode::Sanitized {
         cc.args(SANITIZE);
     }
-    cc.arg(src).arg("-o").arg(so);
+    cc.arg(src);
     if mode != Mode::PlainGlibc {
         cc.arg(lib_dir().join("libthread_cancel.a"));
     }
     cc.args(["-lpthread", "-ldl", "-lm"]);
-    let out = cc.output().expect("run the C compiler");
-    assert!(
-        out.status.success(),
-        "{} does not compile:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    compile(cc, src, so);
     so.to_path_buf()
 }
 

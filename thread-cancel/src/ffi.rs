@@ -24,6 +24,7 @@ use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 /// The `act` function of a C region: called with the region (as an opaque pointer) on the
 /// interrupted C stack when an asynchronous request interrupts it; must end with [`c_unwind`]
@@ -187,25 +188,42 @@ pub fn take_exit_value<V: 'static>() -> Option<V> {
         .map(|b| *b)
 }
 
-/// Runs the calling thread's thread-specific-data destructors now, for a thread
-/// the library did not create that ends without its thread-local destructors (the main
-/// thread's end in the C ABI).
-pub fn run_tsd_destructors() {
+/// For a thread the crate did not spawn that ends without its thread-local destructors (the
+/// main thread's `pthread_exit`, or a cancellation it acted on in C code, after which it runs
+/// nothing more): runs its thread-specific-data destructors now (they would otherwise run at
+/// its thread-local teardown, which never comes), and marks it finished, so that requests
+/// report it gone and its waiters wake.
+pub fn end_adopted_thread() {
     crate::tsd::run_destructors();
-}
-
-/// Marks the calling thread (one the library did not create) finished and wakes its joiner:
-/// for the main thread, which ends without its thread-local destructors.
-pub fn finish_current() {
     if let Some(c) = crate::current::try_current_control() {
         c.finish();
     }
 }
 
-/// Waits until the thread of `c` has finished; a cancellation point for the caller (as
-/// [`JoinHandle::wait`](crate::JoinHandle::wait)).
-pub fn wait_finished(c: &Canceler) {
-    crate::thread::wait_finished(&c.control, None, false);
+/// Waits until the thread of `c` has finished, or until `deadline` (`None`: no limit);
+/// returns whether it finished. A cancellation point for the caller (as
+/// [`JoinHandle::wait`](crate::JoinHandle::wait)), which is adopted if it has no control
+/// block.
+pub fn wait_finished(c: &Canceler, deadline: Option<Instant>) -> bool {
+    crate::thread::wait_finished(&c.control, deadline, false)
+}
+
+/// [`wait_finished`] for a caller that no one can cancel (it has no control block, see
+/// [`has_control`]): not a cancellation point, and the caller is not adopted (adopting it
+/// would register a thread-local destructor, which takes the dynamic loader's lock: a library
+/// destructor run by `dlclose` may be the caller, and its library is gone by the time such a
+/// destructor would run).
+pub fn wait_finished_uncancelable(c: &Canceler, deadline: Option<Instant>) -> bool {
+    let target = &c.control;
+    let finished = || target.state.load() & state::FINISHED != 0;
+    if finished() {
+        return true;
+    }
+    let me = Arc::new(Control::new(None)); // a parker for this wait only
+    target.add_waiter(me.clone());
+    let wake = crate::wait::wait_until(&me, finished, deadline);
+    target.remove_waiter(&me);
+    wake == crate::wait::Wake::Ready
 }
 
 /// Leaves the calling thread's C region: its frames are abandoned and the thread goes on
@@ -512,7 +530,9 @@ pub fn cancel_signal() -> i32 {
 }
 
 /// A thread created for the C ABI by [`spawn_c`]: like [`JoinHandle`](crate::JoinHandle), but
-/// the thread is the system's (`pthread_create`), not `std`'s. Dropping it detaches the thread.
+/// the thread is the system's (`pthread_create`), not `std`'s. Waiting for it goes through its
+/// [`canceler`](Self::canceler) ([`wait_finished`], [`wait_finished_uncancelable`]); dropping
+/// the handle detaches the thread.
 pub struct CJoinHandle<T> {
     control: Arc<Control>,
     native: libc::pthread_t,
@@ -530,10 +550,17 @@ struct CStart<T> {
 
 /// Creates a thread of this crate with the system's `pthread_create` (stack size `stack`, the
 /// system's default if 0) that runs `body`, then the thread-specific-data destructors, then
-/// `at_end`. Unlike `std::thread::spawn`, the new thread registers no thread-local destructor
-/// before `body` (nor after it, unless `body` uses thread-specific data): registering one takes
-/// the dynamic loader's lock, which the creating thread may hold (a library destructor run by
-/// `dlclose` that creates and joins a thread). Errors are `pthread_create`'s (`EAGAIN`, ...).
+/// `at_end`. Unlike `std::thread::spawn`:
+///
+/// - the new thread registers no thread-local destructor before `body` (nor after it, unless
+///   `body` uses thread-specific data): registering one takes the dynamic loader's lock, which
+///   the creating thread may hold (a library destructor run by `dlclose` that creates and joins
+///   a thread);
+/// - everything the creating side allocates comes from the global allocator, which the C ABI
+///   crate makes fail softly when memory runs out (`std`'s spawn allocates its thread handle
+///   from `System` and aborts): the caller can undo the spawn and report `EAGAIN`.
+///
+/// Errors are `pthread_create`'s (`EAGAIN`, `EINVAL`).
 pub fn spawn_c<T: Send + 'static>(
     stack: usize,
     body: impl FnOnce() -> T + Send + 'static,
@@ -631,28 +658,8 @@ impl<T> CJoinHandle<T> {
         self.native
     }
 
-    /// Waits until the thread has finished; a cancellation point for the caller (as
-    /// [`JoinHandle::wait`](crate::JoinHandle::wait)).
-    pub fn wait(&self) {
-        crate::thread::wait_finished(&self.control, None, false);
-    }
-
-    /// Waits until the thread has finished, for a caller that no one can cancel (it has no
-    /// control block, see [`has_control`]): not a cancellation point, and the caller is not
-    /// adopted (which would register a thread-local destructor).
-    pub fn wait_uncancelable(&self) {
-        let finished = || self.control.state.load() & state::FINISHED != 0;
-        if finished() {
-            return;
-        }
-        let me = Arc::new(Control::new(None)); // a parker for this wait only
-        self.control.add_waiter(me.clone());
-        crate::wait::wait_until(&me, finished, None);
-        self.control.remove_waiter(&me);
-    }
-
-    /// Joins the system thread (call after [`wait`](Self::wait): this is not a cancellation
-    /// point) and reports how it ended.
+    /// Joins the system thread (call once [`wait_finished`] has seen it finish: this is not a
+    /// cancellation point) and reports how it ended.
     pub fn join(mut self) -> Outcome<T> {
         self.joined = true;
         // SAFETY: the thread is joinable: created joinable, not detached (`Drop` has not run)

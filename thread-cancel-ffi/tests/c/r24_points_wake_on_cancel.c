@@ -25,6 +25,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/msg.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
