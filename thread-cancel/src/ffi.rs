@@ -535,9 +535,8 @@ pub fn cancel_signal() -> i32 {
 /// the handle detaches the thread.
 pub struct CJoinHandle<T> {
     control: Arc<Control>,
-    native: libc::pthread_t,
+    thread: crate::sys::pthread::Thread,
     outcome: Arc<Mutex<Option<Outcome<T>>>>,
-    joined: bool,
 }
 
 /// What a thread created by [`spawn_c`] starts with.
@@ -571,54 +570,30 @@ pub fn spawn_c<T: Send + 'static>(
     let control = crate::thread::new_control::<T>();
     crate::sys::resolve_sanitizer_hook();
     let outcome = Arc::new(Mutex::new(None));
-    let start = Box::new(CStart {
+    let start = CStart {
         control: control.clone(),
         body: Box::new(body),
         outcome: outcome.clone(),
         at_end,
-    });
-    let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
-    // SAFETY: `attr` is initialised by `pthread_attr_init` before any other use, and destroyed
-    // once `pthread_create` has copied it.
-    let r = unsafe {
-        let a = attr.as_mut_ptr();
-        let mut r = libc::pthread_attr_init(a);
-        if r == 0 && stack > 0 {
-            r = libc::pthread_attr_setstacksize(a, stack.max(libc::PTHREAD_STACK_MIN));
-        }
-        let mut native: libc::pthread_t = 0;
-        let p = Box::into_raw(start);
-        if r == 0 {
-            r = libc::pthread_create(&mut native, a, c_thread_start::<T>, p.cast());
-        }
-        if r != 0 {
-            drop(Box::from_raw(p)); // the thread was not created: the start data is ours again
-        }
-        libc::pthread_attr_destroy(a);
-        (r, native)
     };
-    match r {
-        (0, native) => Ok(CJoinHandle {
-            control,
-            native,
-            outcome,
-            joined: false,
-        }),
-        (e, _) => Err(e),
-    }
+    let thread = crate::sys::pthread::spawn(stack, move || c_thread_main(start))
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EAGAIN))?;
+    Ok(CJoinHandle {
+        control,
+        thread,
+        outcome,
+    })
 }
 
-/// The start routine of a thread created by [`spawn_c`]: the thread's root (as
-/// `thread::root`, without a thread-local destructor).
-extern "C" fn c_thread_start<T: Send + 'static>(p: *mut c_void) -> *mut c_void {
-    // SAFETY: `p` is the `Box<CStart<T>>` that `spawn_c` gave `pthread_create` for this thread.
-    let start = unsafe { Box::from_raw(p.cast::<CStart<T>>()) };
+/// The body of a thread created by [`spawn_c`]: the thread's root (as `thread::root`, without
+/// a thread-local destructor). Nothing unwinds out of it: the body runs in `catch_unwind`.
+fn c_thread_main<T: Send + 'static>(start: CStart<T>) {
     let CStart {
         control,
         body,
         outcome,
         at_end,
-    } = *start;
+    } = start;
     crate::current::link_unregistered(&control);
     let result = catch_unwind(AssertUnwindSafe(body));
     let s = control.state.enter_root();
@@ -642,7 +617,6 @@ extern "C" fn c_thread_start<T: Send + 'static>(p: *mut c_void) -> *mut c_void {
     control.finish();
     drop(control);
     at_end();
-    std::ptr::null_mut()
 }
 
 impl<T> CJoinHandle<T> {
@@ -655,31 +629,19 @@ impl<T> CJoinHandle<T> {
 
     /// The system's thread id.
     pub fn as_pthread_t(&self) -> libc::pthread_t {
-        self.native
+        self.thread.id()
     }
 
     /// Joins the system thread (call once [`wait_finished`] has seen it finish: this is not a
     /// cancellation point) and reports how it ended.
-    pub fn join(mut self) -> Outcome<T> {
-        self.joined = true;
-        // SAFETY: the thread is joinable: created joinable, not detached (`Drop` has not run)
-        // and not joined before (`join` takes the handle).
-        unsafe { libc::pthread_join(self.native, std::ptr::null_mut()) };
+    pub fn join(self) -> Outcome<T> {
+        self.thread.join();
         let o = self
             .outcome
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         o.unwrap_or(Outcome::Canceled) // the root always stores one before it ends
-    }
-}
-
-impl<T> Drop for CJoinHandle<T> {
-    fn drop(&mut self) {
-        if !self.joined {
-            // SAFETY: as in `join`: a joinable thread neither detached nor joined yet.
-            unsafe { libc::pthread_detach(self.native) };
-        }
     }
 }
 

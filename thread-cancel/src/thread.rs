@@ -493,9 +493,12 @@ impl Builder {
         T: Send + 'static,
     {
         let name = self.name.as_deref().map(check_name).transpose()?;
+        // As `std`: a size of 0 is raised to the minimum (for `sys::pthread::spawn`, 0 would
+        // mean the system's default).
         let stack = self
             .stack_size
-            .unwrap_or_else(crate::sys::pthread::default_stack_size);
+            .unwrap_or_else(crate::sys::pthread::default_stack_size)
+            .max(1);
         let control = new_control::<T>();
         let packet = Arc::new(Packet {
             thread: std::sync::OnceLock::new(),

@@ -37,7 +37,7 @@ pub(crate) struct Thread {
 }
 
 /// Creates a thread with `stack` bytes of stack (raised to the system's minimum and rounded up
-/// to whole pages, as `std` does) that runs `main`.
+/// to whole pages, as `std` does; 0 for the system's default) that runs `main`.
 ///
 /// `main` must not unwind: it runs under an `extern "C"` start routine, where an unwind aborts
 /// the process. The caller catches every unwind inside it.
@@ -47,7 +47,9 @@ pub(crate) struct Thread {
 /// (`EAGAIN`: out of threads or memory); `main` is dropped unrun then.
 pub(crate) fn spawn<F: FnOnce() + Send + 'static>(stack: usize, main: F) -> io::Result<Thread> {
     let mut attr = Attr::new()?;
-    attr.set_stack_size(stack)?;
+    if stack > 0 {
+        attr.set_stack_size(stack)?;
+    }
     let arg = Box::into_raw(Box::new(main));
     let mut id: libc::pthread_t = 0;
     // SAFETY: `attr` is an initialised attribute object; `start::<F>` matches the start
