@@ -316,9 +316,16 @@ pub unsafe extern "C" fn tc_create(
     process().live += 1;
     let verdict = Arc::new(AtomicU8::new(UNDECIDED));
     let theirs = verdict.clone();
+    // The new thread starts with every signal blocked (as glibc's): a handler that runs before
+    // its id is set would see no id and make it a foreign thread's (`pthread_self` in a signal
+    // sent right after `pthread_create`). It takes the creator's mask once its id is set.
+    let mask = SigMask::block_all();
+    let inherited = mask.old;
     let spawned = ffi::spawn_c(
         stack,
         move || {
+            // A `const` thread-local without a destructor.
+            MY_ID.set(id);
             // The creator gives its verdict holding the registry lock: once we have held it,
             // the verdict is there.
             let go = loop {
@@ -329,10 +336,11 @@ pub unsafe extern "C" fn tc_create(
             };
             drop(theirs);
             if !go {
+                MY_ID.set(0);
                 return SendPtr(std::ptr::null_mut());
             }
             let _ending = Ending(id);
-            MY_ID.set(id); // a `const` thread-local without a destructor
+            SigMask::set(&inherited);
             let arg = arg;
             // SAFETY: `start` is the C start routine; the frames it creates are C frames, which
             // a cancellation may unwind or abandon.
@@ -340,6 +348,7 @@ pub unsafe extern "C" fn tc_create(
         },
         count_out,
     );
+    drop(mask);
     match spawned {
         Ok(h) if !memory.ran_out() => {
             let e = reg.get(id).expect("the new slot");
@@ -646,6 +655,39 @@ pub extern "C" fn tc_cancel(thread: u64) -> i32 {
         cancel::point();
     }
     r
+}
+
+/// The calling thread's signal mask, set to block every signal while this lives.
+struct SigMask {
+    old: libc::sigset_t,
+}
+
+impl SigMask {
+    fn block_all() -> SigMask {
+        // SAFETY: plain data, initialised by `sigfillset`/`pthread_sigmask` before use.
+        let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: both sets are valid for the calls; `pthread_sigmask` cannot fail with a
+        // valid `how`.
+        unsafe {
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        }
+        SigMask { old }
+    }
+
+    /// Sets the calling thread's mask to `mask`.
+    fn set(mask: &libc::sigset_t) {
+        // SAFETY: `mask` is a valid set; the old mask is not asked for.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
+    }
+}
+
+impl Drop for SigMask {
+    fn drop(&mut self) {
+        SigMask::set(&self.old);
+    }
 }
 
 /// Frees the id of a thread not created here (given by `tc_self`) when the thread ends: its
