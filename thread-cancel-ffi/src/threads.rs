@@ -150,11 +150,42 @@ thread_local! {
 }
 
 fn registry() -> MutexGuard<'static, Registry> {
+    AT_FORK.call_once(register_at_fork);
     REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn process() -> MutexGuard<'static, Process> {
+    AT_FORK.call_once(register_at_fork);
     PROCESS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The registry and process locks across `fork`: the forking thread takes both (in the order
+/// every other path takes them) before the fork and releases them in the parent and in the
+/// child, so a child never inherits a lock some other thread of the parent held (its first
+/// registry use, at the latest its thread's end, would wait forever).
+static AT_FORK: std::sync::Once = std::sync::Once::new();
+
+type HeldAtFork = (MutexGuard<'static, Registry>, MutexGuard<'static, Process>);
+
+thread_local! {
+    static HELD_AT_FORK: std::cell::RefCell<Option<HeldAtFork>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn register_at_fork() {
+    extern "C" fn prepare() {
+        let held = (
+            REGISTRY.lock().unwrap_or_else(PoisonError::into_inner),
+            PROCESS.lock().unwrap_or_else(PoisonError::into_inner),
+        );
+        let _ = HELD_AT_FORK.try_with(|h| *h.borrow_mut() = Some(held));
+    }
+    extern "C" fn release() {
+        let _ = HELD_AT_FORK.try_with(|h| drop(h.borrow_mut().take()));
+    }
+    // SAFETY: the handlers only take and release this module's locks, in the forking thread
+    // (the child's only thread). If registration fails (ENOMEM) forks go unguarded, as before.
+    unsafe { libc::pthread_atfork(Some(prepare), Some(release), Some(release)) };
 }
 
 /// Runs when a created thread's closure ends (returned or unwinding): frees a detached
