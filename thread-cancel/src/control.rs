@@ -15,10 +15,50 @@ static FORK_GENERATION: AtomicU32 = AtomicU32::new(0);
 static ATFORK: Once = Once::new();
 
 /// Runs in the child of a `fork`, in the forking thread, while it is the only thread:
-/// async-signal-safe (atomics and a `const` thread-local read).
+/// atomics, a `const` thread-local read, and the release of the locks `before_fork` took.
 extern "C" fn after_fork_in_child() {
     let g = FORK_GENERATION.fetch_add(1, Relaxed).wrapping_add(1);
     crate::current::with_current(|c| c.generation.store(g, Relaxed));
+    after_fork_in_parent();
+}
+
+/// The forking thread's own control block's locks, held across `fork`: the child's only thread
+/// goes on with that block (its end takes them), and another thread of the parent (a joiner
+/// registering, a canceler signalling) may hold one of them at the moment of the fork.
+type HeldAtFork = (
+    std::sync::MutexGuard<'static, Option<libc::pthread_t>>,
+    std::sync::MutexGuard<'static, Vec<Arc<Control>>>,
+    std::sync::MutexGuard<'static, Callbacks>,
+    std::sync::MutexGuard<'static, Option<Box<dyn Any + Send>>>,
+);
+
+thread_local! {
+    static HELD_AT_FORK: std::cell::RefCell<Option<HeldAtFork>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Before `fork`, in the forking thread: takes its control block's locks (no other path holds
+/// two of them at once, so the order cannot deadlock).
+extern "C" fn before_fork() {
+    let Some(c) = crate::current::current_ptr() else {
+        return;
+    };
+    // SAFETY: the calling thread's control block lives until the thread ends (it holds a
+    // reference), and the thread cannot end before the parent or child handler releases these
+    // guards, which run in this same thread right after the fork.
+    let c: &'static Control = unsafe { &*c };
+    let held = (
+        lock(&c.pthread),
+        lock(&c.waiters),
+        lock(&c.callbacks),
+        lock(&c.exit_value),
+    );
+    let _ = HELD_AT_FORK.try_with(|h| *h.borrow_mut() = Some(held));
+}
+
+/// After `fork`, in the parent and (through `after_fork_in_child`) in the child.
+extern "C" fn after_fork_in_parent() {
+    let _ = HELD_AT_FORK.try_with(|h| drop(h.borrow_mut().take()));
 }
 
 /// Everything another thread may touch of a thread: its state word and its wake-up token.
@@ -72,9 +112,15 @@ impl Control {
         // Registered before the first control block exists, so every fork after any block was
         // made runs the handler.
         ATFORK.call_once(|| {
-            // SAFETY: registers a handler that is a plain `extern "C"` function and stays valid
-            // for the life of the process; no prepare or parent handler.
-            unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+            // SAFETY: registers plain `extern "C"` functions that stay valid for the life of
+            // the process.
+            unsafe {
+                libc::pthread_atfork(
+                    Some(before_fork),
+                    Some(after_fork_in_parent),
+                    Some(after_fork_in_child),
+                )
+            };
         });
         Self {
             state: StateWord::new(),
