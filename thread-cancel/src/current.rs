@@ -169,6 +169,27 @@ impl Canceler {
         self.control.send_signal(sig).ok_or(NoSuchThread)
     }
 
+    /// Whether the thread finished with a cancellation request pending that it never acted on
+    /// (it was in code that is not a cancellation point, or had cancellation disabled, and
+    /// then returned, exited or panicked). `false` while it runs, and once it acted on one.
+    ///
+    /// The handle outlives [`JoinHandle::join`](crate::JoinHandle::join), whose
+    /// [`Outcome::Returned`](crate::Outcome::Returned) alone does not tell a thread that was
+    /// never asked to stop from one that did not hear the request:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let h = thread_cancel::spawn(|| std::thread::sleep(Duration::from_millis(50)));
+    /// let c = h.canceler();
+    /// c.cancel().unwrap(); // `std::thread::sleep` is not a cancellation point
+    /// let outcome = h.join();
+    /// assert!(matches!(outcome, thread_cancel::Outcome::Returned(())));
+    /// assert!(c.request_ignored()); // but the request was never acted on
+    /// ```
+    pub fn request_ignored(&self) -> bool {
+        self.control.request_ignored().unwrap_or(false)
+    }
+
     /// Whether the thread has finished (its handlers and destructors have all run).
     ///
     /// ```

@@ -347,6 +347,29 @@ impl<T> JoinHandle<T> {
         }
     }
 
+    /// Whether the thread finished with a cancellation request pending that it never acted on:
+    /// it was blocked in, or busy with, code that is not a cancellation point (a `std` call
+    /// such as `std::thread::sleep`, `std::sync::mpsc::Receiver::recv` or `std`'s
+    /// `TcpStream::read`, a third-party client), or it had cancellation disabled, and then
+    /// returned, exited or panicked as if no request had come. `false` while the thread runs,
+    /// and for a thread that acted on the request ([`Outcome::Canceled`]).
+    ///
+    /// [`join`](Self::join)'s [`Outcome`] keeps its variants, so take a [`Canceler`] first to
+    /// ask after the join ([`Canceler::request_ignored`]), or ask here after
+    /// [`wait`](Self::wait).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let h = thread_cancel::spawn(|| std::thread::sleep(Duration::from_millis(50)));
+    /// h.cancel().unwrap(); // `std::thread::sleep` is not a cancellation point
+    /// h.wait();
+    /// assert!(h.request_ignored());
+    /// assert!(matches!(h.join(), thread_cancel::Outcome::Returned(())));
+    /// ```
+    pub fn request_ignored(&self) -> bool {
+        self.control.request_ignored().unwrap_or(false)
+    }
+
     /// Whether the thread has finished running (like `std`'s `is_finished`).
     ///
     /// ```
