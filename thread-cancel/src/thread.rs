@@ -47,6 +47,62 @@ impl<T> Outcome<T> {
         }
     }
 
+    /// Whether the thread panicked (like `std`'s `join().is_err()`).
+    ///
+    /// ```
+    /// let h = thread_cancel::spawn(|| panic!("oops"));
+    /// assert!(h.join().is_panicked());
+    /// assert!(!thread_cancel::spawn(|| ()).join().is_panicked());
+    /// ```
+    pub fn is_panicked(&self) -> bool {
+        matches!(self, Outcome::Panicked(_))
+    }
+
+    /// The outcome as `std`'s [`JoinHandle::join`](std::thread::JoinHandle::join) reports it:
+    /// `Ok` with the value if the thread returned or exited, `Err` with the unwind's payload
+    /// otherwise — the panic's payload, or a [`CancelPayload`](crate::CancelPayload) if the
+    /// thread was canceled (the payload of the unwind by which it acted on the request). Code
+    /// written for `std` threads can take it as it is.
+    ///
+    /// ```
+    /// let r: std::thread::Result<i32> = thread_cancel::spawn(|| 5).join().into_result();
+    /// assert_eq!(r.unwrap(), 5);
+    ///
+    /// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
+    /// h.cancel().unwrap();
+    /// let e = h.join().into_result().unwrap_err();
+    /// assert!(e.is::<thread_cancel::CancelPayload>());
+    /// ```
+    pub fn into_result(self) -> std::thread::Result<T> {
+        match self {
+            Outcome::Returned(v) | Outcome::Exited(v) => Ok(v),
+            Outcome::Canceled => Err(Box::new(crate::CancelPayload::new())),
+            Outcome::Panicked(p) => Err(p),
+        }
+    }
+
+    /// The value if the thread returned or exited; otherwise panics with `msg` (like
+    /// `Result::expect`): with `msg` and "canceled" if the thread was canceled, with `msg` and
+    /// the panic's message if it panicked.
+    ///
+    /// ```
+    /// assert_eq!(thread_cancel::spawn(|| 3).join().expect("worker"), 3);
+    /// ```
+    ///
+    /// ```should_panic
+    /// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
+    /// h.cancel().unwrap();
+    /// h.join().expect("the worker should have finished"); // panics: it was canceled
+    /// ```
+    #[track_caller]
+    pub fn expect(self, msg: &str) -> T {
+        match self {
+            Outcome::Returned(v) | Outcome::Exited(v) => v,
+            Outcome::Canceled => panic!("{msg}: the thread was canceled"),
+            Outcome::Panicked(p) => panic!("{msg}: the thread panicked: {}", panic_message(&*p)),
+        }
+    }
+
     /// The value if the thread returned or exited; panics if it was canceled, and resumes the
     /// thread's panic if it panicked.
     ///
@@ -59,6 +115,17 @@ impl<T> Outcome<T> {
             Outcome::Canceled => panic!("called `Outcome::unwrap()` on a canceled thread"),
             Outcome::Panicked(p) => std::panic::resume_unwind(p),
         }
+    }
+}
+
+/// The message of a panic's payload, if it is a string (as `panic!` makes them).
+fn panic_message(p: &(dyn Any + Send)) -> &str {
+    if let Some(s) = p.downcast_ref::<&'static str>() {
+        s
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s
+    } else {
+        "Box<dyn Any>"
     }
 }
 

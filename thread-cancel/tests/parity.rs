@@ -68,3 +68,62 @@ fn std_recv_ignores_cancel_and_request_ignored_says_so() {
     assert_eq!(h.join().unwrap(), 5);
     assert!(c.request_ignored());
 }
+
+/// `into_result` is `std`'s `thread::Result`: the value, the panic's payload, or a
+/// `CancelPayload` for a canceled thread.
+#[test]
+fn into_result_matches_std_join_result() {
+    assert_eq!(thread_cancel::spawn(|| 4).join().into_result().unwrap(), 4);
+
+    let std_err = std::thread::spawn(|| panic!("boom")).join().unwrap_err();
+    let err = thread_cancel::spawn(|| -> () { panic!("boom") })
+        .join()
+        .into_result()
+        .unwrap_err();
+    assert_eq!(
+        err.downcast_ref::<&str>(),
+        std_err.downcast_ref::<&str>(),
+        "the same payload as std's join"
+    );
+
+    let h = thread_cancel::spawn(|| loop {
+        thread_cancel::testcancel()
+    });
+    h.cancel().unwrap();
+    let err = h.join().into_result().unwrap_err();
+    assert!(err.is::<thread_cancel::CancelPayload>());
+}
+
+#[test]
+fn is_panicked_is_true_only_for_a_panic() {
+    assert!(thread_cancel::spawn(|| -> () { panic!("x") })
+        .join()
+        .is_panicked());
+    assert!(!thread_cancel::spawn(|| 1).join().is_panicked());
+    let h = thread_cancel::spawn(|| loop {
+        thread_cancel::testcancel()
+    });
+    h.cancel().unwrap();
+    assert!(!h.join().is_panicked());
+}
+
+#[test]
+fn expect_returns_value_or_panics_with_message() {
+    assert_eq!(thread_cancel::spawn(|| 9).join().expect("ok"), 9);
+    let h = thread_cancel::spawn(|| loop {
+        thread_cancel::testcancel()
+    });
+    h.cancel().unwrap();
+    let o = h.join();
+    let p =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| o.expect("worker"))).unwrap_err();
+    let msg = p.downcast_ref::<String>().unwrap();
+    assert!(msg.starts_with("worker: "), "{msg}");
+    assert!(msg.contains("canceled"), "{msg}");
+
+    let o = thread_cancel::spawn(|| -> u8 { panic!("inner") }).join();
+    let p =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| o.expect("worker"))).unwrap_err();
+    let msg = p.downcast_ref::<String>().unwrap();
+    assert!(msg.contains("inner"), "{msg}");
+}
