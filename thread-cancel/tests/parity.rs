@@ -127,3 +127,146 @@ fn expect_returns_value_or_panics_with_message() {
     let msg = p.downcast_ref::<String>().unwrap();
     assert!(msg.contains("inner"), "{msg}");
 }
+
+/// Gives the spawned thread time to block in its wait first. The tests that use it are correct
+/// whether or not it blocked; this only makes the blocked case the usual one.
+fn let_it_block() {
+    thread_cancel::sleep(Duration::from_millis(20));
+}
+
+#[test]
+fn wait_timeout_while_returns_when_condition_clears() {
+    use std::sync::Arc;
+    use thread_cancel::sync::{Condvar, Mutex};
+    let pair = Arc::new((Mutex::new(0u32), Condvar::new()));
+    let p = pair.clone();
+    let h = thread_cancel::spawn(move || {
+        let (m, cv) = &*p;
+        let (g, r) = cv
+            .wait_timeout_while(m.lock().unwrap(), Duration::from_secs(60), |v| *v < 3)
+            .unwrap();
+        (*g, r.timed_out())
+    });
+    for _ in 0..3 {
+        *pair.0.lock().unwrap() += 1;
+        pair.1.notify_all();
+    }
+    assert_eq!(h.join().unwrap(), (3, false));
+}
+
+#[test]
+fn wait_timeout_while_times_out_with_condition_true() {
+    use thread_cancel::sync::{Condvar, Mutex};
+    let (m, cv) = (Mutex::new(()), Condvar::new());
+    let (g, r) = cv
+        .wait_timeout_while(m.lock().unwrap(), Duration::from_millis(10), |_| true)
+        .unwrap();
+    assert!(r.timed_out());
+    drop(g);
+    // A zero timeout with the condition false does not wait and did not time out.
+    let (g, r) = cv
+        .wait_timeout_while(m.lock().unwrap(), Duration::ZERO, |_| false)
+        .unwrap();
+    assert!(!r.timed_out());
+    drop(g);
+}
+
+#[test]
+fn wait_timeout_while_is_a_cancellation_point_and_leaves_mutex_unlocked() {
+    use std::sync::Arc;
+    use thread_cancel::sync::{Condvar, Mutex};
+    let pair = Arc::new((Mutex::new(()), Condvar::new()));
+    let p = pair.clone();
+    let h = thread_cancel::spawn(move || {
+        let (m, cv) = &*p;
+        let _ = cv.wait_timeout_while(m.lock().unwrap(), Duration::from_secs(3600), |_| true);
+    });
+    let_it_block();
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+    assert!(pair.0.try_lock().is_ok());
+}
+
+#[test]
+fn try_iter_yields_ready_messages_without_blocking() {
+    let (tx, rx) = thread_cancel::sync::channel();
+    assert_eq!(rx.try_iter().count(), 0);
+    for i in 0..4 {
+        tx.send(i).unwrap();
+    }
+    assert_eq!(rx.try_iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
+    assert_eq!(rx.try_iter().next(), None);
+}
+
+#[test]
+fn receiver_into_iter_by_value_and_by_ref() {
+    let (tx, rx) = thread_cancel::sync::channel();
+    tx.send(1).unwrap();
+    tx.send(2).unwrap();
+    let mut seen = Vec::new();
+    for v in &rx {
+        seen.push(v);
+        if seen.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(seen, [1, 2]);
+    tx.send(3).unwrap();
+    drop(tx);
+    assert_eq!(rx.into_iter().collect::<Vec<_>>(), [3]);
+}
+
+#[test]
+fn receiver_iteration_is_a_cancellation_point() {
+    let (tx, rx) = thread_cancel::sync::channel::<u32>();
+    let h = thread_cancel::spawn(move || {
+        let mut n = 0;
+        for _ in rx {
+            n += 1;
+        }
+        n
+    });
+    tx.send(1).unwrap();
+    let_it_block();
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+    drop(tx);
+}
+
+#[test]
+fn try_send_bounded_full_and_disconnected_like_std() {
+    use thread_cancel::sync::TrySendError;
+    let (tx, rx) = thread_cancel::sync::sync_channel(2);
+    assert_eq!(tx.try_send(1), Ok(()));
+    assert_eq!(tx.try_send(2), Ok(()));
+    assert_eq!(tx.try_send(3), Err(TrySendError::Full(3)));
+    assert_eq!(rx.recv(), Ok(1));
+    assert_eq!(tx.try_send(4), Ok(()));
+    assert_eq!(rx.try_iter().collect::<Vec<_>>(), [2, 4]);
+    drop(rx);
+    assert_eq!(tx.try_send(5), Err(TrySendError::Disconnected(5)));
+}
+
+#[test]
+fn try_send_rendezvous_needs_a_waiting_receiver() {
+    use thread_cancel::sync::TrySendError;
+    let (tx, rx) = thread_cancel::sync::sync_channel::<u32>(0);
+    assert_eq!(tx.try_send(1), Err(TrySendError::Full(1)));
+    let h = thread_cancel::spawn(move || rx.recv());
+    // Retry until the receiver is blocked in recv (generous limit: a hang is a failure).
+    let start = std::time::Instant::now();
+    let mut v = 2;
+    loop {
+        match tx.try_send(v) {
+            Ok(()) => break,
+            Err(TrySendError::Full(back)) => v = back,
+            Err(e) => panic!("{e:?}"),
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "receiver never waited"
+        );
+        std::thread::yield_now();
+    }
+    assert_eq!(h.join().unwrap(), Ok(2));
+}
