@@ -179,6 +179,12 @@ impl Control {
     }
 
     /// Owner: records its `std` handle (for `park`) and its pthread id (for the signal).
+    /// `std`'s handle of the thread, once the thread has linked this block (never for a
+    /// thread created for the C ABI).
+    pub(crate) fn std_thread(&self) -> Option<&std::thread::Thread> {
+        self.thread.get()
+    }
+
     pub(crate) fn set_thread(&self, t: std::thread::Thread) {
         let _ = self.thread.set(t);
         self.set_pthread();

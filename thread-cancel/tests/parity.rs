@@ -270,3 +270,57 @@ fn try_send_rendezvous_needs_a_waiting_receiver() {
     }
     assert_eq!(h.join().unwrap(), Ok(2));
 }
+
+#[test]
+// A `Canceler` hashes the address of its thread's control block, never its (atomic) contents.
+#[allow(clippy::mutable_key_type)]
+fn canceler_eq_and_hash_follow_the_thread() {
+    use std::collections::HashSet;
+    let h1 = thread_cancel::spawn(|| ());
+    let h2 = thread_cancel::spawn(|| ());
+    let (a, a2, b) = (h1.canceler(), h1.canceler(), h2.canceler());
+    assert_eq!(a, a2);
+    assert_ne!(a, b);
+    assert_eq!(thread_cancel::current(), thread_cancel::current());
+    let set: HashSet<_> = [a.clone(), a2, b.clone()].into_iter().collect();
+    assert_eq!(set.len(), 2);
+    h1.join();
+    h2.join();
+    assert_eq!(set.len(), 2);
+    assert!(set.contains(&a) && set.contains(&b));
+}
+
+#[test]
+fn canceler_thread_id_is_the_std_id() {
+    assert_eq!(
+        thread_cancel::current().thread_id(),
+        Some(std::thread::current().id())
+    );
+    let h = thread_cancel::spawn(|| std::thread::current().id());
+    let c = h.canceler();
+    let id = h.join().unwrap();
+    assert_eq!(c.thread_id(), Some(id));
+}
+
+#[test]
+fn canceler_debug_shows_name_id_finished_and_pending_not_internals() {
+    let h = thread_cancel::Builder::new()
+        .name("dbg-worker".into())
+        .spawn(|| thread_cancel::sleep(Duration::MAX))
+        .unwrap();
+    let c = h.canceler();
+    while c.thread_id().is_none() {
+        std::thread::yield_now();
+    }
+    let s = format!("{c:?}");
+    assert!(s.contains("dbg-worker"), "{s}");
+    assert!(s.contains("finished: false"), "{s}");
+    assert!(!s.contains("StateWord") && !s.contains("TypeId"), "{s}");
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+    let s = format!("{c:?}");
+    assert!(
+        s.contains("finished: true") && s.contains("cancel_requested: true"),
+        "{s}"
+    );
+}
