@@ -179,18 +179,20 @@ impl std::hash::Hash for Canceler {
 
 impl std::fmt::Debug for Canceler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        debug_thread(&self.control, f.debug_struct("Canceler")).finish()
+        debug_thread(&self.control, None, f.debug_struct("Canceler")).finish()
     }
 }
 
 /// The fields a user can act on, for the `Debug` of the handles: the thread's name and id,
 /// whether it has finished, whether a request is pending.
+/// `thread` is `std`'s handle if the caller knows it before the thread has started.
 pub(crate) fn debug_thread<'a, 'b>(
     control: &Control,
+    thread: Option<&std::thread::Thread>,
     mut d: std::fmt::DebugStruct<'a, 'b>,
 ) -> std::fmt::DebugStruct<'a, 'b> {
     let word = control.state.load();
-    let thread = control.std_thread();
+    let thread = thread.or(control.std_thread());
     d.field("name", &thread.and_then(|t| t.name()))
         .field("id", &thread.map(|t| t.id()))
         .field("finished", &(word & crate::state::FINISHED != 0))

@@ -11,7 +11,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// How a thread ended, as reported by [`JoinHandle::join`].
-#[derive(Debug)]
+///
+/// Its `Debug` shows a panic's message rather than an opaque payload:
+///
+/// ```
+/// let o = thread_cancel::spawn(|| -> u8 { panic!("bad input") }).join();
+/// assert_eq!(format!("{o:?}"), r#"Panicked("bad input")"#);
+/// assert_eq!(format!("{:?}", thread_cancel::spawn(|| 2).join()), "Returned(2)");
+/// ```
 pub enum Outcome<T> {
     /// The start function returned this value.
     Returned(T),
@@ -114,6 +121,20 @@ impl<T> Outcome<T> {
             Outcome::Returned(v) | Outcome::Exited(v) => v,
             Outcome::Canceled => panic!("called `Outcome::unwrap()` on a canceled thread"),
             Outcome::Panicked(p) => std::panic::resume_unwind(p),
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Outcome<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Returned(v) => f.debug_tuple("Returned").field(v).finish(),
+            Outcome::Exited(v) => f.debug_tuple("Exited").field(v).finish(),
+            Outcome::Canceled => f.write_str("Canceled"),
+            Outcome::Panicked(p) => f
+                .debug_tuple("Panicked")
+                .field(&panic_message(&**p))
+                .finish(),
         }
     }
 }
@@ -238,10 +259,35 @@ pub(crate) fn wait_finished(
 /// An owned permission to join a cancelable thread, and to cancel it.
 ///
 /// Dropping it detaches the thread (it can still be canceled through a [`Canceler`]).
-#[derive(Debug)]
+///
+/// Its `Debug` shows the thread's name and id, whether it has finished and whether a request
+/// is pending:
+///
+/// ```
+/// let h = thread_cancel::Builder::new().name("io".into()).spawn(|| ()).unwrap();
+/// h.wait();
+/// let s = format!("{h:?}");
+/// assert!(s.contains(r#"name: Some("io")"#) && s.contains("finished: true"), "{s}");
+/// h.join();
+/// ```
 pub struct JoinHandle<T> {
     inner: Native<T>,
     control: Arc<Control>,
+}
+
+impl<T> std::fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let thread = match &self.inner {
+            Native::Std(h) => Some(h.thread()),
+            Native::Light { packet, .. } => packet.thread.get(),
+        };
+        let mut d =
+            crate::current::debug_thread(&self.control, thread, f.debug_struct("JoinHandle"));
+        if matches!(self.inner, Native::Light { .. }) {
+            d.field("lightweight", &true);
+        }
+        d.finish()
+    }
 }
 
 /// The thread under a [`JoinHandle`]: `std`'s, or one of [`Builder::lightweight`].

@@ -324,3 +324,37 @@ fn canceler_debug_shows_name_id_finished_and_pending_not_internals() {
         "{s}"
     );
 }
+
+#[test]
+fn join_handle_debug_shows_name_finished_and_pending_not_internals() {
+    let h = thread_cancel::Builder::new()
+        .name("dbg-handle".into())
+        .spawn(|| std::thread::sleep(Duration::from_millis(20)))
+        .unwrap();
+    h.cancel().unwrap();
+    let s = format!("{h:?}");
+    assert!(s.contains("dbg-handle"), "{s}");
+    assert!(s.contains("cancel_requested: true"), "{s}");
+    assert!(
+        !s.contains("StateWord") && !s.contains("TypeId") && !s.contains("region"),
+        "{s}"
+    );
+    h.wait();
+    assert!(format!("{h:?}").contains("finished: true"));
+    h.join();
+}
+
+#[test]
+fn outcome_debug_shows_the_panic_message() {
+    let o = thread_cancel::spawn(|| -> () { panic!("a message") }).join();
+    assert_eq!(format!("{o:?}"), r#"Panicked("a message")"#);
+    let h = thread_cancel::spawn(|| loop {
+        thread_cancel::testcancel()
+    });
+    h.cancel().unwrap();
+    assert_eq!(format!("{:?}", h.join()), "Canceled");
+    assert_eq!(
+        format!("{:?}", thread_cancel::spawn(|| 5).join()),
+        "Returned(5)"
+    );
+}
