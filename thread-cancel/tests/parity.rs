@@ -358,3 +358,56 @@ fn outcome_debug_shows_the_panic_message() {
         "Returned(5)"
     );
 }
+
+fn scratch_file(tag: &str) -> std::fs::File {
+    let p = std::env::temp_dir().join(format!("tc-parity-{tag}-{}", std::process::id()));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&p)
+        .unwrap();
+    std::fs::remove_file(&p).unwrap();
+    f
+}
+
+#[test]
+fn cancelable_seek_moves_the_offset_reads_and_writes_use() {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut c = thread_cancel::io::Cancelable::new(scratch_file("seek"));
+    c.write_all(b"abcdef").unwrap();
+    assert_eq!(c.stream_position().unwrap(), 6);
+    assert_eq!(c.seek(SeekFrom::Current(-2)).unwrap(), 4);
+    let mut s = String::new();
+    c.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "ef");
+    c.rewind().unwrap();
+    c.write_all(b"X").unwrap();
+    c.seek(SeekFrom::Start(0)).unwrap();
+    s.clear();
+    c.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "Xbcdef");
+}
+
+#[test]
+fn cancelable_get_mut_and_as_fd_reach_the_inner_value() {
+    use std::io::Write;
+    use std::os::fd::{AsFd, AsRawFd};
+    let mut c = thread_cancel::io::Cancelable::new(scratch_file("getmut"));
+    c.write_all(b"1234").unwrap();
+    c.get_mut().set_len(2).unwrap();
+    assert_eq!(c.get_ref().metadata().unwrap().len(), 2);
+    assert_eq!(c.as_fd().as_raw_fd(), c.get_ref().as_raw_fd());
+}
+
+#[test]
+fn stdin_read_is_a_cancellation_point() {
+    use std::io::Read;
+    let h = thread_cancel::spawn(|| {
+        let mut b = [0u8; 16];
+        thread_cancel::io::stdin().read(&mut b)
+    });
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+}
