@@ -411,3 +411,14 @@ fn stdin_read_is_a_cancellation_point() {
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
 }
+
+#[test]
+fn scoped_handle_reports_request_ignored() {
+    thread_cancel::scope(|s| {
+        let h = s.spawn(|| std::thread::sleep(Duration::from_millis(20)));
+        h.cancel().unwrap();
+        h.wait();
+        assert!(h.request_ignored());
+        assert!(matches!(h.join(), Outcome::Returned(())));
+    });
+}
