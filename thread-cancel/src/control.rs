@@ -91,7 +91,14 @@ pub(crate) struct Control {
     /// with `SeqCst` before the region's entry reads the word, read with `SeqCst` by a request
     /// after its `fetch_or`: either the entry sees the request or the request sends the signal.
     pub(crate) region: std::sync::atomic::AtomicPtr<crate::sys::RegionCtx>,
+    /// Set by `finish` from the word it replaced: `IGNORED_NO` or `IGNORED_YES` (the thread
+    /// finished with a request pending that it never acted on); `IGNORED_UNKNOWN` before.
+    ignored: std::sync::atomic::AtomicU8,
 }
+
+const IGNORED_UNKNOWN: u8 = 0;
+const IGNORED_NO: u8 = 1;
+const IGNORED_YES: u8 = 2;
 
 #[derive(Default)]
 struct Callbacks {
@@ -134,6 +141,7 @@ impl Control {
             in_syscall: std::sync::atomic::AtomicBool::new(false),
             pthread: Mutex::new(None),
             region: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+            ignored: std::sync::atomic::AtomicU8::new(IGNORED_UNKNOWN),
         }
     }
 
@@ -141,6 +149,7 @@ impl Control {
     pub(crate) fn finished() -> Self {
         Self {
             state: StateWord::finished(),
+            ignored: std::sync::atomic::AtomicU8::new(IGNORED_NO),
             ..Self::new(None)
         }
     }
@@ -216,6 +225,12 @@ impl Control {
     }
 
     /// Owner: records its `std` handle (for `park`) and its pthread id (for the signal).
+    /// `std`'s handle of the thread, once the thread has linked this block (never for a
+    /// thread created for the C ABI).
+    pub(crate) fn std_thread(&self) -> Option<&std::thread::Thread> {
+        self.thread.get()
+    }
+
     pub(crate) fn set_thread(&self, t: std::thread::Thread) {
         let _ = self.thread.set(t);
         self.set_pthread();
@@ -303,11 +318,33 @@ impl Control {
 
     /// Owner, last step: mark finished and wake every waiter.
     ///
+    /// Whether the thread finished with a request pending that it never acted on; `None` while
+    /// it has not finished.
+    pub(crate) fn request_ignored(&self) -> Option<bool> {
+        if self.state.load() & crate::state::FINISHED == 0 {
+            return None;
+        }
+        // `finish` stores the verdict just after setting `FINISHED`: a few instructions.
+        loop {
+            match self.ignored.load(std::sync::atomic::Ordering::Acquire) {
+                IGNORED_UNKNOWN => std::thread::yield_now(),
+                v => return Some(v == IGNORED_YES),
+            }
+        }
+    }
+
     /// Ordering: `FINISHED` is set before the waiters are taken under their mutex; a waiter
     /// registers under the same mutex before it reads `FINISHED`. So either a waiter sees
     /// `FINISHED`, or this sees (and wakes) the waiter.
     pub(crate) fn finish(&self) {
-        self.state.finish();
+        let prev = self.state.finish();
+        // Decided from the word `FINISHED` replaced: a request that sees `FINISHED` fails (and
+        // is no request), one that does not is in `prev`.
+        let ignored = prev & crate::state::PENDING != 0 && prev & crate::state::CANCELING == 0;
+        self.ignored.store(
+            if ignored { IGNORED_YES } else { IGNORED_NO },
+            std::sync::atomic::Ordering::Release,
+        );
         *lock(&self.pthread) = None;
         let waiters = std::mem::take(&mut *lock(&self.waiters));
         for w in waiters {

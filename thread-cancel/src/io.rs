@@ -1082,9 +1082,69 @@ impl<F: AsFd> Cancelable<F> {
         &self.inner
     }
 
+    /// The wrapped value, mutably (for a call the wrapper does not offer; it is not a
+    /// cancellation point unless the value's own method is one).
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// let f = tempfile_like();
+    /// let mut c = thread_cancel::io::Cancelable::new(f);
+    /// c.get_mut().set_len(0).unwrap();
+    /// c.write_all(b"x").unwrap();
+    /// assert_eq!(c.get_ref().metadata().unwrap().len(), 1);
+    /// # fn tempfile_like() -> std::fs::File {
+    /// #     let p = std::env::temp_dir().join(format!("tc-get-mut-{}", std::process::id()));
+    /// #     let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&p).unwrap();
+    /// #     std::fs::remove_file(&p).unwrap();
+    /// #     f
+    /// # }
+    /// ```
+    pub fn get_mut(&mut self) -> &mut F {
+        &mut self.inner
+    }
+
     /// Unwraps.
     pub fn into_inner(self) -> F {
         self.inner
+    }
+}
+
+/// The wrapped descriptor, so that a `Cancelable` goes wherever an `AsFd` does (the `io`
+/// functions of this module among them).
+///
+/// ```
+/// use std::os::fd::AsFd;
+/// let (mut r, w) = std::io::pipe().unwrap();
+/// let w = thread_cancel::io::Cancelable::new(w);
+/// assert_eq!(thread_cancel::io::write(w.as_fd(), b"x").unwrap(), 1);
+/// let mut b = [0u8; 1];
+/// std::io::Read::read_exact(&mut r, &mut b).unwrap();
+/// assert_eq!(&b, b"x");
+/// ```
+impl<F: AsFd> AsFd for Cancelable<F> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.inner.as_fd()
+    }
+}
+
+/// Seeks the wrapped value (not a cancellation point: `lseek` never blocks), as `F`'s own
+/// `Seek` does; reads and writes through the wrapper continue from the new offset.
+///
+/// ```
+/// use std::io::{Read, Seek, SeekFrom, Write};
+/// let p = std::env::temp_dir().join(format!("tc-seek-doc-{}", std::process::id()));
+/// let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&p).unwrap();
+/// std::fs::remove_file(&p).unwrap();
+/// let mut c = thread_cancel::io::Cancelable::new(f);
+/// c.write_all(b"hello").unwrap();
+/// assert_eq!(c.seek(SeekFrom::Start(1)).unwrap(), 1);
+/// let mut s = String::new();
+/// c.read_to_string(&mut s).unwrap();
+/// assert_eq!(s, "ello");
+/// ```
+impl<F: AsFd + io::Seek> io::Seek for Cancelable<F> {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        self.inner.seek(pos)
     }
 }
 
@@ -1129,4 +1189,23 @@ pub fn stdout() -> Cancelable<BorrowedFd<'static>> {
     // SAFETY: descriptor 1 is open for the life of the process by convention (as `std`
     // assumes for its own `stdout`).
     Cancelable::new(unsafe { BorrowedFd::borrow_raw(1) })
+}
+
+/// Standard input as a cancellation point: reads go straight to descriptor 0 through
+/// [`read()`], unbuffered (bypassing `std`'s buffer of `std::io::stdin()`: do not mix the two
+/// on one stream). A thread blocked reading it is canceled by a request.
+///
+/// ```
+/// use std::io::Read;
+/// let h = thread_cancel::spawn(|| {
+///     let mut b = [0u8; 64];
+///     thread_cancel::io::stdin().read(&mut b) // a point: at entry and while it blocks
+/// });
+/// h.cancel().unwrap();
+/// assert!(h.join().is_canceled());
+/// ```
+pub fn stdin() -> Cancelable<BorrowedFd<'static>> {
+    // SAFETY: descriptor 0 is open for the life of the process by convention (as `std`
+    // assumes for its own `stdin`).
+    Cancelable::new(unsafe { BorrowedFd::borrow_raw(0) })
 }

@@ -64,6 +64,13 @@ pub struct CancelPayload {
     _private: (),
 }
 
+impl CancelPayload {
+    /// The payload, for reporting a canceled thread where `std` expects an unwind's payload.
+    pub(crate) fn new() -> Self {
+        CancelPayload { _private: () }
+    }
+}
+
 /// A cancellation point: if cancellation is enabled and a request is pending, the calling
 /// thread acts on it here and does not return.
 ///

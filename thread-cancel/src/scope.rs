@@ -204,4 +204,19 @@ impl<T> ScopedJoinHandle<'_, T> {
     pub fn is_finished(&self) -> bool {
         self.inner.is_finished()
     }
+
+    /// Whether the thread finished with a cancellation request pending that it never acted on,
+    /// as [`JoinHandle::request_ignored`](crate::JoinHandle::request_ignored).
+    ///
+    /// ```
+    /// thread_cancel::scope(|s| {
+    ///     let h = s.spawn(|| std::thread::sleep(std::time::Duration::from_millis(20)));
+    ///     h.cancel().unwrap(); // `std::thread::sleep` is not a cancellation point
+    ///     h.wait();
+    ///     assert!(h.request_ignored());
+    /// });
+    /// ```
+    pub fn request_ignored(&self) -> bool {
+        self.control.request_ignored().unwrap_or(false)
+    }
 }

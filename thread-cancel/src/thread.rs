@@ -11,7 +11,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// How a thread ended, as reported by [`JoinHandle::join`].
-#[derive(Debug)]
+///
+/// Its `Debug` shows a panic's message rather than an opaque payload:
+///
+/// ```
+/// let o = thread_cancel::spawn(|| -> u8 { panic!("bad input") }).join();
+/// assert_eq!(format!("{o:?}"), r#"Panicked("bad input")"#);
+/// assert_eq!(format!("{:?}", thread_cancel::spawn(|| 2).join()), "Returned(2)");
+/// ```
 pub enum Outcome<T> {
     /// The start function returned this value.
     Returned(T),
@@ -47,6 +54,62 @@ impl<T> Outcome<T> {
         }
     }
 
+    /// Whether the thread panicked (like `std`'s `join().is_err()`).
+    ///
+    /// ```
+    /// let h = thread_cancel::spawn(|| panic!("oops"));
+    /// assert!(h.join().is_panicked());
+    /// assert!(!thread_cancel::spawn(|| ()).join().is_panicked());
+    /// ```
+    pub fn is_panicked(&self) -> bool {
+        matches!(self, Outcome::Panicked(_))
+    }
+
+    /// The outcome as `std`'s [`JoinHandle::join`](std::thread::JoinHandle::join) reports it:
+    /// `Ok` with the value if the thread returned or exited, `Err` with the unwind's payload
+    /// otherwise — the panic's payload, or a [`CancelPayload`](crate::CancelPayload) if the
+    /// thread was canceled (the payload of the unwind by which it acted on the request). Code
+    /// written for `std` threads can take it as it is.
+    ///
+    /// ```
+    /// let r: std::thread::Result<i32> = thread_cancel::spawn(|| 5).join().into_result();
+    /// assert_eq!(r.unwrap(), 5);
+    ///
+    /// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
+    /// h.cancel().unwrap();
+    /// let e = h.join().into_result().unwrap_err();
+    /// assert!(e.is::<thread_cancel::CancelPayload>());
+    /// ```
+    pub fn into_result(self) -> std::thread::Result<T> {
+        match self {
+            Outcome::Returned(v) | Outcome::Exited(v) => Ok(v),
+            Outcome::Canceled => Err(Box::new(crate::CancelPayload::new())),
+            Outcome::Panicked(p) => Err(p),
+        }
+    }
+
+    /// The value if the thread returned or exited; otherwise panics with `msg` (like
+    /// `Result::expect`): with `msg` and "canceled" if the thread was canceled, with `msg` and
+    /// the panic's message if it panicked.
+    ///
+    /// ```
+    /// assert_eq!(thread_cancel::spawn(|| 3).join().expect("worker"), 3);
+    /// ```
+    ///
+    /// ```should_panic
+    /// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
+    /// h.cancel().unwrap();
+    /// h.join().expect("the worker should have finished"); // panics: it was canceled
+    /// ```
+    #[track_caller]
+    pub fn expect(self, msg: &str) -> T {
+        match self {
+            Outcome::Returned(v) | Outcome::Exited(v) => v,
+            Outcome::Canceled => panic!("{msg}: the thread was canceled"),
+            Outcome::Panicked(p) => panic!("{msg}: the thread panicked: {}", panic_message(&*p)),
+        }
+    }
+
     /// The value if the thread returned or exited; panics if it was canceled, and resumes the
     /// thread's panic if it panicked.
     ///
@@ -59,6 +122,31 @@ impl<T> Outcome<T> {
             Outcome::Canceled => panic!("called `Outcome::unwrap()` on a canceled thread"),
             Outcome::Panicked(p) => std::panic::resume_unwind(p),
         }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Outcome<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Returned(v) => f.debug_tuple("Returned").field(v).finish(),
+            Outcome::Exited(v) => f.debug_tuple("Exited").field(v).finish(),
+            Outcome::Canceled => f.write_str("Canceled"),
+            Outcome::Panicked(p) => f
+                .debug_tuple("Panicked")
+                .field(&panic_message(&**p))
+                .finish(),
+        }
+    }
+}
+
+/// The message of a panic's payload, if it is a string (as `panic!` makes them).
+fn panic_message(p: &(dyn Any + Send)) -> &str {
+    if let Some(s) = p.downcast_ref::<&'static str>() {
+        s
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s
+    } else {
+        "Box<dyn Any>"
     }
 }
 
@@ -171,10 +259,35 @@ pub(crate) fn wait_finished(
 /// An owned permission to join a cancelable thread, and to cancel it.
 ///
 /// Dropping it detaches the thread (it can still be canceled through a [`Canceler`]).
-#[derive(Debug)]
+///
+/// Its `Debug` shows the thread's name and id, whether it has finished and whether a request
+/// is pending:
+///
+/// ```
+/// let h = thread_cancel::Builder::new().name("io".into()).spawn(|| ()).unwrap();
+/// h.wait();
+/// let s = format!("{h:?}");
+/// assert!(s.contains(r#"name: Some("io")"#) && s.contains("finished: true"), "{s}");
+/// h.join();
+/// ```
 pub struct JoinHandle<T> {
     inner: Native<T>,
     control: Arc<Control>,
+}
+
+impl<T> std::fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let thread = match &self.inner {
+            Native::Std(h) => Some(h.thread()),
+            Native::Light { packet, .. } => packet.thread.get(),
+        };
+        let mut d =
+            crate::current::debug_thread(&self.control, thread, f.debug_struct("JoinHandle"));
+        if matches!(self.inner, Native::Light { .. }) {
+            d.field("lightweight", &true);
+        }
+        d.finish()
+    }
 }
 
 /// The thread under a [`JoinHandle`]: `std`'s, or one of [`Builder::lightweight`].
@@ -345,6 +458,29 @@ impl<T> JoinHandle<T> {
             Native::Std(h) => h.thread(),
             Native::Light { packet, .. } => packet.thread.wait(),
         }
+    }
+
+    /// Whether the thread finished with a cancellation request pending that it never acted on:
+    /// it was blocked in, or busy with, code that is not a cancellation point (a `std` call
+    /// such as `std::thread::sleep`, `std::sync::mpsc::Receiver::recv` or `std`'s
+    /// `TcpStream::read`, a third-party client), or it had cancellation disabled, and then
+    /// returned, exited or panicked as if no request had come. `false` while the thread runs,
+    /// and for a thread that acted on the request ([`Outcome::Canceled`]).
+    ///
+    /// [`join`](Self::join)'s [`Outcome`] keeps its variants, so take a [`Canceler`] first to
+    /// ask after the join ([`Canceler::request_ignored`]), or ask here after
+    /// [`wait`](Self::wait).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let h = thread_cancel::spawn(|| std::thread::sleep(Duration::from_millis(50)));
+    /// h.cancel().unwrap(); // `std::thread::sleep` is not a cancellation point
+    /// h.wait();
+    /// assert!(h.request_ignored());
+    /// assert!(matches!(h.join(), thread_cancel::Outcome::Returned(())));
+    /// ```
+    pub fn request_ignored(&self) -> bool {
+        self.control.request_ignored().unwrap_or(false)
     }
 
     /// Whether the thread has finished running (like `std`'s `is_finished`).

@@ -5,7 +5,7 @@
 use super::{Condvar, Mutex, MutexGuard};
 use crate::wait::{act_current, Wake};
 use std::collections::VecDeque;
-use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +18,8 @@ struct Chan<T> {
     /// Messages ever pushed / ever taken: a message's sequence number locates it in `items`.
     pushed: u64,
     taken: u64,
+    /// Receivers blocked in `recv` (what a rendezvous `try_send` hands its message to).
+    receivers_waiting: usize,
 }
 
 struct Shared<T> {
@@ -41,6 +43,7 @@ fn new_shared<T>(bound: Option<usize>) -> Arc<Shared<T>> {
             bound,
             pushed: 0,
             taken: 0,
+            receivers_waiting: 0,
         }),
         not_empty: Condvar::new(),
         not_full: Condvar::new(),
@@ -194,6 +197,43 @@ impl<T> SyncSender<T> {
     }
 }
 
+impl<T> SyncSender<T> {
+    /// Sends if it can without blocking, like `std`'s `SyncSender::try_send`; never blocks,
+    /// not a cancellation point. `Err(TrySendError::Full(v))` if the channel is full (for a
+    /// rendezvous channel: unless a receiver is blocked in `recv`, which then gets the
+    /// message), `Err(TrySendError::Disconnected(v))` if the receiver is gone.
+    ///
+    /// A rendezvous message handed over this way is not withdrawn if the waiting receiver is
+    /// canceled before it takes it: it stays for the next `recv`.
+    ///
+    /// ```
+    /// use std::sync::mpsc::TrySendError;
+    /// let (tx, rx) = thread_cancel::sync::sync_channel(1);
+    /// assert_eq!(tx.try_send(1), Ok(()));
+    /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
+    /// assert_eq!(rx.recv(), Ok(1));
+    /// drop(rx);
+    /// assert_eq!(tx.try_send(3), Err(TrySendError::Disconnected(3)));
+    /// ```
+    pub fn try_send(&self, v: T) -> Result<(), TrySendError<T>> {
+        let sh = &*self.shared;
+        let mut c = sh.lock();
+        if !c.receiver {
+            return Err(TrySendError::Disconnected(v));
+        }
+        let room = match c.bound {
+            Some(0) => c.items.is_empty() && c.receivers_waiting > 0,
+            Some(n) => c.items.len() < n,
+            None => true,
+        };
+        if !room {
+            return Err(TrySendError::Full(v));
+        }
+        push(sh, &mut c, v);
+        Ok(())
+    }
+}
+
 /// Takes back rendezvous message `seq`, which no receiver took, and wakes the senders waiting
 /// for the space it held.
 fn withdraw<T>(shared: &Shared<T>, c: &mut Chan<T>, seq: u64) -> T {
@@ -253,7 +293,8 @@ impl<T> Receiver<T> {
         }
     }
 
-    /// An iterator of [`recv`](Self::recv) until every sender is gone.
+    /// An iterator of [`recv`](Self::recv) until every sender is gone; each step is a
+    /// cancellation point, as `recv` is.
     ///
     /// ```
     /// let (tx, rx) = thread_cancel::sync::channel();
@@ -261,8 +302,22 @@ impl<T> Receiver<T> {
     /// drop(tx);
     /// assert_eq!(rx.iter().collect::<Vec<_>>(), [0, 1, 2]);
     /// ```
-    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
-        std::iter::from_fn(move || self.recv().ok())
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter { rx: self }
+    }
+
+    /// An iterator of the messages ready now ([`try_recv`](Self::try_recv) until it fails);
+    /// never blocks, not a cancellation point.
+    ///
+    /// ```
+    /// let (tx, rx) = thread_cancel::sync::channel();
+    /// tx.send(1).unwrap();
+    /// tx.send(2).unwrap();
+    /// assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2]);
+    /// assert_eq!(rx.try_iter().next(), None); // the sender is still there: nothing ready
+    /// ```
+    pub fn try_iter(&self) -> TryIter<'_, T> {
+        TryIter { rx: self }
     }
 
     fn take(&self, c: &mut Chan<T>) -> Option<T> {
@@ -287,20 +342,102 @@ impl<T> Receiver<T> {
             if c.senders == 0 {
                 return Err(RecvTimeoutError::Disconnected);
             }
-            c = match deadline {
-                None => sh.not_empty.wait(c).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Err(RecvTimeoutError::Timeout);
-                    }
-                    match sh.not_empty.wait_timeout(c, left) {
-                        Ok((g, _)) => g,
-                        Err(p) => p.into_inner().0,
-                    }
-                }
-            };
+            if deadline.is_some_and(|d| d <= Instant::now()) {
+                return Err(RecvTimeoutError::Timeout);
+            }
+            // Counted while blocked, for a rendezvous `try_send`.
+            c.receivers_waiting += 1;
+            let (g, wake) = sh.not_empty.wait_unacted(c, deadline);
+            c = g.unwrap_or_else(|p| p.into_inner());
+            c.receivers_waiting -= 1;
+            if wake == Wake::Cancel {
+                // Nothing taken, nothing to undo.
+                drop(c);
+                act_current();
+            }
         }
+    }
+}
+
+/// The iterator of [`Receiver::iter`] and of `&Receiver`'s `into_iter`: [`recv`](Receiver::recv)
+/// until every sender is gone, each step a cancellation point.
+///
+/// ```
+/// let (tx, rx) = thread_cancel::sync::channel();
+/// tx.send('a').unwrap();
+/// drop(tx);
+/// for c in &rx {
+///     assert_eq!(c, 'a');
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Iter<'a, T> {
+    rx: &'a Receiver<T>,
+}
+
+impl<T> Iterator for Iter<'_, T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.rx.recv().ok()
+    }
+}
+
+/// The iterator of [`Receiver::try_iter`]: the messages ready now, never blocking.
+///
+/// ```
+/// let (tx, rx) = thread_cancel::sync::channel::<u8>();
+/// let mut it = rx.try_iter();
+/// assert_eq!(it.next(), None);
+/// tx.send(3).unwrap();
+/// assert_eq!(it.next(), Some(3));
+/// ```
+#[derive(Debug)]
+pub struct TryIter<'a, T> {
+    rx: &'a Receiver<T>,
+}
+
+impl<T> Iterator for TryIter<'_, T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.rx.try_recv().ok()
+    }
+}
+
+/// The iterator of `Receiver`'s `into_iter`: [`recv`](Receiver::recv) until every sender is
+/// gone, each step a cancellation point; it owns the receiver.
+///
+/// ```
+/// let (tx, rx) = thread_cancel::sync::channel();
+/// let h = thread_cancel::spawn(move || rx.into_iter().sum::<i32>());
+/// for i in 1..=3 { tx.send(i).unwrap(); }
+/// drop(tx);
+/// assert_eq!(h.join().unwrap(), 6);
+/// ```
+#[derive(Debug)]
+pub struct IntoIter<T> {
+    rx: Receiver<T>,
+}
+
+impl<T> Iterator for IntoIter<T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.rx.recv().ok()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Receiver<T> {
+    type Item = T;
+    type IntoIter = Iter<'a, T>;
+    fn into_iter(self) -> Iter<'a, T> {
+        self.iter()
+    }
+}
+
+impl<T> IntoIterator for Receiver<T> {
+    type Item = T;
+    type IntoIter = IntoIter<T>;
+    fn into_iter(self) -> IntoIter<T> {
+        IntoIter { rx: self }
     }
 }
 

@@ -133,6 +133,57 @@ impl Condvar {
         }
     }
 
+    /// Waits while `condition` holds, for at most `dur` in all, like `std`'s
+    /// `Condvar::wait_timeout_while`; each wait is a cancellation point. The result says
+    /// whether the time ran out with the condition still true.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use thread_cancel::sync::{Condvar, Mutex};
+    /// let pair = Arc::new((Mutex::new(false), Condvar::new()));
+    /// let p = pair.clone();
+    /// std::thread::spawn(move || {
+    ///     *p.0.lock().unwrap() = true;
+    ///     p.1.notify_one();
+    /// });
+    /// let (m, cv) = &*pair;
+    /// let (g, r) = cv
+    ///     .wait_timeout_while(m.lock().unwrap(), Duration::from_secs(60), |ready| !*ready)
+    ///     .unwrap();
+    /// assert!(*g && !r.timed_out());
+    /// drop(g);
+    ///
+    /// let (_g, r) = cv
+    ///     .wait_timeout_while(m.lock().unwrap(), Duration::from_millis(5), |_| true)
+    ///     .unwrap();
+    /// assert!(r.timed_out());
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn wait_timeout_while<'a, T: ?Sized>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        dur: Duration,
+        mut condition: impl FnMut(&mut T) -> bool,
+    ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
+        let deadline = deadline_after(dur);
+        while condition(&mut *guard) {
+            if deadline.is_some_and(|d| d <= Instant::now()) {
+                return Ok((guard, WaitTimeoutResult(true)));
+            }
+            let (r, _) = self.wait_deadline(guard, deadline);
+            guard = match r {
+                Ok(g) => g,
+                Err(p) => {
+                    let mut g = p.into_inner();
+                    let timed_out = condition(&mut *g);
+                    return Err(PoisonError::new((g, WaitTimeoutResult(timed_out))));
+                }
+            };
+        }
+        Ok((guard, WaitTimeoutResult(false)))
+    }
+
     /// Wakes one waiter, the longest waiting.
     ///
     /// ```

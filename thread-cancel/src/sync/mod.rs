@@ -9,8 +9,8 @@ mod condvar;
 mod mutex;
 mod semaphore;
 
-pub use channel::{channel, sync_channel, Receiver, Sender, SyncSender};
+pub use channel::{channel, sync_channel, IntoIter, Iter, Receiver, Sender, SyncSender, TryIter};
 pub use condvar::{Condvar, WaitTimeoutResult};
 pub use mutex::{Mutex, MutexGuard};
 pub use semaphore::Semaphore;
-pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+pub use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
