@@ -40,6 +40,11 @@ thread_local! {
 /// Before `fork`, in the forking thread: takes its control block's locks (no other path holds
 /// two of them at once, so the order cannot deadlock).
 extern "C" fn before_fork() {
+    let process = (
+        crate::cancel_scope::lock_registry(),
+        crate::deadline::lock(),
+    );
+    let _ = PROCESS_HELD_AT_FORK.try_with(|h| *h.borrow_mut() = Some(process));
     let Some(c) = crate::current::current_ptr() else {
         return;
     };
@@ -59,6 +64,25 @@ extern "C" fn before_fork() {
 /// After `fork`, in the parent and (through `after_fork_in_child`) in the child.
 extern "C" fn after_fork_in_parent() {
     let _ = HELD_AT_FORK.try_with(|h| drop(h.borrow_mut().take()));
+    let _ = PROCESS_HELD_AT_FORK.try_with(|h| drop(h.borrow_mut().take()));
+}
+
+/// The process-wide locks of operation-level cancellation, held across `fork` by the forking
+/// thread (a child must never inherit them locked): the registry of threads that run scopes,
+/// then the deadline timer's state. No other path holds both.
+type ProcessHeldAtFork = (
+    std::sync::MutexGuard<'static, Vec<std::sync::Weak<Control>>>,
+    std::sync::MutexGuard<'static, crate::deadline::Timer>,
+);
+
+thread_local! {
+    static PROCESS_HELD_AT_FORK: std::cell::RefCell<Option<ProcessHeldAtFork>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The current fork generation (see `FORK_GENERATION`).
+pub(crate) fn fork_generation() -> u32 {
+    FORK_GENERATION.load(Relaxed)
 }
 
 /// Everything another thread may touch of a thread: its state word and its wake-up token.
@@ -94,7 +118,20 @@ pub(crate) struct Control {
     /// Set by `finish` from the word it replaced: `IGNORED_NO` or `IGNORED_YES` (the thread
     /// finished with a request pending that it never acted on); `IGNORED_UNKNOWN` before.
     ignored: std::sync::atomic::AtomicU8,
+    /// Owner: the scopes of the `CancelScope::run`s the thread is in, by nesting depth (the
+    /// address of each scope's shared state; 0 for none), read by cancelers
+    /// (`cancel_scope.rs`, invariant I6). Depths from `RUN_SLOTS` on are in `runs_deep`.
+    pub(crate) runs: [std::sync::atomic::AtomicUsize; RUN_SLOTS],
+    pub(crate) runs_deep: Mutex<Vec<usize>>,
+    /// How many scope cancels are delivering to this thread right now (each one counts
+    /// itself before reading `runs`); a `run` that ends waits for zero (I6).
+    pub(crate) scope_deliveries: AtomicU32,
+    /// Owner: whether the thread is in the registry of threads that run scopes.
+    pub(crate) scoped: std::sync::atomic::AtomicBool,
 }
+
+/// `CancelScope::run`s nested deeper than this are registered under a lock.
+pub(crate) const RUN_SLOTS: usize = 8;
 
 const IGNORED_UNKNOWN: u8 = 0;
 const IGNORED_NO: u8 = 1;
@@ -142,6 +179,10 @@ impl Control {
             pthread: Mutex::new(None),
             region: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
             ignored: std::sync::atomic::AtomicU8::new(IGNORED_UNKNOWN),
+            runs: Default::default(),
+            runs_deep: Mutex::new(Vec::new()),
+            scope_deliveries: AtomicU32::new(0),
+            scoped: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -178,7 +219,6 @@ impl Control {
     }
 
     fn request(&self) -> Result<Option<Payload>, crate::NoSuchThread> {
-        use std::sync::atomic::Ordering::SeqCst;
         if !self.in_this_process() {
             return Err(crate::NoSuchThread);
         }
@@ -186,34 +226,7 @@ impl Control {
             Request::Finished => Err(crate::NoSuchThread),
             Request::Merged => Ok(None),
             Request::Queued { prev } => {
-                // Only a thread inside our system calls or in a region with the type
-                // asynchronous needs the signal, and never the caller itself (it acts when it
-                // leaves `cancel`). `ASYNC` is read from the same word as the request: a thread
-                // that turns it on after this request sees the request when it does.
-                let in_async_region =
-                    prev & crate::state::ASYNC != 0 && !self.region.load(SeqCst).is_null();
-                // A disabled thread is never signalled: it acts only after it enables, an owner
-                // read-modify-write that sees this request, and its next point acts on it. (A
-                // signal now would only make its calls fail with EINTR.)
-                let me = crate::current::is_current(self) || prev & crate::state::DISABLED != 0;
-                // A thread blocked in a call has published the flag long ago: signal it first.
-                let signalled = in_async_region || self.in_syscall.load(SeqCst);
-                if signalled && !me {
-                    self.interrupt();
-                }
-                let parked = self.parker.unpark();
-                if let Some(t) = self.thread.get() {
-                    t.unpark();
-                }
-                // The flag looked clear: make sure (the fence's heavy side), after the wake-ups
-                // so that it never delays them. Not needed for a thread we found parked: it is
-                // not in a system call, and it leaves `park` through an acquiring read of our
-                // token, after which every load of its word (the trampoline's included) sees
-                // this request. That spares a blocked waiter the fence's interrupt (P3).
-                if !signalled && !me && !parked && crate::sys::observe_in_syscall(&self.in_syscall)
-                {
-                    self.interrupt();
-                }
+                self.wake(prev);
                 let run = std::mem::take(&mut lock(&self.callbacks).list);
                 let mut own = None;
                 for (_, f) in run {
@@ -221,6 +234,58 @@ impl Control {
                 }
                 Ok(own)
             }
+        }
+    }
+
+    /// A scope cancel's delivery to this thread, registered in a `run` of the canceled scope
+    /// (the caller has counted itself in `scope_deliveries`; I6): queue the scope request and
+    /// wake the thread as a request does.
+    pub(crate) fn scope_request(&self) {
+        if !self.in_this_process() {
+            return;
+        }
+        let prev = self.state.scope_request();
+        if prev & (crate::state::FINISHED | crate::state::SCOPE) == 0 {
+            self.wake(prev);
+        }
+    }
+
+    /// Whether the thread is in a `run` of the scope `id` (a canceler's read, after its fence).
+    pub(crate) fn runs_scope(&self, id: usize) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.runs.iter().any(|r| r.load(SeqCst) == id) || lock(&self.runs_deep).contains(&id)
+    }
+
+    /// Wakes the thread for the request that changed the word from `prev`: the signal if it is
+    /// in one of our calls or an asynchronous region, the parker, `std`'s park token.
+    fn wake(&self, prev: u32) {
+        use std::sync::atomic::Ordering::SeqCst;
+        // Only a thread inside our system calls or in a region with the type
+        // asynchronous needs the signal, and never the caller itself (it acts when it
+        // leaves `cancel`). `ASYNC` is read from the same word as the request: a thread
+        // that turns it on after this request sees the request when it does.
+        let in_async_region =
+            prev & crate::state::ASYNC != 0 && !self.region.load(SeqCst).is_null();
+        // A disabled thread is never signalled: it acts only after it enables, an owner
+        // read-modify-write that sees this request, and its next point acts on it. (A
+        // signal now would only make its calls fail with EINTR.)
+        let me = crate::current::is_current(self) || prev & crate::state::DISABLED != 0;
+        // A thread blocked in a call has published the flag long ago: signal it first.
+        let signalled = in_async_region || self.in_syscall.load(SeqCst);
+        if signalled && !me {
+            self.interrupt();
+        }
+        let parked = self.parker.unpark();
+        if let Some(t) = self.thread.get() {
+            t.unpark();
+        }
+        // The flag looked clear: make sure (the fence's heavy side), after the wake-ups
+        // so that it never delays them. Not needed for a thread we found parked: it is
+        // not in a system call, and it leaves `park` through an acquiring read of our
+        // token, after which every load of its word (the trampoline's included) sees
+        // this request. That spares a blocked waiter the fence's interrupt (P3).
+        if !signalled && !me && !parked && crate::sys::observe_in_syscall(&self.in_syscall) {
+            self.interrupt();
         }
     }
 

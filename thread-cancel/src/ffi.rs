@@ -142,8 +142,7 @@ fn foreign_stack_is_c() -> bool {
 /// Whether the calling thread, in a C region, must act on a request now (enabled, pending,
 /// not already terminating).
 pub fn c_must_act() -> bool {
-    with_current(|c| c.state.load() & state::CP_MASK == state::PENDING).unwrap_or(false)
-        && in_c_region()
+    with_current(|c| state::thread_acts(c.state.load())).unwrap_or(false) && in_c_region()
 }
 
 /// Begins acting on the pending request: from now on cancellation is disabled.
@@ -492,16 +491,17 @@ pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<li
     let r = unsafe { crate::sys::syscall_cp(c.state.as_ptr(), nr, a) };
     c.in_syscall.store(outer, Ordering::Release);
     let s = c.state.load();
-    let must = s & state::CP_MASK == state::PENDING;
+    let must = state::thread_acts(s);
     match r {
         crate::sys::CpResult::Done(r) if !(r == -(libc::EINTR as libc::c_long) && must) => Some(r),
-        // Already acting (a cleanup handler's call, R19): the call is made.
-        // SAFETY: forwarded from the caller.
-        _ if s & state::TERMINATING != 0 => Some(unsafe { crate::io::plain(nr, a) }),
-        _ => {
+        _ if must => {
             c.state.begin_cancel();
             None
         }
+        // Already acting (a cleanup handler's call, R19), or a scope's request, which C code
+        // outside a `tc_scope_run` does not act on: the call is made.
+        // SAFETY: forwarded from the caller.
+        _ => Some(unsafe { crate::io::plain(nr, a) }),
     }
 }
 

@@ -78,10 +78,12 @@
 // Under `--cfg loom` only the state word is modelled: the platform layer is built but unused.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
+mod cancel_scope;
 mod cancel_state;
 mod cleanup;
 mod control;
 mod current;
+mod deadline;
 #[cfg(not(loom))]
 #[doc(hidden)]
 pub mod ffi;
@@ -105,6 +107,9 @@ mod thread;
 mod tsd;
 mod wait;
 
+pub use cancel_scope::{
+    cancel_requested, with_deadline, with_timeout, CancelScope, Canceled, ScopeUnwind, TimedOut,
+};
 pub use cancel_state::{
     disable, enable_and_test, set_cancel_state, set_cancel_type, CancelState, CancelType,
     DisableGuard, InvalidValue,

@@ -122,13 +122,15 @@ pub(crate) fn act_on(c: &crate::control::Control, s: u32) {
             raise();
         }
         Action::Resume => raise(),
+        Action::ActScope => crate::cancel_scope::raise_scope(c, true),
+        Action::ResumeScope => crate::cancel_scope::raise_scope(c, false),
     }
 }
 
 /// For the signal handler: whether the calling thread must act on a request now (the
 /// trampoline's test). Async-signal-safe: one `const` thread-local read and one atomic load.
 pub(crate) fn cp_must_act() -> bool {
-    with_current(|c| c.state.load() & state::CP_MASK == state::PENDING).unwrap_or(false)
+    with_current(|c| state::acts(c.state.load())).unwrap_or(false)
 }
 
 /// For the signal handler: the calling thread's current asynchronous region, if it must leave
@@ -137,7 +139,7 @@ pub(crate) fn cp_must_act() -> bool {
 pub(crate) fn async_must_act() -> Option<*mut crate::sys::RegionCtx> {
     with_current(|c| {
         let s = c.state.load();
-        if s & (state::CP_MASK | state::ASYNC) != state::PENDING | state::ASYNC {
+        if s & state::ASYNC == 0 || !state::acts(s) {
             return None;
         }
         let r = c.region.load(std::sync::atomic::Ordering::Relaxed);
@@ -146,13 +148,13 @@ pub(crate) fn async_must_act() -> Option<*mut crate::sys::RegionCtx> {
     .flatten()
 }
 
-/// Whether the calling thread is unwinding because it acts on a cancellation or an exit (the
-/// condition under which cleanup handlers run).
+/// Whether the calling thread is unwinding because it acts on a cancellation, an exit or a
+/// scope's cancellation (the condition under which cleanup handlers run).
 pub(crate) fn terminating() -> bool {
     std::thread::panicking()
         && with_current(|c| {
             let s = c.state.load();
-            s & state::TERMINATING != 0 && s & state::ROOT == 0
+            s & state::UNWINDING != 0 && s & state::ROOT == 0
         })
         .unwrap_or(false)
 }

@@ -139,13 +139,13 @@ where
 }
 
 /// The region was left because a request must be acted on: start the ordinary cancellation
-/// unwind from the region's boundary.
+/// unwind (or a scope's) from the region's boundary.
 #[cfg(not(loom))]
 #[cold]
 fn act() -> ! {
-    with_current(|c| {
-        c.state.begin_cancel();
-    });
+    // The region was left because the word said act: a thread's request or a scope's
+    // (`act_on` tells them apart and does not return).
+    with_current(|c| crate::point::act_on(c, c.state.load()));
     raise()
 }
 

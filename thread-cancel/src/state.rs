@@ -9,22 +9,33 @@
 //! | 2 | `PENDING` | any thread (`request`) | never |
 //! | 3 | `CANCELING` | owner, when it acts on a request | never |
 //! | 4 | `EXITING` | owner, in `exit()` | never |
-//! | 5 | `ROOT` | owner, when the unwind reached the thread's root | never |
-//! | 6 | `FINISHED` | owner, last thing it does | never |
+//! | 5 | `SCOPE_UNWIND` | owner, when it acts on a scope request | owner, at the `run` that catches it |
+//! | 6 | `ROOT` | owner, when the unwind reached the thread's root | never |
+//! | 7 | `FINISHED` | owner, last thing it does | never |
+//! | 8 | `SCOPE` | any thread (`scope_request`), while the owner runs the canceled scope | owner, when a `run` ends |
 //!
 //! Invariants:
 //!
-//! - **I1 (ownership)**: only the owner thread changes any bit but `PENDING`; other threads only
-//!   `fetch_or(PENDING)`. Owner transitions are `fetch_or`/`fetch_and` on their own bits, so a
-//!   concurrent request is never lost.
+//! - **I1 (ownership)**: only the owner thread changes any bit but `PENDING` and `SCOPE`; other
+//!   threads only `fetch_or` those two. Owner transitions are `fetch_or`/`fetch_and` on their
+//!   own bits, so a concurrent request is never lost, and no CAS loop is needed.
 //! - **I2 (monotonic)**: `PENDING`, `CANCELING`, `EXITING`, `ROOT` and `FINISHED` are never
 //!   cleared. Several requests are one request.
 //! - **I3 (act once)**: `CANCELING` and `EXITING` are set together with `DISABLED`, and a thread
 //!   with either bit never acts on a request again.
 //! - **I4 (no such thread)**: a request that observes `FINISHED` fails; one that does not was
 //!   queued before the owner's final transition.
-//! - **I5 (fast path)**: a cancellation point with nothing to do sees
-//!   `word & (PENDING | CANCELING | EXITING) == 0` and does nothing else.
+//! - **I5 (fast path)**: a cancellation point with nothing to do sees `word & SLOW == 0` and does
+//!   nothing else; the trampoline's whole test is `word & (BLOCK | REQUEST) == 0`.
+//! - **I6 (a scope request stays in its run)**: a canceler sets `SCOPE` only while the owner is
+//!   registered in a `run` of the canceled scope, and only inside a *delivery* the owner can
+//!   wait for (`Control::scope_deliveries`). A `run` that ends deregisters, waits until no
+//!   delivery is under way, and then clears `SCOPE` (setting it again if an enclosing run's
+//!   scope is canceled): after `run` returns, no request of its scope is left in the word, and
+//!   no signal of one is still on its way.
+//! - **I7 (the thread cancel wins)**: a point decides a thread request before a scope request
+//!   (`classify`), and `SCOPE_UNWIND` never hides `PENDING`: a scope's unwind in progress ends
+//!   at its `run`, and the next point acts on the thread's request.
 
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU32, Ordering};
@@ -36,17 +47,37 @@ pub(crate) const ASYNC: u32 = 1 << 1;
 pub(crate) const PENDING: u32 = 1 << 2;
 pub(crate) const CANCELING: u32 = 1 << 3;
 pub(crate) const EXITING: u32 = 1 << 4;
-pub(crate) const ROOT: u32 = 1 << 5;
-pub(crate) const FINISHED: u32 = 1 << 6;
+pub(crate) const SCOPE_UNWIND: u32 = 1 << 5;
+pub(crate) const ROOT: u32 = 1 << 6;
+pub(crate) const FINISHED: u32 = 1 << 7;
+pub(crate) const SCOPE: u32 = 1 << 8;
 
-/// The bits the system-call trampoline and the signal handler test: a request is acted on
-/// there exactly when `word & CP_MASK == PENDING` (pending, enabled, not already terminating).
-pub(crate) const CP_MASK: u32 = PENDING | DISABLED | CANCELING | EXITING | ROOT;
+/// A request to act on: the thread's own (`PENDING`) or a scope's (`SCOPE`).
+pub(crate) const REQUEST: u32 = PENDING | SCOPE;
+/// Bits that keep a request from being acted on: disabled, already unwinding, at the root.
+pub(crate) const BLOCK: u32 = DISABLED | CANCELING | EXITING | SCOPE_UNWIND | ROOT;
 
 /// Bits that make a cancellation point leave its fast path.
-pub(crate) const SLOW: u32 = PENDING | CANCELING | EXITING;
+pub(crate) const SLOW: u32 = REQUEST | CANCELING | EXITING | SCOPE_UNWIND;
 /// The thread is acting on a cancellation or an exit (its unwind has begun).
 pub(crate) const TERMINATING: u32 = CANCELING | EXITING;
+/// An unwind of ours has begun and has not reached its end: the thread's termination, or a
+/// scope's. All these bits are below `ROOT` (the trampoline's test relies on it).
+pub(crate) const UNWINDING: u32 = TERMINATING | SCOPE_UNWIND;
+const _: () = assert!(UNWINDING < ROOT);
+
+/// Whether a point, the trampoline or the signal handler acts on a request in word `s`: one is
+/// pending and nothing blocks it (the test the trampoline and the signal handler make).
+#[inline(always)]
+pub(crate) const fn acts(s: u32) -> bool {
+    s & BLOCK == 0 && s & REQUEST != 0
+}
+
+/// Whether the thread's own request (not a scope's) is acted on in word `s` (C points).
+#[inline(always)]
+pub(crate) const fn thread_acts(s: u32) -> bool {
+    s & BLOCK == 0 && s & PENDING != 0
+}
 
 /// What a cancellation point must do, decided from one load of the word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +89,10 @@ pub(crate) enum Action {
     /// The thread is already terminating but its unwind was swallowed (`catch_unwind`):
     /// raise it again.
     Resume,
+    /// Act on a scope's request: unwind to the outermost canceled scope's `run`.
+    ActScope,
+    /// A scope's unwind was swallowed (`catch_unwind`): raise it again.
+    ResumeScope,
 }
 
 /// Result of [`StateWord::request`].
@@ -138,6 +173,29 @@ impl StateWord {
         self.0.fetch_or(CANCELING | DISABLED, Ordering::AcqRel)
     }
 
+    /// Any thread, while the owner is registered in a `run` of a scope it cancels (I6): queue
+    /// a scope request. Returns the previous word (the caller wakes the owner if `SCOPE` was
+    /// not set yet).
+    pub(crate) fn scope_request(&self) -> u32 {
+        // SeqCst: pairs with the owner's store of `in_syscall`, as `request`.
+        self.0.fetch_or(SCOPE, Ordering::SeqCst)
+    }
+
+    /// Owner: drop the scope request (a `run` ends; I6). Returns the previous word.
+    pub(crate) fn clear_scope_request(&self) -> u32 {
+        self.0.fetch_and(!SCOPE, Ordering::SeqCst)
+    }
+
+    /// Owner: start acting on a scope request (its unwind). Returns the previous word.
+    pub(crate) fn begin_scope_unwind(&self) -> u32 {
+        self.0.fetch_or(SCOPE_UNWIND, Ordering::AcqRel)
+    }
+
+    /// Owner: a scope's unwind reached its `run`.
+    pub(crate) fn end_scope_unwind(&self) -> u32 {
+        self.0.fetch_and(!SCOPE_UNWIND, Ordering::AcqRel)
+    }
+
     /// Owner: start `exit()`. Returns the previous word.
     pub(crate) fn begin_exit(&self) -> u32 {
         self.0.fetch_or(EXITING | DISABLED, Ordering::AcqRel)
@@ -163,10 +221,14 @@ pub(crate) fn classify(s: u32) -> Action {
         Action::None
     } else if s & TERMINATING != 0 {
         Action::Resume
-    } else if s & DISABLED == 0 {
+    } else if s & SCOPE_UNWIND != 0 {
+        Action::ResumeScope
+    } else if s & DISABLED != 0 {
+        Action::None
+    } else if s & PENDING != 0 {
         Action::Act
     } else {
-        Action::None
+        Action::ActScope
     }
 }
 

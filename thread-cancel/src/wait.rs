@@ -36,17 +36,41 @@ pub(crate) fn wait_until(
     mut ready: impl FnMut() -> bool,
     deadline: Option<Instant>,
 ) -> Wake {
+    // The innermost deadline of the scopes the thread runs in bounds the sleep too; when it
+    // passes, this thread cancels those scopes itself (no timer needed), and the next turn
+    // acts on that. Only while a request could be acted on (enabled, not unwinding): else the
+    // expired deadline would make this loop spin.
+    let mut scope_deadline = crate::cancel_scope::wait_deadline();
     loop {
         if ready() {
             return Wake::Ready;
         }
-        if must_act(me.state.load()) {
+        let s = me.state.load();
+        if must_act(s) {
             return Wake::Cancel;
         }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return if ready() { Wake::Ready } else { Wake::Timeout };
+        let now_needed = deadline.is_some() || scope_deadline.is_some();
+        let now = now_needed.then(Instant::now);
+        if let (Some(d), Some(now)) = (deadline, now) {
+            if now >= d {
+                return if ready() { Wake::Ready } else { Wake::Timeout };
+            }
         }
-        me.parker.park(deadline);
+        if s & state::DISABLED != 0 || std::thread::panicking() {
+            scope_deadline = None;
+        }
+        if let (Some(d), Some(now)) = (scope_deadline, now) {
+            if now >= d {
+                crate::cancel_scope::expire();
+                scope_deadline = None;
+                continue;
+            }
+        }
+        let wake_at = match (deadline, scope_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        me.parker.park(wake_at);
     }
 }
 

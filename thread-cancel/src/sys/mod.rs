@@ -7,7 +7,10 @@
 //!   [`kill`] sends the cancel signal to a thread blocked in one; [`set_signal`] / [`signal`];
 //!   [`prepare`] installs the handler, once, before any thread can make such a call.
 //! - [`publish_in_syscall`] / [`observe_in_syscall`]: the two sides of the asymmetric fence
-//!   between a thread entering a cancellable call and a canceler deciding to signal it.
+//!   between a thread entering a cancellable call and a canceler deciding to signal it;
+//!   [`fence_light`] / [`fence_heavy`], the same pairing for any flag.
+//! - [`drain_cancel_signal`]: takes back a cancel signal sent to the calling thread that is
+//!   still pending, and unblocks it (a scope's `run` ends with nothing on its way).
 //! - [`pthread`]: threads made with `pthread_create` directly (no `std` spawn), for
 //!   `Builder::lightweight`.
 //! - [`region_run`] / [`region_leave`]: run a function in an *asynchronous region* that the
@@ -20,7 +23,10 @@
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
-pub(crate) use linux::fence::{observe as observe_in_syscall, publish as publish_in_syscall};
+pub(crate) use linux::fence::{
+    heavy as fence_heavy, light as fence_light, observe as observe_in_syscall,
+    publish as publish_in_syscall,
+};
 #[cfg(target_os = "linux")]
 pub(crate) use linux::futex::{futex_wait, futex_wake};
 #[cfg(target_os = "linux")]
@@ -33,7 +39,8 @@ pub(crate) use linux::region::{
 };
 #[cfg(target_os = "linux")]
 pub(crate) use linux::syscall_cp::{
-    kill, prepare, set_signal, signal, syscall_cp, CpResult, SignalError,
+    drain as drain_cancel_signal, kill, prepare, set_signal, signal, syscall_cp, CpResult,
+    SignalError,
 };
 
 #[cfg(target_os = "linux")]

@@ -6,7 +6,7 @@
 //! `thread_cancel_region_leave` resets `sp` from it, restores FPCR and returns 1 from
 //! `enter`.
 
-use crate::state::{ASYNC, CP_MASK, PENDING, ROOT, TERMINATING};
+use crate::state::{ASYNC, BLOCK, REQUEST, ROOT, UNWINDING};
 
 core::arch::global_asm!(
     ".text",
@@ -36,12 +36,15 @@ core::arch::global_asm!(
     ".hidden thread_cancel_cp_begin",
     "thread_cancel_cp_begin:",
     "ldar w10, [x9]",
-    "mov w11, #{mask}",
-    "and w11, w10, w11",
-    "cmp w11, #{pending}",
+    // The same tests as x86_64.rs: nothing requested or blocking, the call; a request and
+    // nothing blocking, act; unwinding but not at the root, raise it again.
+    "mov w11, #{slow}",
+    "tst w10, w11",
+    "b.eq 3f",
+    "mov w11, #{block}",
+    "tst w10, w11",
     "b.eq thread_cancel_cp_cancel",
-    // Terminating but not yet at the root: raise it again (see x86_64.rs).
-    "and w10, w10, #{term_root}",
+    "and w10, w10, #{unw_root}",
     "cbz w10, 3f",
     "cmp w10, #{root}",
     "b.lo thread_cancel_cp_cancel",
@@ -56,9 +59,9 @@ core::arch::global_asm!(
     "thread_cancel_cp_cancel:",
     "mov x0, #0x8000000000000000", // CANCELED (i64::MIN)
     "ret",
-    mask = const CP_MASK,
-    pending = const PENDING,
-    term_root = const TERMINATING | ROOT,
+    slow = const BLOCK | REQUEST,
+    block = const BLOCK,
+    unw_root = const UNWINDING | ROOT,
     root = const ROOT,
 );
 
@@ -87,10 +90,15 @@ core::arch::global_asm!(
     "str x9, [x19]",
     "ldr x9, [x19, #8]",
     "ldar w10, [x9]",
-    "mov w11, #{amask}",
-    "and w10, w10, w11",
-    "cmp w10, #{apending}",
-    "b.eq 2f",
+    // As x86_64.rs: asynchronous, nothing blocking, a request pending: leave.
+    "eor w10, w10, #{async}",
+    "mov w11, #{ablock}",
+    "tst w10, w11",
+    "b.ne 4f",
+    "mov w11, #{request}",
+    "tst w10, w11",
+    "b.ne 2f",
+    "4:",
     "mov x0, x2",
     "blr x1",
     "str xzr, [x19]",
@@ -134,8 +142,9 @@ core::arch::global_asm!(
     "ldr x9, [x0, #16]",
     "blr x9",
     "brk #1",
-    amask = const CP_MASK | ASYNC,
-    apending = const PENDING | ASYNC,
+    async = const ASYNC,
+    ablock = const BLOCK | ASYNC,
+    request = const REQUEST,
 );
 
 /// The interrupted program counter in a signal handler's `ucontext_t`.

@@ -253,8 +253,7 @@ extern "C" fn on_signal(sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut 
 /// trampoline). Async-signal-safe: one `const` thread-local read and two atomic loads.
 fn in_call_must_act() -> bool {
     crate::current::with_current(|c| {
-        c.in_syscall.load(Ordering::Relaxed)
-            && c.state.load() & crate::state::CP_MASK == crate::state::PENDING
+        c.in_syscall.load(Ordering::Relaxed) && crate::state::acts(c.state.load())
     })
     .unwrap_or(false)
 }
@@ -315,5 +314,37 @@ pub(crate) unsafe fn kill(t: libc::pthread_t, sig: i32) {
     // SAFETY: the caller guarantees `t` is alive.
     unsafe {
         libc::pthread_kill(t, sig);
+    }
+}
+
+/// Takes back every instance of the cancel signal pending for the calling thread, and
+/// unblocks the signal in its mask (the handler may have left it blocked there: see
+/// [`defer`]). Called when a `CancelScope::run` that received a scope request ends, after
+/// every delivery to the thread has returned, so every signal sent for it is pending or
+/// already handled: afterwards none is on its way (nothing can interrupt later code).
+pub(crate) fn drain() {
+    let Some(sig) = signal() else {
+        return;
+    };
+    // SAFETY: sigset operations on a local set; `sigtimedwait` with a zero timeout only
+    // dequeues a pending signal of the set (it never blocks); `pthread_sigmask` changes the
+    // calling thread's mask. errno is saved and restored, as the caller's code may read it.
+    unsafe {
+        let errno = *libc::__errno_location();
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let mut pending: libc::sigset_t = std::mem::zeroed();
+        while libc::sigpending(&mut pending) == 0 && libc::sigismember(&pending, sig) == 1 {
+            if libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) != sig {
+                break;
+            }
+        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        *libc::__errno_location() = errno;
     }
 }

@@ -27,7 +27,7 @@
 //! `thread_cancel_region_act`, which calls the region's `act` function first, for C).
 
 use super::syscall_cp::CANCELED;
-use crate::state::{ASYNC, CP_MASK, PENDING, ROOT, TERMINATING};
+use crate::state::{ASYNC, BLOCK, REQUEST, ROOT, UNWINDING};
 
 core::arch::global_asm!(
     ".text",
@@ -65,14 +65,17 @@ core::arch::global_asm!(
     ".hidden thread_cancel_cp_begin",
     "thread_cancel_cp_begin:",
     "mov ecx, dword ptr [r11]",
-    "mov r11d, ecx",
-    "and ecx, {mask}",
-    "cmp ecx, {pending}",
-    "je thread_cancel_cp_cancel",
-    // Terminating (a swallowed cancellation or exit) but not yet at the root: raise it again.
-    "and r11d, {term_root}",
+    // Nothing requested, nothing blocking: the call (the hot path is this one test).
+    "test ecx, {slow}",
     "jz 2f",
-    "cmp r11d, {root}",
+    // A request and nothing blocking it: act.
+    "test ecx, {block}",
+    "jz thread_cancel_cp_cancel",
+    // Unwinding (a swallowed cancellation, exit or scope cancel) but not yet at the root:
+    // raise it again. Every unwinding bit is below ROOT.
+    "and ecx, {unw_root}",
+    "jz 2f",
+    "cmp ecx, {root}",
     "jb thread_cancel_cp_cancel",
     "2:",
     "syscall",
@@ -86,9 +89,9 @@ core::arch::global_asm!(
     "movabs rax, {canceled}",
     "ret",
     ".size thread_cancel_syscall_cp, . - thread_cancel_syscall_cp",
-    mask = const CP_MASK,
-    pending = const PENDING,
-    term_root = const TERMINATING | ROOT,
+    slow = const BLOCK | REQUEST,
+    block = const BLOCK,
+    unw_root = const UNWINDING | ROOT,
     root = const ROOT,
     canceled = const CANCELED,
 );
@@ -131,9 +134,14 @@ core::arch::global_asm!(
     // the region with a sequentially consistent store before this load.
     "mov rcx, qword ptr [rbx + 8]",
     "mov ecx, dword ptr [rcx]",
-    "and ecx, {amask}",
-    "cmp ecx, {apending}",
-    "je 2f",
+    // Leave if asynchronous, nothing blocking and a request pending (ASYNC flipped to a bit
+    // that must be clear).
+    "xor ecx, {async}",
+    "test ecx, {ablock}",
+    "jnz 3f",
+    "test ecx, {request}",
+    "jnz 2f",
+    "3:",
     "mov rdi, rdx",
     "call rsi",
     "mov qword ptr [rbx], 0",
@@ -189,8 +197,9 @@ core::arch::global_asm!(
     "call qword ptr [rdi + 16]",
     "ud2",
     ".size thread_cancel_region_act, . - thread_cancel_region_act",
-    amask = const CP_MASK | ASYNC,
-    apending = const PENDING | ASYNC,
+    async = const ASYNC,
+    ablock = const BLOCK | ASYNC,
+    request = const REQUEST,
 );
 
 /// The interrupted program counter in a signal handler's `ucontext_t`.

@@ -1,0 +1,110 @@
+//! The process-wide deadline timer: one thread that cancels scopes whose deadline passed.
+//!
+//! A scope with a deadline registers `(deadline, key) -> Weak<scope>` here when it is made and
+//! removes it when it is dropped (one short lock each; no system call: the timer thread is
+//! woken only when a new deadline is earlier than the one it sleeps until, and started once).
+//! The thread sleeps until the earliest registered deadline, then cancels every scope whose
+//! deadline passed. It exists for threads blocked where only a request can reach them (a
+//! system call): a thread in one of the crate's own waits bounds its sleep by its innermost
+//! deadline and cancels the scope itself (`cancel_scope::expire`), without this thread.
+
+use std::collections::BTreeMap;
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Instant;
+
+use crate::cancel_scope::Inner;
+
+pub(crate) struct Timer {
+    /// Registered deadlines, earliest first.
+    map: BTreeMap<(Instant, u64), Weak<Inner>>,
+    next_key: u64,
+    /// When the timer thread wakes next (`None`: it waits for a registration).
+    wake_at: Option<Instant>,
+    /// The fork generation the timer thread was started in (`None`: not started). A forked
+    /// child has no timer thread: the first registration there starts one.
+    started_in: Option<u32>,
+}
+
+static TIMER: Mutex<Timer> = Mutex::new(Timer {
+    map: BTreeMap::new(),
+    next_key: 0,
+    wake_at: None,
+    started_in: None,
+});
+static WAKE: Condvar = Condvar::new();
+
+/// Locks the timer's state (also taken across `fork`, see `control.rs`).
+pub(crate) fn lock() -> MutexGuard<'static, Timer> {
+    TIMER.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A registration, removed by [`unregister`].
+#[derive(Debug)]
+pub(crate) struct Key(Instant, u64);
+
+/// Registers `scope` to be canceled (timed out) at `at`.
+pub(crate) fn register(at: Instant, scope: Weak<Inner>) -> Key {
+    let mut t = lock();
+    let key = t.next_key;
+    t.next_key += 1;
+    t.map.insert((at, key), scope);
+    let generation = crate::control::fork_generation();
+    if t.started_in != Some(generation) {
+        t.started_in = Some(generation);
+        t.wake_at = Some(at);
+        start();
+    } else if t.wake_at.is_none_or(|w| at < w) {
+        t.wake_at = Some(at);
+        WAKE.notify_one();
+    }
+    Key(at, key)
+}
+
+/// Removes a registration (the scope is dropped).
+pub(crate) fn unregister(key: &Key) {
+    lock().map.remove(&(key.0, key.1));
+}
+
+fn start() {
+    let r = std::thread::Builder::new()
+        .name("thread-cancel-deadlines".into())
+        .spawn(run);
+    if r.is_err() {
+        // No thread: deadlines still end the crate's own waits (they check the clock), and
+        // the next registration tries again.
+        lock().started_in = None;
+    }
+}
+
+fn run() {
+    let mut t = lock();
+    loop {
+        let now = Instant::now();
+        let mut due = Vec::new();
+        while let Some(entry) = t.map.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            due.push(entry.remove());
+        }
+        if !due.is_empty() {
+            drop(t);
+            for s in due.into_iter().filter_map(|w| w.upgrade()) {
+                s.expire();
+            }
+            t = lock();
+            continue;
+        }
+        let next = t.map.first_key_value().map(|(k, _)| k.0);
+        t.wake_at = next;
+        t = match next {
+            Some(at) => {
+                let d = at.saturating_duration_since(now);
+                WAKE.wait_timeout(t, d)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0
+            }
+            None => WAKE.wait(t).unwrap_or_else(PoisonError::into_inner),
+        };
+    }
+}

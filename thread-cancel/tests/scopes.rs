@@ -1,0 +1,565 @@
+//! Operation-level cancellation (SPEC §5): `CancelScope`, deadlines, `cancel_requested`.
+//! Each test is named after the rule (C01–C06) it shows; C07 is in the C programs.
+
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+use thread_cancel::sync::{channel, sync_channel, Condvar, Mutex, Semaphore};
+use thread_cancel::{
+    async_region, cancel_requested, cleanup_push, disable, io, testcancel, with_timeout,
+    CancelScope, ScopeUnwind,
+};
+
+fn stress_iters() -> usize {
+    std::env::var("THREAD_CANCEL_STRESS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2_000)
+}
+
+/// Cancels `scope` from another thread after `ms` milliseconds.
+fn cancel_later(scope: &CancelScope, ms: u64) -> std::thread::JoinHandle<()> {
+    let s = scope.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(ms));
+        s.cancel();
+    })
+}
+
+struct SetOnDrop(Arc<AtomicBool>);
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Whether the cancel signal (or any real-time signal) is pending for this thread.
+fn rt_signal_pending() -> bool {
+    // SAFETY: sigpending fills a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigpending(&mut set);
+        (libc::SIGRTMIN()..=libc::SIGRTMAX()).any(|s| libc::sigismember(&set, s) == 1)
+    }
+}
+
+/// Whether any real-time signal is blocked in this thread's mask.
+fn rt_signal_blocked() -> bool {
+    // SAFETY: reads the calling thread's mask into a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut set);
+        (libc::SIGRTMIN()..=libc::SIGRTMAX()).any(|s| libc::sigismember(&set, s) == 1)
+    }
+}
+
+/// The thread's state after a run: nothing pending, nothing on its way, no stray EINTR.
+fn assert_clean_after_run() {
+    assert!(!cancel_requested(), "a request is left after run returned");
+    assert!(!rt_signal_pending(), "a cancel signal is still pending");
+    assert!(!rt_signal_blocked(), "the cancel signal is left blocked");
+    testcancel(); // must not act
+                  // A plain, non-restartable wait of the C library: any signal would make it fail with EINTR.
+                  // SAFETY: poll with no descriptors is a sleep.
+    let r = unsafe { libc::poll(std::ptr::null_mut(), 0, 2) };
+    assert_eq!(
+        r,
+        0,
+        "EINTR reached code after run: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+#[test]
+fn c01_scope_cancel_interrupts_a_blocked_read_drops_and_cleanups_run_and_the_thread_goes_on() {
+    let (r, mut w) = std::io::pipe().unwrap();
+    let scope = CancelScope::new();
+    let dropped = Arc::new(AtomicBool::new(false));
+    let cleaned = Arc::new(AtomicBool::new(false));
+    let (d, c) = (dropped.clone(), cleaned.clone());
+    let stopper = cancel_later(&scope, 30);
+    let res = scope.run(|| {
+        let _d = SetOnDrop(d);
+        let c2 = c.clone();
+        let _g = cleanup_push(move || c2.store(true, Ordering::SeqCst));
+        let mut b = [0u8; 8];
+        io::read(r.as_fd(), &mut b)
+    });
+    stopper.join().unwrap();
+    assert!(res.is_err(), "the blocked read was not interrupted");
+    assert!(!res.unwrap_err().deadline_passed());
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "a Drop between the point and run did not run"
+    );
+    assert!(
+        cleaned.load(Ordering::SeqCst),
+        "a cleanup handler did not run"
+    );
+    assert_clean_after_run();
+    // The thread and the descriptor go on: the canceled read had no effect.
+    std::io::Write::write_all(&mut w, b"abc").unwrap();
+    let mut b = [0u8; 8];
+    assert_eq!(io::read(r.as_fd(), &mut b).unwrap(), 3);
+}
+
+#[test]
+fn c01_scope_cancel_is_acted_on_at_every_own_wait() {
+    type Case = (&'static str, Box<dyn Fn() + Send + Sync>);
+    let (_tx, rx) = channel::<u32>();
+    let rx = std::sync::Mutex::new(rx);
+    let (stx, _srx) = sync_channel::<u32>(0);
+    let m = Arc::new(Mutex::new(false));
+    let cv = Arc::new(Condvar::new());
+    let sem = Semaphore::new(0);
+    let blocker = thread_cancel::spawn(|| thread_cancel::sleep(Duration::from_secs(60)));
+    let cases: Vec<Case> = vec![
+        (
+            "sleep",
+            Box::new(|| thread_cancel::sleep(Duration::from_secs(60))),
+        ),
+        (
+            "park",
+            Box::new(|| loop {
+                thread_cancel::park()
+            }),
+        ),
+        (
+            "recv",
+            Box::new(move || {
+                let _ = rx.lock().unwrap().recv();
+            }),
+        ),
+        (
+            "rendezvous send",
+            Box::new(move || {
+                let _ = stx.send(1);
+            }),
+        ),
+        ("condvar", {
+            let (m, cv) = (m.clone(), cv.clone());
+            Box::new(move || {
+                let g = m.lock().unwrap();
+                drop(cv.wait_while(g, |ready: &mut bool| !*ready));
+            })
+        }),
+        ("semaphore", Box::new(move || sem.acquire())),
+        ("join", Box::new(move || blocker.wait())),
+        (
+            "testcancel loop",
+            Box::new(|| loop {
+                testcancel()
+            }),
+        ),
+        (
+            "async region",
+            Box::new(|| {
+                // SAFETY: the loop holds nothing that needs dropping.
+                unsafe {
+                    async_region(|| loop {
+                        std::hint::spin_loop()
+                    })
+                }
+            }),
+        ),
+    ];
+    for (name, f) in &cases {
+        let scope = CancelScope::new();
+        let stopper = cancel_later(&scope, 10);
+        eprintln!("case {name}");
+        let res = scope.run(f);
+        stopper.join().unwrap();
+        assert!(res.is_err(), "{name}: not interrupted");
+        assert_clean_after_run();
+    }
+}
+
+#[test]
+fn c01_read_either_data_or_scope_cancel_never_both() {
+    let n = stress_iters();
+    let (mut completed, mut canceled) = (0usize, 0usize);
+    for i in 0..n {
+        let (r, mut w) = std::io::pipe().unwrap();
+        let scope = CancelScope::new();
+        let s = scope.clone();
+        let go = Arc::new(Barrier::new(2));
+        let g = go.clone();
+        let writer = std::thread::spawn(move || {
+            g.wait();
+            if i % 2 == 0 {
+                std::io::Write::write_all(&mut w, b"x").unwrap();
+                s.cancel();
+            } else {
+                s.cancel();
+                std::io::Write::write_all(&mut w, b"x").unwrap();
+            }
+            w
+        });
+        go.wait();
+        let mut b = [0u8; 1];
+        let res = scope.run(|| io::read(r.as_fd(), &mut b).unwrap());
+        let _w = writer.join().unwrap();
+        // The byte is either returned by the read or still in the pipe: never lost.
+        let mut left: libc::c_int = 0;
+        // SAFETY: FIONREAD writes the count of unread bytes into a local int.
+        assert_eq!(
+            unsafe {
+                libc::ioctl(
+                    std::os::fd::AsRawFd::as_raw_fd(&r),
+                    libc::FIONREAD,
+                    &mut left,
+                )
+            },
+            0
+        );
+        match res {
+            Ok(1) => {
+                completed += 1;
+                assert_eq!(left, 0, "read returned the byte and it is still there");
+            }
+            Ok(k) => panic!("read returned {k}"),
+            Err(_) => {
+                canceled += 1;
+                assert_eq!(left, 1, "canceled read consumed the byte (lost)");
+            }
+        }
+        assert_clean_after_run();
+    }
+    eprintln!("c01 read races: {n}, completed {completed}, canceled {canceled}, lost 0");
+}
+
+#[test]
+fn c01_a_scope_cancel_runs_no_thread_specific_data_destructor_and_the_join_says_returned() {
+    static DTOR: AtomicUsize = AtomicUsize::new(0);
+    let h = thread_cancel::spawn(|| {
+        let key = thread_cancel::Key::<u32>::new(|_| {
+            DTOR.fetch_add(1, Ordering::SeqCst);
+        });
+        key.set(1);
+        let scope = CancelScope::new();
+        scope.cancel();
+        let r = CancelScope::new().run(|| {
+            let inner = CancelScope::new();
+            let s = inner.clone();
+            inner.run(move || {
+                s.cancel();
+                thread_cancel::sleep(Duration::from_secs(60));
+            })
+        });
+        (r.unwrap().is_err(), DTOR.load(Ordering::SeqCst), key)
+    });
+    let out = h.join();
+    assert!(
+        matches!(out, thread_cancel::Outcome::Returned(_)),
+        "the thread did not return normally"
+    );
+    let (canceled, dtors_during, _key) = out.unwrap();
+    assert!(canceled);
+    assert_eq!(dtors_during, 0, "a TSD destructor ran for a scope cancel");
+}
+
+#[test]
+fn c02_a_cancel_after_run_returned_changes_nothing() {
+    let scope = CancelScope::new();
+    assert_eq!(scope.run(|| 5), Ok(5));
+    scope.cancel();
+    assert_clean_after_run();
+    // Blocking calls after the run are not interrupted by it.
+    let t0 = Instant::now();
+    thread_cancel::sleep(Duration::from_millis(20));
+    assert!(t0.elapsed() >= Duration::from_millis(20));
+}
+
+#[test]
+fn c02_stress_cancel_racing_the_end_of_run_leaves_nothing_behind() {
+    let n = stress_iters();
+    let (mut inside, mut after) = (0usize, 0usize);
+    for i in 0..n {
+        let scope = CancelScope::new();
+        let s = scope.clone();
+        let go = Arc::new(Barrier::new(2));
+        let g = go.clone();
+        let canceler = std::thread::spawn(move || {
+            g.wait();
+            for _ in 0..(i % 64) {
+                std::hint::spin_loop();
+            }
+            s.cancel();
+        });
+        go.wait();
+        let (r, mut w) = std::io::pipe().unwrap();
+        std::io::Write::write_all(&mut w, b"y").unwrap();
+        let res = scope.run(|| {
+            let mut b = [0u8; 1];
+            // Completes at once (data is there); a cancel may land in it, or after it.
+            io::read(r.as_fd(), &mut b).unwrap()
+        });
+        canceler.join().unwrap();
+        match res {
+            Ok(1) => after += 1,
+            Ok(_) => unreachable!(),
+            Err(_) => inside += 1,
+        }
+        assert_clean_after_run();
+    }
+    eprintln!("c02 races: {n}, canceled inside run {inside}, after or too late {after}");
+}
+
+#[test]
+fn c03_an_outer_cancel_unwinds_through_inner_runs_to_the_outer_one() {
+    let outer = CancelScope::new();
+    let inner_dropped = Arc::new(AtomicBool::new(false));
+    let d = inner_dropped.clone();
+    let o = outer.clone();
+    let res = outer.run(|| {
+        let inner = CancelScope::new();
+        let r = inner.run(|| {
+            let _d = SetOnDrop(d);
+            o.cancel();
+            thread_cancel::sleep(Duration::from_secs(60));
+        });
+        panic!("the inner run returned {r:?}: it swallowed the outer cancel");
+    });
+    assert!(res.is_err());
+    assert!(inner_dropped.load(Ordering::SeqCst));
+    assert_clean_after_run();
+}
+
+#[test]
+fn c03_deep_nesting_beyond_the_registration_slots_still_cancels() {
+    /// Nests 21 runs; the one at depth `at` runs `target`. Returns the depth whose run
+    /// returned `Err`.
+    fn nest(depth: usize, target: &CancelScope, at: usize) -> Option<usize> {
+        let s = if depth == at {
+            target.clone()
+        } else {
+            CancelScope::new()
+        };
+        let r = s.run(|| {
+            if depth == 20 {
+                let t = target.clone();
+                let h = std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(10));
+                    t.cancel();
+                });
+                thread_cancel::sleep(Duration::from_secs(60));
+                h.join().unwrap();
+                None
+            } else {
+                nest(depth + 1, target, at)
+            }
+        });
+        match r {
+            Err(_) => Some(depth),
+            Ok(inner) => inner,
+        }
+    }
+    for at in [0, 7, 8, 15, 20] {
+        let target = CancelScope::new();
+        assert_eq!(
+            nest(0, &target, at),
+            Some(at),
+            "the unwind did not end at depth {at}"
+        );
+        assert_clean_after_run();
+    }
+}
+
+#[test]
+fn c03_an_inner_deadline_never_extends_an_outer_one() {
+    let t0 = Instant::now();
+    let r = with_timeout(Duration::from_millis(30), || {
+        with_timeout(Duration::from_secs(60), || {
+            thread_cancel::sleep(Duration::from_secs(60))
+        })
+    });
+    assert!(
+        r.is_err(),
+        "the outer deadline was extended by the inner one"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    assert_clean_after_run();
+}
+
+#[test]
+fn c03_a_thread_cancel_passes_through_every_scope() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let d = dropped.clone();
+    let h = thread_cancel::spawn(move || {
+        let r = CancelScope::new().run(|| {
+            CancelScope::new().run(|| {
+                let _d = SetOnDrop(d);
+                thread_cancel::sleep(Duration::from_secs(60));
+            })
+        });
+        panic!("a run swallowed the thread's cancellation: {r:?}");
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+    assert!(dropped.load(Ordering::SeqCst));
+}
+
+#[test]
+fn c04_disable_holds_a_scope_cancel_until_enabled() {
+    let scope = CancelScope::new();
+    let s = scope.clone();
+    let reached = Arc::new(AtomicBool::new(false));
+    let r2 = reached.clone();
+    let res = scope.run(|| {
+        {
+            let _g = disable();
+            s.cancel();
+            // Held: this sleep completes.
+            thread_cancel::sleep(Duration::from_millis(5));
+            r2.store(true, Ordering::SeqCst);
+        }
+        testcancel(); // enabled again: acts here
+        unreachable!("the held cancel was not acted on after enabling");
+    });
+    assert!(res.is_err());
+    assert!(reached.load(Ordering::SeqCst));
+    assert_clean_after_run();
+}
+
+#[test]
+fn c04_a_swallowed_scope_unwind_is_raised_again_at_the_next_point() {
+    let scope = CancelScope::new();
+    let s = scope.clone();
+    let res = scope.run(|| {
+        s.cancel();
+        let e = std::panic::catch_unwind(testcancel).unwrap_err();
+        assert!(e.is::<ScopeUnwind>());
+        testcancel(); // raised again
+        unreachable!();
+    });
+    assert!(res.is_err());
+    // Swallowed and never raised again before `f` returned: still Err.
+    let s2 = CancelScope::new();
+    let c = s2.clone();
+    let res = s2.run(|| {
+        c.cancel();
+        let _ = std::panic::catch_unwind(testcancel);
+        42
+    });
+    assert!(res.is_err(), "a run whose cancel was swallowed returned Ok");
+    assert_clean_after_run();
+}
+
+#[test]
+fn c05_a_run_entered_on_a_canceled_scope_does_not_start() {
+    let s = CancelScope::new();
+    s.cancel();
+    let started = AtomicBool::new(false);
+    assert!(s.run(|| started.store(true, Ordering::SeqCst)).is_err());
+    assert!(!started.load(Ordering::SeqCst));
+    // A child of a canceled scope is canceled too.
+    assert!(s.child().run(|| ()).is_err());
+    assert_clean_after_run();
+}
+
+#[test]
+fn c06_a_deadline_interrupts_a_blocked_system_call() {
+    let (r, _w) = std::io::pipe().unwrap();
+    let t0 = Instant::now();
+    let res = with_timeout(Duration::from_millis(30), || {
+        let mut b = [0u8; 1];
+        io::read(r.as_fd(), &mut b)
+    });
+    assert_eq!(res.map(|_| ()), Err(thread_cancel::TimedOut));
+    assert!(t0.elapsed() >= Duration::from_millis(30), "fired early");
+    assert_clean_after_run();
+}
+
+#[test]
+fn c06_a_deadline_ends_an_own_wait_and_is_never_early() {
+    for ms in [1u64, 5, 20] {
+        let t0 = Instant::now();
+        let res = with_timeout(Duration::from_millis(ms), || {
+            thread_cancel::sleep(Duration::from_secs(60))
+        });
+        let took = t0.elapsed();
+        assert!(res.is_err());
+        assert!(
+            took >= Duration::from_millis(ms),
+            "fired after {took:?} < {ms} ms"
+        );
+        assert!(took < Duration::from_secs(30));
+    }
+    assert_clean_after_run();
+}
+
+#[test]
+fn c06_scopes_with_deadlines_start_no_thread_per_scope() {
+    // Warm up: the process-wide deadline thread exists after this.
+    let _ = with_timeout(Duration::from_secs(1), || ());
+    let tasks = || std::fs::read_dir("/proc/self/task").unwrap().count();
+    let before = tasks();
+    for _ in 0..1000 {
+        assert_eq!(with_timeout(Duration::from_secs(5), || 1), Ok(1));
+    }
+    let after = tasks();
+    // Other tests of this binary run in parallel and start threads of their own; a thread per
+    // scope would add 1,000.
+    assert!(
+        after < before + 50,
+        "threads: {before} before, {after} after 1,000 scopes"
+    );
+}
+
+#[test]
+fn scopes_work_in_adopted_threads_and_cancel_a_group_together() {
+    let scope = CancelScope::new();
+    let started = Arc::new(Barrier::new(5));
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let s = scope.clone();
+            let b = started.clone();
+            std::thread::spawn(move || {
+                // A plain std thread: adopted at its first run.
+                s.run(|| {
+                    b.wait();
+                    thread_cancel::sleep(Duration::from_secs(60));
+                })
+                .is_err()
+                    && !cancel_requested()
+            })
+        })
+        .collect();
+    started.wait();
+    scope.cancel();
+    for w in workers {
+        assert!(
+            w.join().unwrap(),
+            "a worker was not stopped, or was left unclean"
+        );
+    }
+}
+
+#[test]
+fn cancel_requested_is_a_query_that_never_acts() {
+    let s = CancelScope::new();
+    let r = s.run(|| {
+        assert!(!cancel_requested());
+        s.cancel();
+        assert!(cancel_requested());
+        assert!(cancel_requested());
+        "finished"
+    });
+    // The run finished without reaching a point after the cancel... but run's own exit sees
+    // the request it never acted on: the operation was not interrupted, so it completed.
+    assert_eq!(r, Ok("finished"));
+    assert!(!cancel_requested());
+}
+
+#[test]
+#[should_panic(expected = "inside an async_region")]
+fn run_inside_an_async_region_panics_with_the_reason() {
+    // SAFETY: the body holds nothing that needs dropping when it unwinds.
+    unsafe {
+        async_region(|| {
+            let _ = CancelScope::new().run(|| ());
+        })
+    };
+}
