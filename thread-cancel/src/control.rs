@@ -26,7 +26,7 @@ extern "C" fn after_fork_in_child() {
 /// goes on with that block (its end takes them), and another thread of the parent (a joiner
 /// registering, a canceler signalling) may hold one of them at the moment of the fork.
 type HeldAtFork = (
-    std::sync::MutexGuard<'static, Option<libc::pthread_t>>,
+    std::sync::MutexGuard<'static, Option<crate::sys::pthread::Id>>,
     std::sync::MutexGuard<'static, Vec<Arc<Control>>>,
     std::sync::MutexGuard<'static, Callbacks>,
     std::sync::MutexGuard<'static, Option<Box<dyn Any + Send>>>,
@@ -110,7 +110,7 @@ pub(crate) struct Control {
     pub(crate) in_syscall: std::sync::atomic::AtomicBool,
     /// The thread's pthread id while it is alive (cleared under the lock by `finish`), so the
     /// cancel signal is never sent to a thread that has gone.
-    pthread: Mutex<Option<libc::pthread_t>>,
+    pthread: Mutex<Option<crate::sys::pthread::Id>>,
     /// Owner: the innermost asynchronous region the thread is in, or null (`region.rs`). Set
     /// with `SeqCst` before the region's entry reads the word, read with `SeqCst` by a request
     /// after its `fetch_or`: either the entry sees the request or the request sends the signal.
@@ -304,8 +304,7 @@ impl Control {
     /// Owner: records its pthread id only (a thread created for the C ABI, which never parks
     /// through `std` and must not make `std` register a thread-local destructor).
     pub(crate) fn set_pthread(&self) {
-        // SAFETY: `pthread_self` has no preconditions.
-        *lock(&self.pthread) = Some(unsafe { libc::pthread_self() });
+        *lock(&self.pthread) = Some(crate::sys::pthread::Id::current());
     }
 
     /// Sends `sig` to the thread if it is alive: `pthread_kill`'s result, or `None` if the
@@ -317,7 +316,7 @@ impl Control {
         }
         let t = lock(&self.pthread);
         // SAFETY: as in `interrupt`.
-        t.map(|t| unsafe { libc::pthread_kill(t, sig) })
+        t.map(|t| unsafe { libc::pthread_kill(t.0, sig) })
     }
 
     /// Sends the cancel signal to the thread, blocked in a cancellable system call.
@@ -329,7 +328,7 @@ impl Control {
         if let Some(t) = *t {
             // SAFETY: the id is cleared (under this lock) by `finish` before the thread ends,
             // so it names a live thread while we hold the lock.
-            unsafe { crate::sys::kill(t, sig) };
+            unsafe { crate::sys::kill(t.0, sig) };
         }
     }
 

@@ -181,6 +181,9 @@ fn cp_slow(c: &Control, r: CpResult) -> Option<libc::c_long> {
     }
 }
 
+/// Linux's `MSG_ZEROCOPY` (not in every C library's headers).
+const MSG_ZEROCOPY: i32 = 0x400_0000;
+
 /// The error of a call rejected before it is made (see "Invalid arguments" in the module
 /// docs): `EINVAL`, after acting on a pending request as the call itself would have.
 #[cold]
@@ -321,7 +324,7 @@ pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize>
 /// ```
 #[inline]
 pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
-    if flags & libc::MSG_ZEROCOPY != 0 {
+    if flags & MSG_ZEROCOPY != 0 {
         return Err(invalid_argument());
     }
     let flags = flags | libc::MSG_NOSIGNAL;
@@ -822,10 +825,7 @@ pub fn select(
     if !(0..=libc::FD_SETSIZE as i64).contains(&i64::from(nfds)) {
         return Err(invalid_argument());
     }
-    let ts = timeout.map(|d| libc::timespec {
-        tv_sec: d.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
-        tv_nsec: d.subsec_nanos() as libc::c_long,
-    });
+    let ts = timeout.map(sys::timespec);
     let set =
         |s: Option<&mut libc::fd_set>| s.map_or(0, |s| s as *mut libc::fd_set as libc::c_long);
     let tsp = ts
@@ -869,10 +869,7 @@ fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
 /// assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EAGAIN));
 /// ```
 pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) -> io::Result<i32> {
-    let ts = timeout.map(|d| libc::timespec {
-        tv_sec: d.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
-        tv_nsec: d.subsec_nanos() as libc::c_long,
-    });
+    let ts = timeout.map(sys::timespec);
     let tsp = ts
         .as_ref()
         .map_or(0, |t| t as *const libc::timespec as libc::c_long);
@@ -1011,6 +1008,7 @@ pub fn msgsnd(qid: i32, msg: &[u8], flags: i32) -> io::Result<()> {
 /// // SAFETY: closing the descriptor opened above, once.
 /// unsafe { libc::mq_close(mq) };
 /// ```
+#[cfg(not(target_os = "android"))]
 pub fn mq_timedreceive(
     mq: libc::mqd_t,
     buf: &mut [u8],
@@ -1041,6 +1039,7 @@ pub fn mq_timedreceive(
 /// // SAFETY: closing the descriptor opened above, once.
 /// unsafe { libc::mq_close(mq) };
 /// ```
+#[cfg(not(target_os = "android"))]
 pub fn mq_timedsend(
     mq: libc::mqd_t,
     msg: &[u8],

@@ -405,6 +405,11 @@ fn cancelable_get_mut_and_as_fd_reach_the_inner_value() {
 fn stdin_read_is_a_cancellation_point() {
     use std::io::Read;
     let h = thread_cancel::spawn(|| {
+        // The request is pending before the read: the read must act on it whatever stdin is
+        // (a terminal that blocks, or /dev/null that would return 0 at once).
+        while !thread_cancel::cancel_requested() {
+            std::hint::spin_loop();
+        }
         let mut b = [0u8; 16];
         thread_cancel::io::stdin().read(&mut b)
     });

@@ -20,31 +20,33 @@
 //! Porting to another platform means adding one folder next to `linux/` that provides the same
 //! functions.
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 mod linux;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use linux::fence::{
     heavy as fence_heavy, light as fence_light, observe as observe_in_syscall,
     publish as publish_in_syscall,
 };
-#[cfg(target_os = "linux")]
-pub(crate) use linux::futex::{futex_wait, futex_wake};
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) use linux::futex::{futex_wait, futex_wake, timespec};
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use linux::pthread;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use linux::region::{
     abandoning_frames, boundary as region_boundary, has_act as region_has_act,
     leave as region_leave, resolve_sanitizer_hook, run as region_run, Exit as RegionExit,
     RegionCtx,
 };
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use linux::syscall_cp::{
     drain as drain_cancel_signal, kill, prepare, set_signal, signal, syscall_cp, CpResult,
     SignalError,
 };
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use linux::syscall_cp::default_signal;
 
-#[cfg(not(target_os = "linux"))]
-compile_error!("thread-cancel supports Linux only for now (see ARCHITECTURE.md, `sys/`)");
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+compile_error!(
+    "thread-cancel supports Linux (and Android) only for now (see ARCHITECTURE.md, `sys/`)"
+);

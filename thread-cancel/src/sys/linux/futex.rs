@@ -14,11 +14,7 @@ pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, deadline: Option<Insta
             if left.is_zero() {
                 return false;
             }
-            Some(libc::timespec {
-                // Saturate: a deadline centuries away is "forever" for the kernel too.
-                tv_sec: libc::time_t::try_from(left.as_secs()).unwrap_or(libc::time_t::MAX),
-                tv_nsec: left.subsec_nanos() as libc::c_long,
-            })
+            Some(timespec(left))
         }
     };
     let ts_ptr = timeout
@@ -51,4 +47,14 @@ pub(crate) fn futex_wake(word: &AtomicU32) {
             1,
         );
     }
+}
+
+/// `d` as a `timespec`, the seconds saturated at 68 years (a "forever" every kernel accepts,
+/// whatever the width of `time_t`: 32 bits on some targets, 64 on others).
+pub(crate) fn timespec(d: std::time::Duration) -> libc::timespec {
+    // SAFETY: `timespec` is plain integers, for which all-zero is valid.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    ts.tv_sec = d.as_secs().min(i32::MAX as u64) as _;
+    ts.tv_nsec = d.subsec_nanos() as _;
+    ts
 }

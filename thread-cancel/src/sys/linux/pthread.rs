@@ -30,10 +30,30 @@ pub(crate) fn default_stack_size() -> usize {
     }
 }
 
+/// A pthread id that can be sent to and shared with other threads: an opaque handle (an
+/// integer on glibc, a pointer on musl and bionic), used only as an argument of `pthread_*`
+/// calls, never dereferenced by us.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Id(pub(crate) libc::pthread_t);
+
+// SAFETY: an `Id` is only passed to `pthread_*` functions, which take it from any thread; it
+// gives access to no memory of ours.
+unsafe impl Send for Id {}
+// SAFETY: as for `Send`; `Id` has no interior mutability.
+unsafe impl Sync for Id {}
+
+impl Id {
+    /// The calling thread's id.
+    pub(crate) fn current() -> Self {
+        // SAFETY: `pthread_self` has no preconditions.
+        Id(unsafe { libc::pthread_self() })
+    }
+}
+
 /// A joinable thread made by [`spawn`]. Dropping it detaches the thread.
 #[derive(Debug)]
 pub(crate) struct Thread {
-    id: libc::pthread_t,
+    id: Id,
 }
 
 /// Creates a thread with `stack` bytes of stack (raised to the system's minimum and rounded up
@@ -51,7 +71,9 @@ pub(crate) fn spawn<F: FnOnce() + Send + 'static>(stack: usize, main: F) -> io::
         attr.set_stack_size(stack)?;
     }
     let arg = Box::into_raw(Box::new(main));
-    let mut id: libc::pthread_t = 0;
+    // SAFETY: `pthread_t` is a plain integer or pointer, for which all-zero is a valid value;
+    // `pthread_create` overwrites it.
+    let mut id: libc::pthread_t = unsafe { std::mem::zeroed() };
     // SAFETY: `attr` is an initialised attribute object; `start::<F>` matches the start
     // routine's C signature and is given a pointer from `Box::into_raw` of an `F`, which it
     // takes back exactly once; `id` is valid for writes.
@@ -61,7 +83,7 @@ pub(crate) fn spawn<F: FnOnce() + Send + 'static>(stack: usize, main: F) -> io::
         drop(unsafe { Box::from_raw(arg) });
         return Err(io::Error::from_raw_os_error(rc));
     }
-    Ok(Thread { id })
+    Ok(Thread { id: Id(id) })
 }
 
 /// The start routine: takes the closure back and runs it.
@@ -76,7 +98,7 @@ extern "C" fn start<F: FnOnce()>(arg: *mut libc::c_void) -> *mut libc::c_void {
 impl Thread {
     /// The thread's pthread id.
     pub(crate) fn id(&self) -> libc::pthread_t {
-        self.id
+        self.id.0
     }
 
     /// Waits for the thread to end (`pthread_join`) and releases it.
@@ -85,7 +107,7 @@ impl Thread {
     /// If `pthread_join` fails: it cannot for a joinable thread of ours joined once, by another
     /// thread (the crate's join checks for the thread itself first).
     pub(crate) fn join(self) {
-        let id = self.id;
+        let id = self.id.0;
         std::mem::forget(self);
         // SAFETY: `id` names a joinable thread that was neither joined nor detached (the
         // handle owned it, and is consumed without its `Drop`).
@@ -101,7 +123,7 @@ impl Thread {
 impl Drop for Thread {
     fn drop(&mut self) {
         // SAFETY: as in `join`: a joinable thread, released once here.
-        unsafe { libc::pthread_detach(self.id) };
+        unsafe { libc::pthread_detach(self.id.0) };
     }
 }
 

@@ -279,10 +279,10 @@ unsafe fn defer(uc: *mut libc::c_void, sig: i32) {
     // found it. getpid, gettid and tgkill are async-signal-safe system calls with scalar
     // arguments.
     unsafe {
-        let errno = *libc::__errno_location();
+        let errno = *errno_location();
         let tid = libc::syscall(libc::SYS_gettid);
         libc::syscall(libc::SYS_tgkill, libc::getpid() as libc::c_long, tid, sig);
-        *libc::__errno_location() = errno;
+        *errno_location() = errno;
     }
 }
 
@@ -330,7 +330,7 @@ pub(crate) fn drain() {
     // dequeues a pending signal of the set (it never blocks); `pthread_sigmask` changes the
     // calling thread's mask. errno is saved and restored, as the caller's code may read it.
     unsafe {
-        let errno = *libc::__errno_location();
+        let errno = *errno_location();
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, sig);
@@ -345,6 +345,18 @@ pub(crate) fn drain() {
             }
         }
         libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        *libc::__errno_location() = errno;
+        *errno_location() = errno;
+    }
+}
+
+/// The calling thread's `errno` (glibc and musl: `__errno_location`; bionic: `__errno`).
+fn errno_location() -> *mut libc::c_int {
+    #[cfg(target_os = "android")]
+    // SAFETY: returns the calling thread's errno; no preconditions.
+    return unsafe { libc::__errno() };
+    #[cfg(not(target_os = "android"))]
+    // SAFETY: as above.
+    unsafe {
+        libc::__errno_location()
     }
 }
