@@ -675,6 +675,9 @@ fn leave_slow(c: &Control, depth: usize) -> bool {
         if outermost_canceled().is_some() {
             c.state.scope_request();
         }
+    }
+    // Every delivery is over (the wait in `leave`): a signal one of them sent is recorded.
+    if c.scope_signaled.swap(false, Ordering::AcqRel) {
         crate::sys::drain_cancel_signal();
     }
     caught

@@ -128,6 +128,10 @@ pub(crate) struct Control {
     pub(crate) scope_deliveries: AtomicU32,
     /// Owner: whether the thread is in the registry of threads that run scopes.
     pub(crate) scoped: std::sync::atomic::AtomicBool,
+    /// Set by a scope's delivery before it sends the cancel signal; a run's end that finds it
+    /// set (after waiting for the deliveries) takes back what may still be pending. Without it
+    /// the common case, a thread woken from a wait, costs no system call at the end of its run.
+    pub(crate) scope_signaled: std::sync::atomic::AtomicBool,
 }
 
 /// `CancelScope::run`s nested deeper than this are registered under a lock.
@@ -183,6 +187,7 @@ impl Control {
             runs_deep: Mutex::new(Vec::new()),
             scope_deliveries: AtomicU32::new(0),
             scoped: std::sync::atomic::AtomicBool::new(false),
+            scope_signaled: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -226,7 +231,7 @@ impl Control {
             Request::Finished => Err(crate::NoSuchThread),
             Request::Merged => Ok(None),
             Request::Queued { prev } => {
-                self.wake(prev);
+                self.wake(prev, false);
                 let run = std::mem::take(&mut lock(&self.callbacks).list);
                 let mut own = None;
                 for (_, f) in run {
@@ -246,7 +251,7 @@ impl Control {
         }
         let prev = self.state.scope_request();
         if prev & (crate::state::FINISHED | crate::state::SCOPE) == 0 {
-            self.wake(prev);
+            self.wake(prev, true);
         }
     }
 
@@ -257,8 +262,9 @@ impl Control {
     }
 
     /// Wakes the thread for the request that changed the word from `prev`: the signal if it is
-    /// in one of our calls or an asynchronous region, the parker, `std`'s park token.
-    fn wake(&self, prev: u32) {
+    /// in one of our calls or an asynchronous region, the parker, `std`'s park token. For a
+    /// scope's request (`scope`), a signal is recorded in `scope_signaled` before it is sent.
+    fn wake(&self, prev: u32, scope: bool) {
         use std::sync::atomic::Ordering::SeqCst;
         // Only a thread inside our system calls or in a region with the type
         // asynchronous needs the signal, and never the caller itself (it acts when it
@@ -273,7 +279,7 @@ impl Control {
         // A thread blocked in a call has published the flag long ago: signal it first.
         let signalled = in_async_region || self.in_syscall.load(SeqCst);
         if signalled && !me {
-            self.interrupt();
+            self.interrupt(scope);
         }
         let parked = self.parker.unpark();
         if let Some(t) = self.thread.get() {
@@ -285,7 +291,7 @@ impl Control {
         // token, after which every load of its word (the trampoline's included) sees
         // this request. That spares a blocked waiter the fence's interrupt (P3).
         if !signalled && !me && !parked && crate::sys::observe_in_syscall(&self.in_syscall) {
-            self.interrupt();
+            self.interrupt(scope);
         }
     }
 
@@ -319,11 +325,16 @@ impl Control {
         t.map(|t| unsafe { libc::pthread_kill(t.0, sig) })
     }
 
-    /// Sends the cancel signal to the thread, blocked in a cancellable system call.
-    fn interrupt(&self) {
+    /// Sends the cancel signal to the thread, blocked in a cancellable system call (for a
+    /// scope's request: recorded first, see `scope_signaled`).
+    fn interrupt(&self, scope: bool) {
         let Some(sig) = crate::sys::signal() else {
             return;
         };
+        if scope {
+            self.scope_signaled
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         let t = lock(&self.pthread);
         if let Some(t) = *t {
             // SAFETY: the id is cleared (under this lock) by `finish` before the thread ends,
