@@ -18,12 +18,14 @@
 #define THREAD_CANCEL_H
 
 #include <aio.h>
+#include <errno.h>
 #include <mqueue.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -88,6 +90,64 @@ int tc_cancel(tc_thread_t thread);
 int tc_setcancelstate(int state, int *oldstate); /* EINVAL for another value; oldstate may be NULL */
 int tc_setcanceltype(int type, int *oldtype);
 void tc_testcancel(void);
+
+/* Operation-level cancellation: cancel one operation, not the thread.
+ *
+ * A scope is a token: tc_scope_run(scope, fn, arg, &result) runs fn(arg) in the calling thread
+ * inside the scope, and tc_scope_cancel(scope), from any thread, stops every run of it in
+ * progress (in any thread) at its next cancellation point, and every later run before it
+ * starts. A canceled call there either completed (the cancel is then acted on at the next
+ * point) or had no effect, as with tc_cancel. Acting on it runs the cleanup handlers pushed
+ * since tc_scope_run began (last pushed first, C++ destructors interleaved, as for a thread's
+ * cancellation), and then tc_scope_run returns TC_SCOPE_CANCELED (TC_SCOPE_TIMEDOUT if a
+ * deadline canceled it); the handlers pushed before tc_scope_run do not run and the thread
+ * goes on as before the call: no request left, no signal on its way, no EINTR in later calls.
+ * A cancel that comes after tc_scope_run returned changes nothing in that thread.
+ *
+ *   - Runs nest: canceling an outer scope unwinds through the inner runs (their handlers run)
+ *     to the outer tc_scope_run. A cancellation of the thread itself (tc_cancel) or tc_exit
+ *     passes through every run to the thread's end: tc_scope_run never returns then.
+ *   - tc_setcancelstate(TC_CANCEL_DISABLE) holds a scope's cancel as it holds a thread's; a run
+ *     whose fn returned with cancellation disabled returns 0 even if its scope was canceled.
+ *   - A run entered on a canceled scope does not call fn.
+ *   - Where: in threads that act on cancellation in C code (threads created by tc_create, and
+ *     the main thread and other threads of a C program); a cancel is acted on at the points
+ *     listed below (the condition waits excepted: they act on a scope's cancel only at their
+ *     entry and exit). In other threads (those of a Rust program), fn runs in the scope but
+ *     its C points do not act on the cancel, and tc_scope_run returns what fn returned.
+ *   - fn must not throw a C++ exception out of itself (the process aborts, as for tc_create's
+ *     start routine); a C++ catch (...) that catches the scope's unwind must rethrow it.
+ *
+ * Handles: each tc_scope_new, tc_scope_new_timeout_ns, tc_scope_child and tc_scope_ref gives
+ * the caller one reference, which tc_scope_free drops. The scope lives while any reference, a
+ * child or a run in progress holds it, so a handle can be given to another thread with
+ * tc_scope_ref and freed there; as with free(), a reference must not be used after it was
+ * dropped. The functions are thread-safe; none is async-signal-safe. */
+typedef struct tc_scope tc_scope_t;
+#define TC_SCOPE_CANCELED ECANCELED /* tc_scope_run: the scope was canceled, fn stopped or not started */
+#define TC_SCOPE_TIMEDOUT ETIMEDOUT /* tc_scope_run: the same, by a deadline (its own or a parent's) */
+/* A new scope, not canceled; NULL with errno ENOMEM if memory runs out. */
+tc_scope_t *tc_scope_new(void);
+/* A new scope that cancels itself timeout_ns nanoseconds from now (CLOCK_MONOTONIC); a run in
+ * progress then returns TC_SCOPE_TIMEDOUT. NULL with errno ENOMEM if memory runs out. */
+tc_scope_t *tc_scope_new_timeout_ns(uint64_t timeout_ns);
+/* A new scope canceled with parent (and by its deadline); canceling it leaves parent alone.
+ * NULL with errno EINVAL for a null parent, ENOMEM if memory runs out. */
+tc_scope_t *tc_scope_child(tc_scope_t *parent);
+/* Another reference to scope (the same pointer); NULL with errno EINVAL for a null scope. */
+tc_scope_t *tc_scope_ref(tc_scope_t *scope);
+/* Drops one reference (NULL: nothing). Runs in progress keep the scope alive. */
+void tc_scope_free(tc_scope_t *scope);
+/* Cancels scope and its children; 0, or EINVAL for a null scope. Canceling twice is once. */
+int tc_scope_cancel(tc_scope_t *scope);
+/* 1 if scope is canceled (by tc_scope_cancel, a parent or a deadline that passed), 0 if not;
+ * -1 with errno EINVAL for a null scope. */
+int tc_scope_is_canceled(tc_scope_t *scope);
+/* Runs fn(arg) inside scope: 0 when fn returned (its value stored in *result unless result is
+ * NULL); TC_SCOPE_CANCELED or TC_SCOPE_TIMEDOUT when the scope was canceled and fn was stopped
+ * at a cancellation point or never started (*result untouched); EINVAL for a null scope or fn
+ * (fn not called). Not itself a cancellation point. */
+int tc_scope_run(tc_scope_t *scope, void *(*fn)(void *), void *arg, void **result);
 
 /* Cleanup handlers: tc_cleanup_push and tc_cleanup_pop are macros that pair with braces in one
  * lexical scope, as POSIX allows; the buffer lives in the caller's frame. */

@@ -6,7 +6,8 @@
 //! testcancel, cleanup handlers, acting), `tsd.rs` (keys), `waits.rs` (condition variables and
 //! semaphores of the system's libc), `points.rs` (the system-call points), `once.rs`
 //! (`pthread_once`, restartable when its init routine is canceled), `oom.rs` (the allocator's
-//! reserve: out of memory is an error on the C paths).
+//! reserve: out of memory is an error on the C paths), `scope.rs` (`tc_scope_*`: cancel an
+//! operation, not the thread).
 //!
 //! Acting on a cancellation in C is a forced unwind of the C and C++ frames (C++ destructors
 //! run, the cleanup handlers as their frames are passed) up to the thread's *C region*
@@ -20,6 +21,7 @@ mod cancel;
 mod once;
 mod oom;
 mod points;
+mod scope;
 mod stdio;
 mod threads;
 mod tsd;

@@ -755,6 +755,18 @@ pub(crate) fn expire() {
     });
 }
 
+/// For the C ABI (`ffi.rs`): begins acting on a scope request in C code without raising yet.
+/// There the unwind starts as a forced unwind of the C frames up to the scope's C region, and
+/// only then is raised in Rust ([`raise_scope`], `begin == false`): the word says it has begun
+/// from now on (so no point in a cleanup handler acts meanwhile), and its target is recorded
+/// now, as [`raise_scope`] does when it begins.
+pub(crate) fn begin_scope_unwind_in_c(c: &Control) {
+    c.state.begin_scope_unwind();
+    if let Some(d) = outermost_canceled() {
+        TARGET.with(|t| t.set(d));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,6 +59,19 @@ unsafe extern "C" fn call_start(p: *mut c_void) {
 /// [`c_leave`]; the frames that `start` creates may be unwound by a forced unwind or
 /// abandoned.
 pub unsafe fn c_region(start: StartFn, arg: *mut c_void, act: ActFn) -> *mut c_void {
+    // SAFETY: forwarded from the caller.
+    unsafe { region_call(start, arg, act, false) }
+}
+
+/// [`c_region`]'s body; `scope`: the region of a scope's run ([`c_scope_run`]), where a C point
+/// acts on the scope's cancel too, and which a scope's unwind leaves as a Rust [`ScopeUnwind`]
+/// (caught by the run).
+///
+/// [`ScopeUnwind`]: crate::ScopeUnwind
+///
+/// # Safety
+/// As [`c_region`].
+unsafe fn region_call(start: StartFn, arg: *mut c_void, act: ActFn, scope: bool) -> *mut c_void {
     let c = current_control();
     // SAFETY: an `ActFn` and the region's `act` differ only in the pointer type of their
     // argument (both are thin pointers passed in the same register).
@@ -70,19 +83,30 @@ pub unsafe fn c_region(start: StartFn, arg: *mut c_void, act: ActFn) -> *mut c_v
         arg,
         ret: std::ptr::null_mut(),
     };
-    let outer = c
-        .region
-        .swap(&ctx as *const RegionCtx as *mut RegionCtx, Ordering::SeqCst);
+    let me = &ctx as *const RegionCtx as *mut RegionCtx;
+    let outer = c.region.swap(me, Ordering::SeqCst);
+    let outer_scope =
+        SCOPE_REGION.with(|r| r.replace(if scope { me } else { std::ptr::null_mut() }));
     // SAFETY: `ctx` stays on this frame for the region and is the thread's region meanwhile;
     // `call` does not unwind (C code); its frames may be abandoned (the caller's contract).
     let exit = unsafe { region_run(&ctx, call_start, (&mut call as *mut Call).cast()) };
+    SCOPE_REGION.with(|r| r.set(outer_scope));
     c.region.store(outer, Ordering::SeqCst);
     match exit {
         RegionExit::Returned => call.ret,
         RegionExit::Left => {
             // Entered asynchronous with a request pending, or left by `act`/`c_leave` (which
-            // began the cancellation or exit already).
-            if c.state.load() & state::TERMINATING == 0 {
+            // began the cancellation, the exit or the scope's unwind already).
+            let s = c.state.load();
+            if scope && s & state::TERMINATING == 0 {
+                if s & state::SCOPE_UNWIND != 0 {
+                    crate::cancel_scope::raise_scope(&c, false);
+                }
+                if !state::thread_acts(s) && state::acts(s) {
+                    crate::cancel_scope::raise_scope(&c, true); // at entry, asynchronous
+                }
+            }
+            if s & state::TERMINATING == 0 {
                 c.state.begin_cancel();
             }
             drop(c);
@@ -116,6 +140,42 @@ fn in_region(c: &Control) -> bool {
 }
 
 thread_local! {
+    /// The calling thread's innermost region of a scope's run ([`c_scope_run`]), while it is
+    /// the thread's current region; null otherwise (owner-only).
+    static SCOPE_REGION: std::cell::Cell<*mut RegionCtx> =
+        const { std::cell::Cell::new(std::ptr::null_mut()) };
+}
+
+/// Whether the calling thread, whose control block is `c`, runs C code in the region of a
+/// scope's run (its current region is the innermost such region).
+fn in_scope_region(c: &Control) -> bool {
+    let r = c.region.load(Ordering::Relaxed);
+    !r.is_null() && SCOPE_REGION.with(std::cell::Cell::get) == r
+}
+
+/// What a C point of a thread that acts in C code does with the word `s`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CAct {
+    /// Nothing (the call is made).
+    No,
+    /// Act on the thread's own request (it wins over a scope's).
+    Thread,
+    /// Act on a scope's request: only in the region of a scope's run, whose boundary the C
+    /// frames are unwound to.
+    Scope,
+}
+
+fn c_decide(c: &Control, s: u32) -> CAct {
+    if state::thread_acts(s) {
+        CAct::Thread
+    } else if state::acts(s) && in_scope_region(c) {
+        CAct::Scope
+    } else {
+        CAct::No
+    }
+}
+
+thread_local! {
     /// For a thread the library did not create: whether its stack is C (`C_STACK_YES`), as
     /// found by [`stack::only_c_frames`] the first time it was asked.
     static C_STACK: std::cell::Cell<u8> = const { std::cell::Cell::new(C_STACK_UNKNOWN) };
@@ -140,15 +200,23 @@ fn foreign_stack_is_c() -> bool {
 }
 
 /// Whether the calling thread, in a C region, must act on a request now (enabled, pending,
-/// not already terminating).
+/// not already terminating): its own, or, in the region of a scope's run, a scope's.
 pub fn c_must_act() -> bool {
-    with_current(|c| state::thread_acts(c.state.load())).unwrap_or(false) && in_c_region()
+    with_current(|c| c_decide(c, c.state.load()) != CAct::No).unwrap_or(false) && in_c_region()
 }
 
-/// Begins acting on the pending request: from now on cancellation is disabled.
+/// Begins acting on the pending request: from now on cancellation is disabled. In the region
+/// of a scope's run with only a scope's request pending, begins the scope's unwind instead.
+/// Nothing if an unwind has begun already (the thread's termination, or a scope's: it goes on).
 pub fn begin_cancel() {
     with_current(|c| {
-        if c.state.load() & state::TERMINATING == 0 {
+        let s = c.state.load();
+        if s & state::UNWINDING != 0 {
+            return;
+        }
+        if c_decide(c, s) == CAct::Scope {
+            crate::cancel_scope::begin_scope_unwind_in_c(c);
+        } else {
             c.state.begin_cancel();
         }
     });
@@ -295,6 +363,11 @@ struct ForcedUnwind {
     /// The region's boundary: the canonical frame address of the region's own callee (Rust);
     /// the unwind stops before it.
     boundary: usize,
+    /// The cleanup handlers that run at the boundary: those whose buffers lie below this
+    /// address. All of them (`usize::MAX`) for the thread's own region or the end of a foreign
+    /// thread's stack; for the region of a scope's run, only those below its boundary (pushed
+    /// inside the run): the others belong to frames the thread returns to.
+    handlers_below: usize,
     run_handlers: Option<RunHandlersFn>,
     /// A forced unwind of this thread is under way (a nested exit from a destructor or a
     /// handler abandons the rest instead of starting another).
@@ -308,6 +381,7 @@ thread_local! {
         UnsafeCell::new(ForcedUnwind {
             exc: unwinder::Exception { class: 0, cleanup: None, private: [0; 2] },
             boundary: 0,
+            handlers_below: usize::MAX,
             run_handlers: None,
             active: false,
             foreign_end: None,
@@ -363,12 +437,17 @@ pub unsafe fn c_unwind(run_handlers: RunHandlersFn, foreign_end: fn() -> !) -> !
     } else {
         (usize::MAX, Some(foreign_end))
     };
+    let handlers_below = if in_region && SCOPE_REGION.with(std::cell::Cell::get) == r {
+        boundary
+    } else {
+        usize::MAX
+    };
     let st = UNWIND.with(UnsafeCell::get);
     // SAFETY: the calling thread's own state; no reference to it is alive (the stop function
     // and nested calls use it through the raw pointer, one access at a time).
     let nested = unsafe { (*st).active };
     if nested || boundary == 0 {
-        run_handlers(usize::MAX);
+        run_handlers(handlers_below);
         if let Some(end) = end {
             end();
         }
@@ -384,6 +463,7 @@ pub unsafe fn c_unwind(run_handlers: RunHandlersFn, foreign_end: fn() -> !) -> !
                 private: [0; 2],
             },
             boundary,
+            handlers_below,
             run_handlers: Some(run_handlers),
             active: true,
             foreign_end: end,
@@ -397,7 +477,7 @@ pub unsafe fn c_unwind(run_handlers: RunHandlersFn, foreign_end: fn() -> !) -> !
     // The unwinder could not start (no unwind information from the first frame on): fallback.
     // SAFETY: as above.
     unsafe { (*st).active = false };
-    run_handlers(usize::MAX);
+    run_handlers(handlers_below);
     if let Some(end) = end {
         end();
     }
@@ -425,8 +505,14 @@ unsafe extern "C" fn stop(
     let st = arg.cast::<ForcedUnwind>();
     // SAFETY: `arg` is the thread's `ForcedUnwind`, given to `_Unwind_ForcedUnwind` by
     // `c_unwind` on this thread; read field by field (the handlers may use it too).
-    let (boundary, run, foreign_end) =
-        unsafe { ((*st).boundary, (*st).run_handlers, (*st).foreign_end) };
+    let (boundary, below, run, foreign_end) = unsafe {
+        (
+            (*st).boundary,
+            (*st).handlers_below,
+            (*st).run_handlers,
+            (*st).foreign_end,
+        )
+    };
     let Some(run) = run else {
         std::process::abort(); // set by `c_unwind` before the unwind starts
     };
@@ -442,7 +528,7 @@ unsafe extern "C" fn stop(
     if sp >= boundary {
         // The region's callee (Rust, never unwound by a foreign unwind) or the end of the
         // unwind information: the remaining handlers run and the rest is abandoned.
-        run(usize::MAX);
+        run(below);
         // SAFETY: as above.
         unsafe { (*st).active = false };
         if let Some(end) = foreign_end {
@@ -470,8 +556,9 @@ unsafe extern "C" fn not_rethrown(_reason: c_int, _exc: *mut unwinder::Exception
 
 /// A system call as a C cancellation point: `Some(raw result)` (`-errno` on failure) if the
 /// call ran, `None` if the thread must act on a cancellation instead (the call had no effect;
-/// the cancellation has begun). Only threads in a C region act; in others this is the plain
-/// call.
+/// the cancellation, or in the region of a scope's run the scope's unwind, has begun: the
+/// caller goes on with [`c_unwind`]). Only threads in a C region act; in others this is the
+/// plain call.
 ///
 /// # Safety
 /// The arguments must be valid for system call `nr`, as for `libc::syscall`.
@@ -491,17 +578,27 @@ pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<li
     let r = unsafe { crate::sys::syscall_cp(c.state.as_ptr(), nr, a) };
     c.in_syscall.store(outer, Ordering::Release);
     let s = c.state.load();
-    let must = state::thread_acts(s);
+    let act = c_decide(c, s);
     match r {
-        crate::sys::CpResult::Done(r) if !(r == -(libc::EINTR as libc::c_long) && must) => Some(r),
-        _ if must => {
-            c.state.begin_cancel();
-            None
+        crate::sys::CpResult::Done(r)
+            if !(r == -(libc::EINTR as libc::c_long) && act != CAct::No) =>
+        {
+            Some(r)
         }
-        // Already acting (a cleanup handler's call, R19), or a scope's request, which C code
-        // outside a `tc_scope_run` does not act on: the call is made.
-        // SAFETY: forwarded from the caller.
-        _ => Some(unsafe { crate::io::plain(nr, a) }),
+        _ => match act {
+            CAct::Thread => {
+                c.state.begin_cancel();
+                None
+            }
+            CAct::Scope => {
+                crate::cancel_scope::begin_scope_unwind_in_c(c);
+                None
+            }
+            // Already acting (a cleanup handler's call, R19), or a scope's request, which C
+            // code outside a `tc_scope_run` does not act on: the call is made.
+            // SAFETY: forwarded from the caller.
+            CAct::No => Some(unsafe { crate::io::plain(nr, a) }),
+        },
     }
 }
 
@@ -862,5 +959,79 @@ mod stack {
         } else {
             Ok(a)
         }
+    }
+}
+
+/// How [`c_scope_run`] ended.
+#[derive(Debug)]
+pub enum ScopeRun {
+    /// The C function returned this.
+    Returned(*mut c_void),
+    /// The scope was canceled: the function was stopped at a cancellation point (its C frames
+    /// unwound up to the run) or never started.
+    Canceled(crate::Canceled),
+    /// The thread's termination (cancellation, exit) or an enclosing scope's cancellation
+    /// passes through: the caller goes on with it ([`c_unwind`]) from a frame that holds
+    /// nothing to drop.
+    Unwinding,
+}
+
+/// Runs `start(arg)` in the calling thread inside `scope` ([`CancelScope::run`]), in a C
+/// region of its own (`act` as in [`c_region`]) whose boundary is the run: a C point there acts
+/// on the scope's cancel as on a thread's request, but its forced unwind ([`c_unwind`]) stops
+/// at this region and runs only the cleanup handlers pushed inside it; then the region is left
+/// and the scope's unwind goes on in Rust to the run, which returns `Err(Canceled)`.
+///
+/// The thread's own region (or, in a foreign C thread, none) is set aside while the run's Rust
+/// frames are on top of the stack (they are not C frames: nothing may abandon them), and put
+/// back before this returns. The thread's termination, or a scope unwind that ends at an
+/// enclosing run, passes the run as a Rust unwind and is caught here: [`ScopeRun::Unwinding`].
+/// In a thread that does not act in C code ([`in_c_region`] false: a Rust program's threads),
+/// `start` runs in the scope without a region: its C points do not act.
+///
+/// [`CancelScope::run`]: crate::CancelScope::run
+///
+/// # Safety
+/// As [`c_region`]: `start` is a C function that does not unwind; its frames may be unwound by
+/// a forced unwind or abandoned.
+pub unsafe fn c_scope_run(
+    scope: &crate::CancelScope,
+    start: StartFn,
+    arg: *mut c_void,
+    act: ActFn,
+) -> ScopeRun {
+    // The caller is adopted first if it has no control block yet (a foreign C thread, such as
+    // the main thread, that runs a scope before any other call of the library).
+    let c = current_control();
+    let result = if in_c_region() {
+        let outer = c.region.swap(std::ptr::null_mut(), Ordering::SeqCst);
+        let outer_scope = SCOPE_REGION.with(|r| r.replace(std::ptr::null_mut()));
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: forwarded from the caller.
+            scope.run(|| unsafe { region_call(start, arg, act, true) })
+        }));
+        SCOPE_REGION.with(|r| r.set(outer_scope));
+        c.region.store(outer, Ordering::SeqCst);
+        match r {
+            Ok(r) => r,
+            Err(payload) => {
+                // Our unwinds only (`start` is C): the thread's termination, or a scope's
+                // unwind to an enclosing run; the word says which, and `c_unwind` goes on.
+                drop(payload);
+                if c.state.load() & state::UNWINDING == 0 {
+                    eprintln!("thread-cancel: a panic passed a scope's run in C code; aborting");
+                    std::process::abort();
+                }
+                return ScopeRun::Unwinding;
+            }
+        }
+    } else {
+        drop(c);
+        // SAFETY: forwarded from the caller.
+        scope.run(|| unsafe { start(arg) })
+    };
+    match result {
+        Ok(v) => ScopeRun::Returned(v),
+        Err(e) => ScopeRun::Canceled(e),
     }
 }
