@@ -1197,6 +1197,7 @@ pub fn stdout() -> Cancelable<BorrowedFd<'static>> {
 /// ```
 /// use std::io::Read;
 /// let h = thread_cancel::spawn(|| {
+///     while !thread_cancel::cancel_requested() {} // (stdin may be at its end: read after the request)
 ///     let mut b = [0u8; 64];
 ///     thread_cancel::io::stdin().read(&mut b) // a point: at entry and while it blocks
 /// });
