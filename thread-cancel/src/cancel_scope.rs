@@ -483,7 +483,11 @@ impl CancelScope {
     /// assert!(s.is_canceled());
     /// ```
     pub fn is_canceled(&self) -> bool {
-        self.inner.is_canceled()
+        let canceled = self.inner.is_canceled();
+        if canceled {
+            own_request_now();
+        }
+        canceled
     }
 
     /// The scope's deadline (its own, or an enclosing scope's if earlier), if any.
@@ -731,8 +735,29 @@ pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, T
 /// assert_eq!(r, Ok(3)); // it finished its loop: no point acted
 /// ```
 pub fn cancel_requested() -> bool {
-    crate::current::with_current(|c| c.state.load() & state::PENDING != 0).unwrap_or(false)
-        || any_frame(|_, sc| sc.is_canceled())
+    if crate::current::with_current(|c| c.state.load() & state::PENDING != 0).unwrap_or(false) {
+        return true;
+    }
+    let canceled = any_frame(|_, sc| sc.is_canceled());
+    if canceled {
+        own_request_now();
+    }
+    canceled
+}
+
+/// A thread that saw one of its runs' scopes canceled must find the request at its next point,
+/// even if the canceler has not delivered it yet (its `cancel` marks the scope first, then
+/// delivers): the thread queues it for itself. The owner setting `SCOPE` while it is in the
+/// run is what a delivery would do, and its run's end comes later in its own program order (I6).
+#[cold]
+fn own_request_now() {
+    if outermost_canceled().is_some() {
+        crate::current::with_current(|c| {
+            if c.state.load() & state::SCOPE == 0 {
+                c.state.scope_request();
+            }
+        });
+    }
 }
 
 /// For a wait: the innermost deadline of the runs in progress on this thread, if any.

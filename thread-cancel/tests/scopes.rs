@@ -563,3 +563,31 @@ fn run_inside_an_async_region_panics_with_the_reason() {
         })
     };
 }
+
+#[test]
+fn c01_a_thread_that_saw_its_scope_canceled_acts_at_its_next_point() {
+    // `cancel` marks the scope, then delivers: a run that sees the mark first (through
+    // `is_canceled` or `cancel_requested`) must still act at its very next point.
+    for _ in 0..stress_iters() {
+        let scope = CancelScope::new();
+        let s = scope.clone();
+        let go = Arc::new(Barrier::new(2));
+        let g = go.clone();
+        let canceler = std::thread::spawn(move || {
+            g.wait();
+            s.cancel();
+        });
+        let s2 = scope.clone();
+        let res = scope.run(|| {
+            go.wait();
+            while !s2.is_canceled() {
+                std::hint::spin_loop();
+            }
+            testcancel();
+            panic!("saw the scope canceled, yet the next point did not act");
+        });
+        canceler.join().unwrap();
+        assert!(res.is_err());
+        assert_clean_after_run();
+    }
+}
