@@ -64,6 +64,20 @@ fn waiting(b: &Barrier) -> usize {
     tail.trim_end_matches(" }").parse().expect("a count")
 }
 
+/// The value of `lock` once it can be read; a lock that no reader gets within [`HANG`] fails
+/// the test (a blocking `read` would hang it instead).
+fn read_when_free<T: Copy>(lock: &RwLock<T>) -> T {
+    let mut value = None;
+    assert!(
+        wait_for(|| {
+            value = lock.try_read().ok().map(|g| *g);
+            value.is_some()
+        }),
+        "the lock never became readable: held, or readers held back by a waiting writer"
+    );
+    value.expect("read")
+}
+
 fn spin_for(d: Duration) {
     let t = Instant::now();
     while t.elapsed() < d {
@@ -161,7 +175,7 @@ fn rwlock_canceled_writer_leaves_the_other_writers_their_turn() {
         );
         w.join().unwrap();
     }
-    assert_eq!(*lock.read().unwrap(), 2);
+    assert_eq!(read_when_free(&lock), 2);
 }
 
 /// A reader canceled while a writer holds the lock holds nothing afterwards: once the writer
@@ -212,7 +226,7 @@ fn rwlock_write_that_completed_keeps_its_guard_until_the_next_point() {
     h.cancel().unwrap();
     drop(r); // now the disabled writer gets the lock
     assert!(h.join().is_canceled());
-    assert_eq!(*lock.read().unwrap(), 1, "the completed write happened");
+    assert_eq!(read_when_free(&lock), 1, "the completed write happened");
     assert!(!lock.is_poisoned(), "a cancellation poisoned the lock");
 }
 
@@ -246,7 +260,7 @@ fn rwlock_reentrant_read_behind_a_waiting_writer_is_ended_by_cancel() {
         "the writer never got the lock"
     );
     writer.join().unwrap();
-    assert_eq!(*lock.read().unwrap(), 1);
+    assert_eq!(read_when_free(&lock), 1);
 }
 
 /// Asking for the write lock while holding a read guard on the same thread deadlocks (as with
@@ -399,8 +413,14 @@ fn barrier_canceled_waiter_does_not_count() {
         !a.is_finished() && !c.is_finished(),
         "two live arrivals tripped a barrier of three"
     );
-    let me = b.wait().is_leader();
-    let leaders = [me, a.join().unwrap(), c.join().unwrap()];
+    let last = waiter(&b);
+    for h in [&a, &c, &last] {
+        assert!(
+            wait_for(|| h.is_finished()),
+            "the third live arrival did not trip it"
+        );
+    }
+    let leaders = [last.join().unwrap(), a.join().unwrap(), c.join().unwrap()];
     assert_eq!(leaders.iter().filter(|&&l| l).count(), 1);
 }
 
@@ -424,15 +444,32 @@ fn barrier_completed_wait_is_never_canceled() {
             }
         });
         assert!(wait_for(|| waiting(&b) == 1), "round {round}");
+        // The cancel and the partner's arrival start together; the cancel comes from 20 µs
+        // before to 43 µs after the arrival (more or less: the machine is shared).
+        let go = Arc::new(AtomicBool::new(false));
+        let start = |go: &Arc<AtomicBool>, delay: u64| {
+            let go = go.clone();
+            move || {
+                while !go.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+                spin_for(Duration::from_micros(delay));
+            }
+        };
         let c = t.canceler();
-        let delay = Duration::from_micros((round % 32) as u64);
+        let before_cancel = start(&go, (round % 64) as u64);
         let canceler = std::thread::spawn(move || {
-            spin_for(delay);
+            before_cancel();
             let _ = c.cancel();
         });
         // The partner: released by T's arrival, or, if T withdrew first, waits for another.
         let b3 = b.clone();
-        let partner = std::thread::spawn(move || b3.wait().is_leader());
+        let before_arrival = start(&go, 20);
+        let partner = std::thread::spawn(move || {
+            before_arrival();
+            b3.wait().is_leader()
+        });
+        go.store(true, Ordering::SeqCst);
         canceler.join().unwrap();
         assert!(t.join().is_canceled(), "round {round}");
         if returned.load(Ordering::SeqCst) {
@@ -443,9 +480,21 @@ fn barrier_completed_wait_is_never_canceled() {
             );
         } else {
             withdrawn += 1;
-            // T's arrival was withdrawn: the partner must still wait, for this replacement.
-            let me = b.wait().is_leader();
-            assert!(me != partner.join().unwrap(), "round {round}: one leader");
+            assert!(
+                !partner.is_finished(),
+                "round {round}: the barrier tripped with T, yet T's wait did not return"
+            );
+            // T's arrival was withdrawn: the partner must still wait, for this replacement
+            // (were T's arrival still counted, the partner would have tripped the barrier
+            // alone and the replacement would wait forever).
+            let b4 = b.clone();
+            let replacement = std::thread::spawn(move || b4.wait().is_leader());
+            assert!(
+                wait_for(|| replacement.is_finished()),
+                "round {round}: the withdrawn arrival still counted"
+            );
+            let leaders = [replacement.join().unwrap(), partner.join().unwrap()];
+            assert!(leaders[0] != leaders[1], "round {round}: one leader");
         }
     }
     println!(
@@ -569,6 +618,10 @@ struct Counts {
 }
 
 impl Counts {
+    fn failed(&self) -> bool {
+        self.stranded + self.violations + self.leaked + self.miscounted > 0
+    }
+
     fn report(&self, name: &str, started: Instant) {
         println!(
             "{name}: races {}, canceled {}, completed {}, stranded {}, violations {}, \
@@ -584,30 +637,33 @@ impl Counts {
             started.elapsed().as_secs_f64()
         );
         assert_eq!(
-            self.races,
-            self.canceled + self.completed,
+            (self.stranded, self.violations, self.leaked, self.miscounted),
+            (0, 0, 0, 0),
             "{name}: {self:?}"
         );
         assert_eq!(
-            (self.stranded, self.violations, self.leaked, self.miscounted),
-            (0, 0, 0, 0),
+            self.races,
+            self.canceled + self.completed,
             "{name}: {self:?}"
         );
     }
 }
 
-/// Joins `h` if it finishes in time; a thread still blocked after [`HANG`] is stranded, then
-/// canceled so the test goes on (one that even a cancel cannot end fails the test).
-fn finish<T: 'static>(h: JoinHandle<T>, counts: &mut Counts) -> thread_cancel::Outcome<T> {
-    if !wait_for(|| h.is_finished()) {
-        counts.stranded += 1;
-        let _ = h.cancel();
-        assert!(
-            h.wait_timeout(HANG),
-            "a stranded waiter does not even end on cancel"
-        );
+/// Joins `h` if it finishes in time. A thread still blocked after [`HANG`] is counted
+/// stranded, then canceled so the test goes on to report it, and gives `None` (one that even
+/// a cancel cannot end fails the test at once: it would hang).
+fn finish<T: 'static>(h: JoinHandle<T>, counts: &mut Counts) -> Option<thread_cancel::Outcome<T>> {
+    if wait_for(|| h.is_finished()) {
+        return Some(h.join());
     }
-    h.join()
+    counts.stranded += 1;
+    let _ = h.cancel();
+    assert!(
+        h.wait_timeout(HANG),
+        "a stranded waiter does not even end on cancel"
+    );
+    let _ = h.join();
+    None
 }
 
 /// A worker's last step: a target (a worker the round cancels) meets points until its
@@ -711,7 +767,9 @@ fn stress_rwlock_cancel_races_acquisition() {
         }
         drop((held_r, held_w));
         for (i, h, target) in workers {
-            let outcome = finish(h, &mut counts);
+            let Some(outcome) = finish(h, &mut counts) else {
+                continue;
+            };
             let took = got[i].load(Ordering::SeqCst) == GOT;
             if target {
                 assert!(outcome.is_canceled(), "a canceled worker was not canceled");
@@ -740,6 +798,9 @@ fn stress_rwlock_cancel_races_acquisition() {
                 }
             }
             None => counts.leaked += 1,
+        }
+        if counts.failed() {
+            break; // report the first failing round rather than time out every later one
         }
     }
     counts.report("stress_rwlock_cancel_races_acquisition", started);
@@ -793,8 +854,8 @@ fn stress_barrier_cancel_races_wait() {
         }
         // Every canceled worker ends (withdrawn, or released and then acting at its point).
         for (_, h, target) in &workers {
-            if *target && !wait_for(|| h.is_finished()) {
-                counts.stranded += 1;
+            if *target {
+                let _ = wait_for(|| h.is_finished()); // one that does not is counted below
             }
         }
         // The others have arrived or been released: stable once the barrier's count is the
@@ -812,7 +873,7 @@ fn stress_barrier_cancel_races_wait() {
         let fillers: Vec<JoinHandle<bool>> = if w == 0 {
             Vec::new()
         } else {
-            (0..n - w)
+            (0..n.saturating_sub(w))
                 .map(|_| {
                     let b = b.clone();
                     spawn(move || b.wait().is_leader())
@@ -821,16 +882,19 @@ fn stress_barrier_cancel_races_wait() {
         };
         let (mut released, mut leaders) = (0, 0);
         for f in fillers {
-            match finish(f, &mut counts).into_result() {
-                Ok(l) => {
+            match finish(f, &mut counts).map(|o| o.into_result()) {
+                None => {}
+                Some(Ok(l)) => {
                     released += 1;
                     leaders += usize::from(l);
                 }
-                Err(_) => counts.miscounted += 1,
+                Some(Err(_)) => counts.miscounted += 1,
             }
         }
         for (i, h, target) in workers {
-            let outcome = finish(h, &mut counts);
+            let Some(outcome) = finish(h, &mut counts) else {
+                continue;
+            };
             let r = result[i].load(Ordering::SeqCst);
             if r != 0 {
                 released += 1;
@@ -849,6 +913,9 @@ fn stress_barrier_cancel_races_wait() {
         }
         if released != leaders * n || waiting(&b) != 0 {
             counts.miscounted += 1;
+        }
+        if counts.failed() {
+            break; // report the first failing round rather than time out every later one
         }
     }
     counts.report("stress_barrier_cancel_races_wait", started);
