@@ -1209,3 +1209,8 @@ pub fn stdin() -> Cancelable<BorrowedFd<'static>> {
     // assumes for its own `stdin`).
     Cancelable::new(unsafe { BorrowedFd::borrow_raw(0) })
 }
+
+// Typed forms of the functions above that take raw `libc` structs (`io/typed.rs`): the raw
+// forms stay, for parity with C.
+mod typed;
+pub use typed::{poll_fds, Epoll, EpollEvent, EpollFlags, PollFd, PollFlags};

@@ -33,9 +33,9 @@
 //!
 //! | | cancellation points | not cancellation points |
 //! |---|---|---|
-//! | waits | [`sleep`], [`park`], [`park_timeout`]; [`JoinHandle::join`], `wait`, `wait_timeout` (and [`ScopedJoinHandle`]'s); in [`sync`]: `Receiver::recv`, `recv_timeout`, `iter`, `SyncSender::send`, `Condvar::wait` and its variants, `Semaphore::acquire`, `acquire_timeout` | `std::thread::sleep` and `park`, `std::sync` (`mpsc`, `Condvar`, `Barrier`, ...), `std::thread::JoinHandle::join`; locking a mutex (this crate's [`sync::Mutex`] or `std`'s) |
+//! | waits | [`sleep`], [`park`], [`park_timeout`]; [`JoinHandle::join`], `wait`, `wait_timeout` (and [`ScopedJoinHandle`]'s); in [`sync`]: `Receiver::recv`, `recv_timeout`, `iter`, `SyncSender::send`, `Condvar::wait` and its variants, `Semaphore::acquire`, `acquire_timeout`, `RwLock::read`, `write`, `Barrier::wait` | `std::thread::sleep` and `park`, `std::sync` (`mpsc`, `Condvar`, `Barrier`, ...), `std::thread::JoinHandle::join`; locking a mutex (this crate's [`sync::Mutex`] or `std`'s) |
 //! | system calls | the functions of [`io`] (`read`, `write`, `accept`, `poll`, `open`, `close`, ...: every system call POSIX makes a point that Linux has), [`io::Cancelable`]'s `Read` and `Write` (so [`io::stdout()`]), [`net`], [`process::wait`] | `std::io`, `std::net`, `std::fs`, `std::process` calls, `println!`; third-party clients (database drivers, HTTP clients, ...) |
-//! | other | [`testcancel`]; anywhere inside an [`async_region`] | calls that never block: `try_recv`, `try_lock`, an unbounded `Sender::send`, `notify_*`, `release`, [`JoinHandle::cancel`] |
+//! | other | [`testcancel`]; anywhere inside an [`async_region`] | calls that never block: `try_recv`, `try_lock`, `try_read`, `try_write`, an unbounded `Sender::send`, `notify_*`, `release`, [`JoinHandle::cancel`] |
 //!
 //! For a blocking call that is not a point, [`on_cancel`] runs a callback when the request
 //! comes, which can make the call return (shut a socket down, close a connection). The guide
@@ -44,7 +44,7 @@
 //! Where to look:
 //!
 //! - blocking calls a request interrupts: [`sleep`], [`park`], [`sync`] (channels, `Condvar`,
-//!   `Semaphore`; its `Mutex` is the one a `Condvar` waits with), [`JoinHandle::join`], [`io`] (every system-call point of POSIX,
+//!   `Semaphore`, `RwLock`, `Barrier`; its `Mutex` is the one a `Condvar` waits with), [`JoinHandle::join`], [`io`] (every system-call point of POSIX,
 //!   with the guarantee that a canceled call either completed or had no effect), [`net`],
 //!   [`process`]; [`on_cancel`] for anything else;
 //! - state and type: [`set_cancel_state`], [`set_cancel_type`], [`disable`],
