@@ -67,6 +67,9 @@ pub enum Scenario {
     /// How late `with_deadline` returns `Err` after its deadline, the closure blocked in the
     /// wait.
     Deadline(Wait),
+    /// Diagnostic: `scope.cancel()` to the first `Drop` inside the run (the point P3/P4 stop
+    /// their clock at: the first cleanup), so that the rest is what the end of `run` costs.
+    ScopeCancelToDrop(Wait),
 }
 
 impl Scenario {
@@ -88,6 +91,9 @@ impl Scenario {
             Scenario::Deadline(Wait::Sleep) => "with_deadline(now + 2 ms), sleep(1h): late by",
             Scenario::Deadline(Wait::Recv) => "with_deadline(now + 2 ms), channel recv: late by",
             Scenario::Deadline(Wait::Read) => "with_deadline(now + 2 ms), io::read: late by",
+            Scenario::ScopeCancelToDrop(Wait::Sleep) => "diag: scope.cancel() to Drop, sleep(1h)",
+            Scenario::ScopeCancelToDrop(Wait::Recv) => "diag: scope.cancel() to Drop, recv",
+            Scenario::ScopeCancelToDrop(Wait::Read) => "diag: scope.cancel() to Drop, io::read",
         }
     }
 }
@@ -100,8 +106,9 @@ impl Scenario {
 /// returning `Err`, or a deadline firing early.
 pub fn sample(scenario: Scenario) -> io::Result<Duration> {
     match scenario {
-        Scenario::ScopeCancel(w) => scope_cancel(w),
+        Scenario::ScopeCancel(w) => scope_cancel(w, false),
         Scenario::Deadline(w) => deadline(w),
+        Scenario::ScopeCancelToDrop(w) => scope_cancel(w, true),
     }
 }
 
@@ -133,9 +140,18 @@ fn blocker(w: Wait) -> io::Result<Blocker> {
     })
 }
 
+/// Records the time when dropped.
+struct RecordOnDrop(Stamp);
+
+impl Drop for RecordOnDrop {
+    fn drop(&mut self) {
+        self.0.record();
+    }
+}
+
 /// (a): a fresh target runs `scope.run(call)`; the time from `scope.cancel()` to `run`
-/// returning in the target.
-fn scope_cancel(w: Wait) -> io::Result<Duration> {
+/// returning in the target (or, `to_drop`, to the first `Drop` inside the run).
+fn scope_cancel(w: Wait, to_drop: bool) -> io::Result<Duration> {
     let (call, keep) = blocker(w)?;
     let scope = CancelScope::new();
     let stamp = Stamp::default();
@@ -145,9 +161,17 @@ fn scope_cancel(w: Wait) -> io::Result<Duration> {
         .name(TARGET_NAME.into())
         .spawn(move || {
             t.publish();
-            let r = sc.run(call);
-            s.record();
-            r.is_err()
+            if to_drop {
+                sc.run(move || {
+                    let _first = RecordOnDrop(s);
+                    call()
+                })
+                .is_err()
+            } else {
+                let r = sc.run(call);
+                s.record();
+                r.is_err()
+            }
         })?;
     let blocked = wait_blocked(tid.wait(), w.syscalls());
     let t0 = now_ns();
@@ -180,4 +204,98 @@ fn deadline(w: Wait) -> io::Result<Duration> {
         )));
     }
     Ok(end - at)
+}
+
+/// The `p8_latency` bench: the scope cancel in each wait beside the thread cancel on the same
+/// wait (P3/P4 of ours, the rows' floor) and glibc's, then the diagnostics (the scope cancel to
+/// the first `Drop`) and the deadlines' lateness, for reference (see [`crate::table`]).
+pub fn bench() -> crate::table::Bench {
+    use crate::p3::Scenario as P3;
+    use crate::p4::{Call, Scenario as P4};
+    type Sample = Box<dyn FnMut() -> io::Result<Duration>>;
+    let row = |name: String, main, glibc: Option<String>, floor: Option<String>, sample: Sample| {
+        crate::table::Row {
+            name,
+            main,
+            glibc,
+            floor,
+            sample,
+        }
+    };
+    let pairs = [
+        (Wait::Sleep, P3::OursSleep.name(), P3::GlibcNanosleep.name()),
+        (Wait::Recv, P3::OursRecv.name(), P3::GlibcCondWait.name()),
+        (
+            Wait::Read,
+            P4::Ours(Call::Read).name(),
+            P4::Glibc(Call::Read).name(),
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (w, thread, glibc) in pairs {
+        let s = Scenario::ScopeCancel(w);
+        rows.push(row(
+            s.name().to_string(),
+            true,
+            Some(glibc.to_string()),
+            Some(thread.to_string()),
+            Box::new(move || sample(s)),
+        ));
+    }
+    for (w, thread, _) in pairs {
+        let s = Scenario::ScopeCancelToDrop(w);
+        rows.push(row(
+            s.name().to_string(),
+            false,
+            None,
+            Some(thread.to_string()),
+            Box::new(move || sample(s)),
+        ));
+    }
+    for s in [
+        Scenario::Deadline(Wait::Sleep),
+        Scenario::Deadline(Wait::Read),
+    ] {
+        rows.push(row(
+            s.name().to_string(),
+            false,
+            None,
+            None,
+            Box::new(move || sample(s)),
+        ));
+    }
+    for s in [
+        P3::OursSleep,
+        P3::OursRecv,
+        P3::GlibcNanosleep,
+        P3::GlibcCondWait,
+    ] {
+        rows.push(row(
+            s.name().to_string(),
+            false,
+            None,
+            None,
+            Box::new(move || crate::p3::sample(s)),
+        ));
+    }
+    for s in [P4::Ours(Call::Read), P4::Glibc(Call::Read)] {
+        rows.push(row(
+            s.name().to_string(),
+            false,
+            None,
+            None,
+            Box::new(move || crate::p4::sample(s)),
+        ));
+    }
+    crate::table::Bench {
+        name: "p8_latency",
+        env: "P8",
+        title: "P8 scope cancel latency: scope.cancel() -> run returns Err, target blocked; \
+                floor = the thread cancel (cancel -> first cleanup) on the same wait"
+            .to_string(),
+        target: crate::target::Target::P8,
+        rows,
+        others: "-- diagnostics, deadlines (late by, after a 2 ms deadline) and the rows compared",
+        floor_plus: None,
+    }
 }
