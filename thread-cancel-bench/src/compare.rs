@@ -1,4 +1,4 @@
-//! `compare`: every SPEC §4 timing target (P1–P6, P4c) in one process run — ours, glibc's (C
+//! `compare`: every SPEC §4 timing target (P1–P8, P4c) in one process run — ours, glibc's (C
 //! built by `cc`) and the floors, sampled interleaved ([`crate::rounds`]) — printed as one table, and
 //! written as markdown (with the machine's description) and as an SVG chart of the
 //! distributions ([`crate::chart`]).
@@ -24,6 +24,9 @@
 //! | P4c | cancel → first C cleanup handler, C thread through `pthread_compat.h` in `read` ([`crate::p4c`]) | the same C code on glibc, same driver process | signal → handler |
 //! | P5 | `spawn` + `join` (and with `Builder::lightweight()`), [`P5_BATCH`] | `pthread_create` + `pthread_join` | `std::thread::spawn` + `join` |
 //! | P6 | cancel + join of [`crate::p6::THREADS`] blocked lightweight threads (and, informative, `std`-spawned ones) | the same with `pthread_cancel` | futex wake + join |
+//! | P7 | `CancelScope::run(\|\| black_box(1))` on a reused scope; `with_timeout(5 s, ..)`, [`P7_BATCH`] calls | — | `catch_unwind` alone |
+//! | P8 | `scope.cancel()` → `Err` from `run` in `sleep`, `recv`, `io::read` ([`crate::p8`]) | `pthread_cancel` in `nanosleep`, `pthread_cond_wait`, `read` | the thread cancel on the same wait (P3/P4's ours) |
+//! | P8 | how late `with_deadline` returns `Err` after its deadline, in `sleep` and `io::read` | — | the scope cancel on the same wait (the P8 row above) |
 //!
 //! The bare unwind of P3/P4's floor is one `std::panic::resume_unwind` caught one frame up, to
 //! a `Drop` ([`crate::p3::Scenario::StdResumeUnwind`]), sampled as a series of its own; its
@@ -40,6 +43,7 @@ use crate::micro;
 use crate::p3::{self, Scenario as P3};
 use crate::p4::{self, Call, Scenario as P4};
 use crate::p6;
+use crate::p8;
 use crate::rounds::{interleave, Plan, Series};
 use crate::stats::{env_usize, num, ratio, us, Mode, Stats};
 use crate::target::{verdict, Target};
@@ -59,6 +63,8 @@ pub const P1_BATCH: u32 = 20_000;
 pub const P2_BATCH: u32 = 1_000;
 /// `spawn` + `join` pairs per P5 sample.
 pub const P5_BATCH: u32 = 4;
+/// `run`s (or `with_timeout`s) per P7 sample.
+pub const P7_BATCH: u32 = 10_000;
 /// Samples per scenario in a full run (P6 aside).
 pub const FULL_SAMPLES: usize = 2_000;
 /// Warm-up samples per scenario in a full run (P6 aside).
@@ -298,6 +304,7 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
     }
 
     // P3: the floors, the bare unwind and glibc's two waits, each shared by several rows.
+    let mut p3_ours = Vec::new();
     let p3_of = |s: P3| latency(move || p3::sample(s));
     let futex = p.add("futex wake-to-run", each, p3_of(P3::FutexFloor));
     let unwind = p.add(
@@ -342,6 +349,7 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         ),
     ] {
         let ours = p.add(s.name(), each, p3_of(s));
+        p3_ours.push((s, ours));
         p.rows.push(Row {
             scenario,
             short,
@@ -355,6 +363,7 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
     }
 
     // P4.
+    let mut p4_series = Vec::new();
     let signal = p.add(
         "signal -> handler (C thread in read)",
         each,
@@ -375,6 +384,7 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             each,
             latency(move || p4::sample(P4::Glibc(call))),
         );
+        p4_series.push((call, ours, glibc));
         p.rows.push(Row {
             scenario,
             short,
@@ -520,6 +530,126 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             ours,
             glibc: Some(glibc),
             floor: Some(floor),
+            floor_plus: None,
+        });
+    }
+
+    // P7: a run on a reused scope and `with_timeout`, beside `catch_unwind` alone.
+    let scope = thread_cancel::CancelScope::new();
+    let run = p.add(
+        "CancelScope::run on a reused scope",
+        each,
+        per_call(Unit::Ns, P7_BATCH, move || {
+            micro::scope_run(&scope);
+            Ok(())
+        }),
+    );
+    let timeout = p.add(
+        "with_timeout(5 s, ..): a new scope and its deadline",
+        each,
+        per_call(Unit::Ns, P7_BATCH, || {
+            micro::with_timeout_5s();
+            Ok(())
+        }),
+    );
+    let catch = p.add(
+        "std::panic::catch_unwind alone",
+        each,
+        per_call(Unit::Ns, P7_BATCH, || {
+            micro::catch_unwind_alone();
+            Ok(())
+        }),
+    );
+    for (ours, scenario, short) in [
+        (run, "P7 CancelScope::run, nothing canceled", "P7 run"),
+        (
+            timeout,
+            "P7 with_timeout(5 s), nothing canceled",
+            "P7 with_timeout",
+        ),
+    ] {
+        p.rows.push(Row {
+            scenario,
+            short,
+            target: Target::P7,
+            unit: Unit::Ns,
+            ours,
+            glibc: None,
+            floor: Some(catch),
+            floor_plus: None,
+        });
+    }
+
+    // P8: a scope cancel beside the thread cancel on the same wait (P3/P4's series of ours),
+    // with glibc's thread cancel on that wait for the gap; then the deadlines' lateness beside
+    // the scope cancel's latency on the same wait.
+    let p3_at = |s: P3| p3_ours.iter().find(|(x, _)| *x == s).map(|(_, i)| *i);
+    let (read_ours, read_glibc) = p4_series
+        .iter()
+        .find(|(c, _, _)| *c == Call::Read)
+        .map(|(_, o, g)| (*o, *g))
+        .expect("the P4 read series");
+    let p8_of = |s: p8::Scenario| latency(move || p8::sample(s));
+    let mut scope_cancel = Vec::new();
+    for (w, scenario, short, thread_cancel, glibc) in [
+        (
+            p8::Wait::Sleep,
+            "P8 scope cancel -> Err, in sleep",
+            "P8 sleep",
+            p3_at(P3::OursSleep),
+            nanosleep,
+        ),
+        (
+            p8::Wait::Recv,
+            "P8 scope cancel -> Err, in channel recv",
+            "P8 channel recv",
+            p3_at(P3::OursRecv),
+            cond_wait,
+        ),
+        (
+            p8::Wait::Read,
+            "P8 scope cancel -> Err, in read",
+            "P8 read",
+            Some(read_ours),
+            read_glibc,
+        ),
+    ] {
+        let s = p8::Scenario::ScopeCancel(w);
+        let ours = p.add(s.name(), each, p8_of(s));
+        scope_cancel.push((w, ours));
+        p.rows.push(Row {
+            scenario,
+            short,
+            target: Target::P8,
+            unit: Unit::Us,
+            ours,
+            glibc: Some(glibc),
+            floor: thread_cancel,
+            floor_plus: None,
+        });
+    }
+    for (w, scenario, short) in [
+        (
+            p8::Wait::Sleep,
+            "P8 deadline -> Err, late by, in sleep",
+            "P8 deadline, sleep",
+        ),
+        (
+            p8::Wait::Read,
+            "P8 deadline -> Err, late by, in read",
+            "P8 deadline, read",
+        ),
+    ] {
+        let s = p8::Scenario::Deadline(w);
+        let ours = p.add(s.name(), each, p8_of(s));
+        p.rows.push(Row {
+            scenario,
+            short,
+            target: Target::P8Deadline,
+            unit: Unit::Us,
+            ours,
+            glibc: None,
+            floor: scope_cancel.iter().find(|(x, _)| *x == w).map(|(_, i)| *i),
             floor_plus: None,
         });
     }
@@ -855,7 +985,13 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
          starting. For P3 and P4 the floor is the wait's floor plus one bare unwind \
          (`resume_unwind` caught one frame up; its median in this run: {} us), so \
          \"ours/floor\" is the ratio the target holds them to and \"ours/glibc\" the gap to \
-         glibc.\n",
+         glibc. A P7 sample is the mean of {P7_BATCH} calls; its floor is `catch_unwind` \
+         alone. A P8 scope-cancel sample is one `scope.cancel()` of a fresh thread seen asleep \
+         in its call, to `run` returning `Err` there; its \"floor\" is the thread \
+         cancellation's latency on the same wait (the P3/P4 series of ours), which the target \
+         holds it to. A P8 deadline sample is how late `with_deadline(now + 2 ms, ..)` \
+         returns `Err` after its deadline; its \"floor\" is the scope cancel's latency on the \
+         same wait, and the target is 1 ms above it.\n",
         unwind_median.map_or_else(|| "-".to_string(), num)
     );
     let _ = writeln!(md, "{}", markdown_table(&rows, &figs));

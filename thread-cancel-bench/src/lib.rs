@@ -6,7 +6,8 @@
 //! (small C functions in `csrc/*.c`, compiled by `build.rs`, and safe wrappers over them:
 //! below and in [`glibc`], [`p6`], [`r10`]); the scenarios of P1/P2/P5 ([`micro`]), P3
 //! ([`p3`]), P4 ([`p4`]), P4c ([`p4c`]: a C driver through the C ABI, built at run time from
-//! `csrc-p4c/` and run as a program of its own) and P6 ([`p6`]); the R10 races beside glibc
+//! `csrc-p4c/` and run as a program of its own), P6 ([`p6`]), P7 ([`micro`]) and P8
+//! ([`p8`]: operation-level cancellation and deadlines); the R10 races beside glibc
 //! ([`r10`]); the interleaved sampling ([`rounds`]), the statistics ([`stats`]), the SPEC targets
 //! ([`target`]), the latency benches' table ([`table`]), the chart ([`chart`]) and the
 //! machine's description ([`machine`]).
@@ -32,6 +33,7 @@ pub mod p3;
 pub mod p4;
 pub mod p4c;
 pub mod p6;
+pub mod p8;
 pub mod r10;
 pub mod rounds;
 pub mod stats;

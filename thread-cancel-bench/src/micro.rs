@@ -1,4 +1,4 @@
-//! The calls of P1, P2 and P5 one at a time — ours, glibc's, and the baselines — shared by the
+//! The calls of P1, P2, P5 and P7 one at a time — ours, glibc's, and the baselines — shared by the
 //! criterion benches (`p2_io`) and `compare`, and [`batch`], which times a batch of calls.
 //!
 //! ```
@@ -17,6 +17,10 @@
 //! })
 //! .unwrap();
 //! assert!(per_call >= 0.0);
+//! let scope = thread_cancel::CancelScope::new();
+//! assert_eq!(micro::scope_run(&scope), 1);
+//! assert_eq!(micro::with_timeout_5s(), 1);
+//! assert_eq!(micro::catch_unwind_alone(), 1);
 //! ```
 
 use std::hint::black_box;
@@ -152,4 +156,37 @@ pub fn spawn_join_std() -> io::Result<()> {
     std::thread::spawn(|| ())
         .join()
         .map_err(|_| io::Error::other("the empty thread panicked"))
+}
+
+/// P7, ours: `scope.run(|| black_box(1))` on a scope made once and reused (nothing canceled).
+///
+/// # Panics
+///
+/// If the run returns `Err` (the scope is canceled: it must not be).
+#[inline]
+pub fn scope_run(scope: &thread_cancel::CancelScope) -> i32 {
+    black_box(scope).run(|| black_box(1)).expect("a live scope")
+}
+
+/// P7, ours: `with_timeout(5 s, || black_box(1))`, which makes a scope and registers its
+/// deadline (and removes it again) each time.
+///
+/// # Panics
+///
+/// If it times out (5 s: it cannot).
+#[inline]
+pub fn with_timeout_5s() -> i32 {
+    thread_cancel::with_timeout(black_box(Duration::from_secs(5)), || black_box(1))
+        .expect("no timeout")
+}
+
+/// The floor of P7: `std::panic::catch_unwind(|| black_box(1))` alone, what any `run` must
+/// do to catch the unwind.
+///
+/// # Panics
+///
+/// If the closure panicked (it cannot).
+#[inline]
+pub fn catch_unwind_alone() -> i32 {
+    std::panic::catch_unwind(|| black_box(1)).expect("no panic")
 }

@@ -194,7 +194,7 @@ fn epoch() -> Instant {
 
 /// `CLOCK_MONOTONIC` (through `Instant`) in ns since a process-wide epoch; never 0 once the
 /// epoch is set, so 0 can mean "not recorded".
-fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     let e = epoch();
     u64::try_from(Instant::now().duration_since(e).as_nanos())
         .unwrap_or(u64::MAX)
@@ -203,14 +203,14 @@ fn now_ns() -> u64 {
 
 /// A time stamp written by one thread and read by another after a join.
 #[derive(Clone, Default)]
-struct Stamp(Arc<AtomicU64>);
+pub(crate) struct Stamp(Arc<AtomicU64>);
 
 impl Stamp {
-    fn record(&self) {
+    pub(crate) fn record(&self) {
         self.0.store(now_ns(), Ordering::Release);
     }
 
-    fn get(&self) -> Option<u64> {
+    pub(crate) fn get(&self) -> Option<u64> {
         match self.0.load(Ordering::Acquire) {
             0 => None,
             t => Some(t),
@@ -219,7 +219,7 @@ impl Stamp {
 }
 
 /// The interval `t0..t1` (ns since the epoch), or an error if `t1` was not recorded.
-fn interval(t0: u64, t1: Option<u64>, what: &str) -> io::Result<Duration> {
+pub(crate) fn interval(t0: u64, t1: Option<u64>, what: &str) -> io::Result<Duration> {
     match t1 {
         Some(t1) if t1 >= t0 => Ok(Duration::from_nanos(t1 - t0)),
         _ => Err(io::Error::other(format!("{what}: end time not recorded"))),
@@ -234,16 +234,16 @@ fn gettid() -> i32 {
 
 /// A kernel thread id published by the target thread (0 until published).
 #[derive(Clone, Default)]
-struct Tid(Arc<AtomicI32>);
+pub(crate) struct Tid(Arc<AtomicI32>);
 
 impl Tid {
     /// Moves the calling (target) thread to [`target_cpu`], if set, then publishes its tid.
-    fn publish(&self) {
+    pub(crate) fn publish(&self) {
         pin_to_target_cpu();
         self.0.store(gettid(), Ordering::Release);
     }
 
-    fn wait(&self) -> i32 {
+    pub(crate) fn wait(&self) -> i32 {
         let start = Instant::now();
         loop {
             let t = self.0.load(Ordering::Acquire);

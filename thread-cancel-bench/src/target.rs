@@ -1,4 +1,4 @@
-//! The performance targets of SPEC §4 (P1–P6, with P4c and P5's lightweight form), and the
+//! The performance targets of SPEC §4 (P1–P8, with P4c and P5's lightweight form), and the
 //! informative rows (R06, P6 with `std`-spawned threads), as data: what each says, and whether
 //! measured medians meet it. The thresholds are the specification's; every figure compared
 //! with them is measured.
@@ -14,6 +14,9 @@
 //! assert_eq!(Target::P5Lightweight.met(10.5, Some(10.0), None), Some(true));
 //! assert_eq!(Target::P2.met(100.0, None, None), None); // needs the floor (raw syscall)
 //! assert_eq!(Target::P6Std.met(1.0, Some(2.0), None), None); // informative
+//! assert_eq!(Target::P8.met(11.0, None, Some(10.0)), Some(true)); // 1.1x the thread cancel
+//! assert_eq!(Target::P8Deadline.met(1030.0, None, Some(40.0)), Some(true)); // <= 1 ms + 40 us
+//! assert_eq!(Target::P7.met(25.0, None, Some(2.0)), Some(false));
 //! ```
 
 /// One target of SPEC §4, or an informative row.
@@ -42,6 +45,15 @@ pub enum Target {
     /// 10,000 blocked threads made by `Builder::lightweight()` canceled and joined: not slower
     /// than glibc.
     P6,
+    /// Entering and leaving a `CancelScope` (`run`, or `with_timeout`) with nothing canceled:
+    /// <= 20 ns per run (medians in ns).
+    P7,
+    /// Scope cancel to `Err` from `run`, blocked in sleep / recv / read: <= 1.2x the thread
+    /// cancellation's latency on the same wait (P3/P4 of ours, the "floor" of the row).
+    P8,
+    /// How late a deadline's `Err` comes: <= 1 ms + the P8 latency on the same wait (the
+    /// "floor" of the row; medians in us).
+    P8Deadline,
     /// Not a SPEC target: P6 with threads spawned through `std`, for information (no verdict).
     P6Std,
     /// Not a SPEC target: R06's asynchronous cancellation of a compute loop, shown beside
@@ -50,7 +62,7 @@ pub enum Target {
 }
 
 impl Target {
-    /// Its id, `"P1"` to `"P6"`, `"P4c"`, `"R06"`.
+    /// Its id, `"P1"` to `"P8"`, `"P4c"`, `"R06"`.
     pub fn id(self) -> &'static str {
         match self {
             Target::P1 => "P1",
@@ -61,6 +73,8 @@ impl Target {
             Target::P5 | Target::P5Lightweight => "P5",
             Target::P6 | Target::P6Std => "P6",
             Target::R06 => "R06",
+            Target::P7 => "P7",
+            Target::P8 | Target::P8Deadline => "P8",
         }
     }
 
@@ -75,6 +89,9 @@ impl Target {
             Target::P5 => "<= 1.10x std",
             Target::P5Lightweight => "<= 1.10x glibc",
             Target::P6 => "<= glibc",
+            Target::P7 => "<= 20 ns",
+            Target::P8 => "<= 1.2x thread cancel (P3/P4)",
+            Target::P8Deadline => "<= 1 ms + P8 latency",
             Target::P6Std | Target::R06 => "none (informative)",
         }
     }
@@ -96,6 +113,9 @@ impl Target {
             Target::P4c | Target::P6 => glibc.map(|g| ours <= g),
             Target::P5 => floor.map(|f| ours <= 1.10 * f),
             Target::P5Lightweight => glibc.map(|g| ours <= 1.10 * g),
+            Target::P7 => Some(ours <= 20.0),
+            Target::P8 => floor.map(|f| ours <= 1.2 * f),
+            Target::P8Deadline => floor.map(|f| ours <= 1000.0 + f),
             Target::P6Std | Target::R06 => None,
         }
     }

@@ -5,6 +5,11 @@
 //! what `join` reported. Then the books are balanced: as many descriptors open as before, and
 //! every byte and message sent was either received or is still queued.
 //!
+//! Then operation-level cancellation: a server whose request handlers run each request in a
+//! `CancelScope` with a deadline. One client asks for more than the deadline allows and gets a
+//! timeout answer; another leaves mid-request, a watcher sees the hang-up and cancels that
+//! request's scope; both handler threads carry on and serve the next requests.
+//!
 //! Run: `cargo run --release --example demo` (exit status 1 if anything leaked or was lost).
 
 use std::io::{self, Read, Write};
@@ -581,6 +586,8 @@ fn main() {
     let line = format!("{fds_before} open before, {fds_after} after");
     check(&mut ok, "descriptors", line, fds_before == fds_after);
 
+    ok &= scoped_server();
+
     let secs = started.elapsed().as_secs_f64();
     if ok {
         println!("\nnothing leaked, nothing lost ({secs:.2} s)");
@@ -588,4 +595,352 @@ fn main() {
         println!("\nSOMETHING LEAKED OR WAS LOST ({secs:.2} s)");
         std::process::exit(1);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operation-level cancellation: request handlers with a deadline, clients that leave.
+
+/// The deadline of every request.
+const REQUEST_DEADLINE: Duration = Duration::from_millis(100);
+
+/// A backend that answers a query after the time it asks for (unless the demo shuts it down):
+/// the handler waits for it in a blocking `read(2)` on a Unix socket.
+#[derive(Default)]
+struct Backend {
+    shut_down: std::sync::Mutex<bool>,
+    wake: std::sync::Condvar,
+    threads: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>,
+}
+
+impl Backend {
+    /// Starts a query that takes `time`; the handler's end of the connection.
+    fn query(self: &Arc<Self>, time: Duration) -> io::Result<std::os::unix::net::UnixStream> {
+        let (mine, mut theirs) = std::os::unix::net::UnixStream::pair()?;
+        let me = self.clone();
+        let t = std::thread::Builder::new()
+            .name("backend".into())
+            .spawn(move || {
+                let g = me.shut_down.lock().unwrap_or_else(|e| e.into_inner());
+                let (g, _) = me
+                    .wake
+                    .wait_timeout_while(g, time, |down| !*down)
+                    .unwrap_or_else(|e| e.into_inner());
+                if !*g {
+                    // The handler may have given up and closed its end: then this fails.
+                    let _ = theirs.write_all(b"answer\n");
+                }
+            })?;
+        self.threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(t);
+        Ok(mine)
+    }
+
+    fn shut_down(&self) {
+        *self.shut_down.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.wake.notify_all();
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// What the watcher is told.
+enum Watch {
+    /// Cancel `scope` when the client on `socket` hangs up.
+    Add(usize, TcpStream, thread_cancel::CancelScope),
+    /// The request `id` is over.
+    Remove(usize),
+}
+
+/// The watcher: blocks in `poll` on every client socket of a request in progress (and a wake-up
+/// pipe); a hang-up cancels that request's scope.
+fn watcher(
+    rx: std::sync::mpsc::Receiver<Watch>,
+    wake: std::io::PipeReader,
+    hangups: std::sync::mpsc::Sender<(usize, Instant)>,
+) {
+    use std::os::fd::AsRawFd;
+    let mut watched: Vec<(usize, TcpStream, thread_cancel::CancelScope)> = Vec::new();
+    loop {
+        loop {
+            match rx.try_recv() {
+                Ok(Watch::Add(id, s, scope)) => watched.push((id, s, scope)),
+                Ok(Watch::Remove(id)) => watched.retain(|w| w.0 != id),
+                Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
+            }
+        }
+        let mut fds: Vec<libc::pollfd> = std::iter::once(wake.as_raw_fd())
+            .chain(watched.iter().map(|w| w.1.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN | libc::POLLRDHUP,
+                revents: 0,
+            })
+            .collect();
+        if thread_cancel::io::poll(&mut fds, -1).is_err() {
+            continue;
+        }
+        if fds[0].revents != 0 {
+            let _ = (&wake).read(&mut [0u8; 64]);
+        }
+        let mut gone = Vec::new();
+        for (fd, w) in fds[1..].iter().zip(&watched) {
+            if fd.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0 {
+                let seen = Instant::now();
+                w.2.cancel();
+                let _ = hangups.send((w.0, seen));
+                gone.push(w.0);
+            }
+        }
+        watched.retain(|w| !gone.contains(&w.0));
+    }
+}
+
+/// What a handler did with one request.
+struct Served {
+    client: usize,
+    handler: String,
+    /// How the run ended.
+    result: Result<(), thread_cancel::Canceled>,
+    /// When the request was read, and when its run returned.
+    began: Instant,
+    ended: Instant,
+    deadline: Option<Instant>,
+    /// Whether the backend connection's `Drop` ran inside the run.
+    backend_closed: bool,
+}
+
+/// A handler thread: for each connection, reads one request (`query <ms>`), runs it in a scope
+/// with a deadline, registered with the watcher, and answers.
+fn handler(
+    conns: std::sync::mpsc::Receiver<(usize, TcpStream)>,
+    backend: Arc<Backend>,
+    watch: std::sync::mpsc::Sender<Watch>,
+    wake: std::io::PipeWriter,
+    served: std::sync::mpsc::Sender<Served>,
+) {
+    use std::io::BufRead;
+    for (client, stream) in conns {
+        let mut line = String::new();
+        if io::BufReader::new(&stream).read_line(&mut line).is_err() {
+            continue;
+        }
+        let began = Instant::now();
+        let ms: u64 = line
+            .trim()
+            .strip_prefix("query ")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let scope = thread_cancel::CancelScope::with_timeout(REQUEST_DEADLINE);
+        let watched = stream.try_clone().ok();
+        if let Some(s) = watched {
+            let _ = watch.send(Watch::Add(client, s, scope.clone()));
+            let _ = (&wake).write_all(b"+");
+        }
+        let closed = std::cell::Cell::new(false);
+        let result = scope.run(|| {
+            /// The backend connection: its `Drop` runs when the request is canceled.
+            struct Conn<'a>(
+                Cancelable<std::os::unix::net::UnixStream>,
+                &'a std::cell::Cell<bool>,
+            );
+            impl Drop for Conn<'_> {
+                fn drop(&mut self) {
+                    self.1.set(true);
+                }
+            }
+            let _ = (&stream).write_all(b"102 processing\n");
+            let mut conn = Conn(
+                Cancelable::new(backend.query(Duration::from_millis(ms))?),
+                &closed,
+            );
+            let mut answer = [0u8; 16];
+            conn.0.read(&mut answer) // blocks in read(2): a cancellation point
+        });
+        let ended = Instant::now();
+        let _ = watch.send(Watch::Remove(client));
+        let _ = (&wake).write_all(b"-");
+        let reply = match &result {
+            Ok(Ok(_)) => format!("200 answered after {:.1?}\n", ended - began),
+            Ok(Err(e)) => format!("500 {e}\n"),
+            Err(e) if e.deadline_passed() => format!("504 {e}\n"),
+            Err(_) => String::new(), // the client left: nobody to answer
+        };
+        let _ = (&stream).write_all(reply.as_bytes());
+        let _ = served.send(Served {
+            client,
+            handler: std::thread::current().name().unwrap_or("?").to_string(),
+            result: result.map(|_| ()),
+            began,
+            ended,
+            deadline: scope.deadline(),
+            backend_closed: closed.get(),
+        });
+    }
+}
+
+/// A client: sends `query <ms>` and returns the connection.
+fn ask(addr: std::net::SocketAddr, ms: u64) -> io::Result<TcpStream> {
+    let mut c = TcpStream::connect(addr)?;
+    c.set_read_timeout(Some(PATIENCE))?;
+    c.write_all(format!("query {ms}\n").as_bytes())?;
+    Ok(c)
+}
+
+/// Reads one line from `c`.
+fn answer(c: &TcpStream) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    let _ = io::BufReader::new(c).read_line(&mut line);
+    line.trim().to_string()
+}
+
+/// The scoped server: returns whether everything happened as it should.
+fn scoped_server() -> bool {
+    println!(
+        "\na server whose request handlers have a deadline ({REQUEST_DEADLINE:?}) and whose \
+         clients can leave mid-request"
+    );
+    let fds_before = open_fds();
+    let mut ok = true;
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local address");
+    let backend = Arc::new(Backend::default());
+    let (watch_tx, watch_rx) = std::sync::mpsc::channel();
+    let (wake_r, wake_w) = std::io::pipe().expect("a pipe");
+    let (hup_tx, hup_rx) = std::sync::mpsc::channel();
+    let watcher = std::thread::Builder::new()
+        .name("watcher".into())
+        .spawn(move || watcher(watch_rx, wake_r, hup_tx))
+        .expect("spawn the watcher");
+    let (served_tx, served_rx) = std::sync::mpsc::channel();
+    // Two handler threads, plain `std` threads: each runs its requests in scopes.
+    let mut to_handler = Vec::new();
+    let mut handlers = Vec::new();
+    for name in ["handler-a", "handler-b"] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (b, w, s) = (backend.clone(), watch_tx.clone(), served_tx.clone());
+        let wake = wake_w.try_clone().expect("clone the wake-up pipe");
+        handlers.push(
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || handler(rx, b, w, wake, s))
+                .expect("spawn a handler"),
+        );
+        to_handler.push(tx);
+    }
+    drop((watch_tx, served_tx));
+    let dispatch = |client: usize, h: usize| {
+        let (s, _) = listener.accept().expect("accept");
+        to_handler[h].send((client, s)).expect("a handler");
+    };
+    let served = || served_rx.recv_timeout(PATIENCE).ok();
+
+    // Client 1 asks for a 10 s query: its handler's read of the backend is interrupted at the
+    // deadline, and the client gets a timeout answer.
+    let sent1 = Instant::now();
+    let c1 = ask(addr, 10_000).expect("client 1");
+    dispatch(1, 0);
+    // Client 2 asks for the same, and leaves once its handler works on it.
+    let c2 = ask(addr, 10_000).expect("client 2");
+    dispatch(2, 1);
+    let processing = answer(&c2);
+    std::thread::sleep(Duration::from_millis(20));
+    let left = Instant::now();
+    drop(c2);
+    let first = answer(&c1); // "102 processing"
+    let reply1 = answer(&c1);
+    let got1 = sent1.elapsed();
+    let mut results: Vec<Served> = [served(), served()].into_iter().flatten().collect();
+    // Then both handlers serve a quick request each.
+    let c3 = ask(addr, 10).expect("client 3");
+    dispatch(3, 0);
+    let c4 = ask(addr, 10).expect("client 4");
+    dispatch(4, 1);
+    let replies: Vec<String> = [&c3, &c4]
+        .iter()
+        .map(|c| {
+            answer(c);
+            answer(c)
+        })
+        .collect();
+    results.extend([served(), served()].into_iter().flatten());
+    results.sort_by_key(|r| r.client);
+    let hangup = hup_rx.try_recv().ok();
+
+    for r in &results {
+        let line = match (r.client, &r.result) {
+            (1, Err(e)) if e.deadline_passed() => format!(
+                "asked for 10 s: its read(2) of the backend was interrupted, the run \
+                 returned {:.1?} after the deadline; the client got \"{reply1}\" after {got1:.1?}",
+                r.ended
+                    .saturating_duration_since(r.deadline.unwrap_or(r.ended)),
+            ),
+            (2, Err(e)) if !e.deadline_passed() => format!(
+                "asked for 10 s and left after {:.1?}: the watcher saw the hang-up {}, the \
+                 handler's run returned {:.1?} after the client left",
+                left - r.began,
+                hangup.map_or("(not reported)".to_string(), |(_, t)| format!(
+                    "{:.1?} after",
+                    t.saturating_duration_since(left)
+                )),
+                r.ended.saturating_duration_since(left),
+            ),
+            (3 | 4, Ok(())) => format!(
+                "asked for 10 ms: \"{}\"",
+                replies[r.client - 3].trim_start_matches("200 ")
+            ),
+            (_, res) => {
+                ok = false;
+                format!("UNEXPECTED: {res:?}")
+            }
+        };
+        let dropped = if r.result.is_err() {
+            if r.backend_closed {
+                "; Drop closed the backend connection"
+            } else {
+                "; the backend connection was NOT dropped"
+            }
+        } else {
+            ""
+        };
+        ok &= r.result.is_ok() || r.backend_closed;
+        println!("  client {}  {:<9}  {line}{dropped}", r.client, r.handler);
+    }
+    ok &= results.len() == 4
+        && processing.starts_with("102")
+        && first.starts_with("102")
+        && reply1.starts_with("504");
+    // The handlers served after being canceled: the two quick requests went to the same threads.
+    let survived = results
+        .iter()
+        .filter(|r| r.client >= 3 && r.result.is_ok())
+        .count()
+        == 2;
+    ok &= survived;
+
+    drop((c1, c3, c4, to_handler));
+    for h in handlers {
+        ok &= h.join().is_ok();
+    }
+    let _ = (&wake_w).write_all(b"."); // the watcher sees its channel closed
+    drop(wake_w);
+    ok &= watcher.join().is_ok();
+    backend.shut_down();
+    drop((listener, backend));
+    let fds_after = open_fds();
+    ok &= fds_before == fds_after;
+    println!(
+        "  {}; descriptors: {fds_before} open before, {fds_after} after",
+        if survived {
+            "both handler threads survived their canceled requests and served the next ones"
+        } else {
+            "A HANDLER DID NOT SERVE ITS NEXT REQUEST"
+        }
+    );
+    ok
 }

@@ -7,6 +7,10 @@
 //! - [Cancellation safety](cancellation_safety): which calls are cancellation points, what the
 //!   unwind does to locks and `catch_unwind`, critical sections, panics, `panic = "abort"` and
 //!   the contract of asynchronous regions.
+//! - [Deadlines and scopes](deadlines_and_scopes): cancel an operation, not the thread
+//!   ([`CancelScope`](crate::CancelScope), [`with_timeout`](crate::with_timeout)): the contract
+//!   of `run`, what is and is not interrupted, deadlines, cooperative code, groups of workers,
+//!   pools, and a comparison with C#, C++ and Trio.
 //!
 //! The same texts are in `thread-cancel/docs/guides/` in the repository. Their examples are
 //! doctests: `cargo test -p thread-cancel --doc guide`.
@@ -19,3 +23,6 @@ pub mod coming_from_flag_polling {}
 
 #[doc = include_str!("../docs/guides/cancellation_safety.md")]
 pub mod cancellation_safety {}
+
+#[doc = include_str!("../docs/guides/deadlines_and_scopes.md")]
+pub mod deadlines_and_scopes {}

@@ -25,6 +25,21 @@
 //! assert!(h.join().is_canceled());
 //! ```
 //!
+//! To give up on one operation and keep the thread, run it in a [`CancelScope`], or with a
+//! deadline: the same points interrupt it, its `Drop`s run, and the thread goes on.
+//!
+//! ```
+//! use std::time::Duration;
+//! use thread_cancel::{sync::channel, with_timeout, TimedOut};
+//!
+//! let (tx, rx) = channel::<u32>();
+//! // Nothing is sent: the blocked recv is interrupted at the deadline and took nothing.
+//! assert_eq!(with_timeout(Duration::from_millis(20), || rx.recv()), Err(TimedOut));
+//! // The thread carries on, and so does the channel.
+//! tx.send(7).unwrap();
+//! assert_eq!(with_timeout(Duration::from_secs(5), || rx.recv()), Ok(Ok(7)));
+//! ```
+//!
 //! ## What is a cancellation point
 //!
 //! A request is acted on only at a cancellation point (or anywhere inside an
@@ -49,9 +64,12 @@
 //!   [`process`]; [`on_cancel`] for anything else;
 //! - state and type: [`set_cancel_state`], [`set_cancel_type`], [`disable`],
 //!   [`enable_and_test`]; asynchronous cancellation of a compute loop: [`async_region`];
+//! - cancel an operation, not the thread: [`CancelScope`] (its `run` returns `Err` when the
+//!   scope is canceled), [`with_timeout`] and [`with_deadline`], [`cancel_requested`] for
+//!   cooperative code; the guide [deadlines and scopes](guide::deadlines_and_scopes);
 //! - the guides: [coming from `pthread_cancel`](guide::coming_from_pthread_cancel), [coming
 //!   from flag polling](guide::coming_from_flag_polling), [cancellation
-//!   safety](guide::cancellation_safety);
+//!   safety](guide::cancellation_safety), [deadlines and scopes](guide::deadlines_and_scopes);
 //! - C programs: the `thread-cancel-ffi` crate (`libthread_cancel`, `include/thread_cancel.h`,
 //!   `include/thread_cancel/pthread_compat.h`).
 //!
