@@ -112,8 +112,8 @@ void tc_testcancel(void);
  *   - A run entered on a canceled scope does not call fn.
  *   - Where: in threads that act on cancellation in C code (threads created by tc_create, and
  *     the main thread and other threads of a C program); a cancel is acted on at the points
- *     listed below (the condition waits excepted: they act on a scope's cancel only at their
- *     entry and exit). In other threads (those of a Rust program), fn runs in the scope but
+ *     listed below, condition waits included. In other threads (those of a Rust program), fn
+ *     runs in the scope but
  *     its C points do not act on the cancel, and tc_scope_run returns what fn returned.
  *   - fn must not throw a C++ exception out of itself (the process aborts, as for tc_create's
  *     start routine); a C++ catch (...) that catches the scope's unwind must rethrow it.

@@ -141,12 +141,31 @@ fn deliver(id: usize) {
         t.scope_deliveries.fetch_add(1, Ordering::SeqCst);
     }
     crate::sys::fence_heavy();
+    let mut reached = Vec::new();
     for t in &threads {
-        if t.runs_scope(id) {
+        if let Some(depth) = t.runs_scope(id) {
             t.scope_request();
+            reached.push((t, depth));
         }
         t.scope_deliveries.fetch_sub(1, Ordering::Release);
     }
+    // `on_cancel` callbacks registered inside the canceled runs, after the deliveries (a
+    // callback must never hold up the end of a run).
+    for (t, depth) in reached {
+        t.run_scope_callbacks(depth);
+    }
+}
+
+/// How many runs the calling thread is in (`on_cancel` records it with a callback).
+pub(crate) fn run_count() -> usize {
+    let p = TOP.with(Cell::get);
+    // SAFETY: see `any_frame`.
+    unsafe { p.as_ref() }.map_or(0, |f| f.depth + 1)
+}
+
+/// The depth of the outermost of the calling thread's runs whose scope is canceled.
+pub(crate) fn own_canceled_run_depth() -> Option<usize> {
+    outermost_canceled()
 }
 
 /// A run in progress on this thread: a frame on its stack, linked from `TOP` (owner-only).

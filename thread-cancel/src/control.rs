@@ -141,10 +141,14 @@ const IGNORED_UNKNOWN: u8 = 0;
 const IGNORED_NO: u8 = 1;
 const IGNORED_YES: u8 = 2;
 
+/// An `on_cancel` callback.
+type Callback = Box<dyn FnOnce() + Send>;
+
 #[derive(Default)]
 struct Callbacks {
     next_id: u64,
-    list: Vec<(u64, Box<dyn FnOnce() + Send>)>,
+    /// (id, the number of `CancelScope::run`s the owner was in when it registered, callback).
+    list: Vec<(u64, usize, Callback)>,
 }
 
 impl std::fmt::Debug for Callbacks {
@@ -234,7 +238,7 @@ impl Control {
                 self.wake(prev, false);
                 let run = std::mem::take(&mut lock(&self.callbacks).list);
                 let mut own = None;
-                for (_, f) in run {
+                for (_, _, f) in run {
                     own = own.or(run_callback(f));
                 }
                 Ok(own)
@@ -255,10 +259,17 @@ impl Control {
         }
     }
 
-    /// Whether the thread is in a `run` of the scope `id` (a canceler's read, after its fence).
-    pub(crate) fn runs_scope(&self, id: usize) -> bool {
+    /// The depth of the outermost `run` of the scope `id` the thread is in, if any (a
+    /// canceler's read, after its fence).
+    pub(crate) fn runs_scope(&self, id: usize) -> Option<usize> {
         use std::sync::atomic::Ordering::SeqCst;
-        self.runs.iter().any(|r| r.load(SeqCst) == id) || lock(&self.runs_deep).contains(&id)
+        self.runs
+            .iter()
+            .position(|r| r.load(SeqCst) == id)
+            .or_else(|| {
+                let deep = lock(&self.runs_deep);
+                deep.iter().position(|&d| d == id).map(|i| RUN_SLOTS + i)
+            })
     }
 
     /// Wakes the thread for the request that changed the word from `prev`: the signal if it is
@@ -347,16 +358,22 @@ impl Control {
     /// request is already pending. Exactly once either way: the request's `fetch_or` precedes
     /// its drain under the same mutex that this check-and-push holds. Run here, `f` is
     /// contained as in a request (see [`cancel`](Self::cancel)).
-    pub(crate) fn add_callback(&self, f: Box<dyn FnOnce() + Send>) -> Option<u64> {
+    ///
+    /// A callback registered inside `CancelScope::run`s (`runs` of them) is also run by a cancel
+    /// of one of those runs' scopes ([`run_scope_callbacks`](Self::run_scope_callbacks)), or at
+    /// once if one is already canceled.
+    pub(crate) fn add_callback(&self, f: Box<dyn FnOnce() + Send>, runs: usize) -> Option<u64> {
         let mut cbs = lock(&self.callbacks);
-        if self.state.load() & crate::state::PENDING != 0 {
+        if self.state.load() & crate::state::PENDING != 0
+            || crate::cancel_scope::own_canceled_run_depth().is_some_and(|d| d < runs)
+        {
             drop(cbs);
             resume_own(run_callback(f));
             return None;
         }
         let id = cbs.next_id;
         cbs.next_id += 1;
-        cbs.list.push((id, f));
+        cbs.list.push((id, runs, f));
         Some(id)
     }
 
@@ -364,8 +381,28 @@ impl Control {
     pub(crate) fn remove_callback(&self, id: u64) -> bool {
         let mut cbs = lock(&self.callbacks);
         let before = cbs.list.len();
-        cbs.list.retain(|(i, _)| *i != id);
+        cbs.list.retain(|(i, _, _)| *i != id);
         cbs.list.len() != before
+    }
+
+    /// A scope's cancel of the owner's run at `depth`: runs (in the caller, contained, once) the
+    /// callbacks registered inside that run. The scope is marked canceled before this takes
+    /// the lock, and `add_callback` checks it under the lock: each such callback runs exactly
+    /// once, here or at its registration.
+    pub(crate) fn run_scope_callbacks(&self, depth: usize) {
+        let run: Vec<_> = {
+            let mut cbs = lock(&self.callbacks);
+            let (run, keep) = std::mem::take(&mut cbs.list)
+                .into_iter()
+                .partition(|(_, runs, _)| *runs > depth);
+            cbs.list = keep;
+            run
+        };
+        for (_, _, f) in run {
+            // A termination the caller began in a callback is not resumed here (a cancel of a
+            // scope returns normally); the caller's next point acts on it.
+            drop(run_callback(f));
+        }
     }
 
     pub(crate) fn set_exit_value(&self, v: Box<dyn Any + Send>) {

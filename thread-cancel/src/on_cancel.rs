@@ -13,6 +13,25 @@ use std::sync::Arc;
 ///
 /// `f` runs whatever the cancel state: a disabled thread is woken, and holds the request.
 ///
+/// Registered inside [`CancelScope::run`](crate::CancelScope::run), `f` also runs when the
+/// scope of that run (or of an enclosing run) is canceled, or its deadline passes — once, in
+/// the canceling thread (the deadline's timer thread for a deadline), or at once here if one
+/// is already canceled. A callback registered outside every run is only for the thread's own
+/// cancellation: a scope's cancel never runs it.
+///
+/// ```
+/// use std::sync::{atomic::{AtomicBool, Ordering}, Arc};
+/// let ran = Arc::new(AtomicBool::new(false));
+/// let r = ran.clone();
+/// let res = thread_cancel::with_timeout(std::time::Duration::from_millis(10), move || {
+///     let _g = thread_cancel::on_cancel(move || r.store(true, Ordering::SeqCst));
+///     std::thread::sleep(std::time::Duration::from_millis(100)); // not a point
+///     thread_cancel::testcancel(); // acts here
+/// });
+/// assert!(res.is_err());
+/// assert!(ran.load(Ordering::SeqCst));
+/// ```
+///
 /// # Panics in `f`
 ///
 /// A panic in `f` does not escape: it is reported by the panic hook (by default, printed to
@@ -53,7 +72,7 @@ use std::sync::Arc;
 #[must_use = "the callback is unregistered when the guard is dropped"]
 pub fn on_cancel<F: FnOnce() + Send + 'static>(f: F) -> OnCancelGuard {
     let control = current_control();
-    let id = control.add_callback(Box::new(f));
+    let id = control.add_callback(Box::new(f), crate::cancel_scope::run_count());
     OnCancelGuard {
         control,
         id,

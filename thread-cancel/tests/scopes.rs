@@ -591,3 +591,57 @@ fn c01_a_thread_that_saw_its_scope_canceled_acts_at_its_next_point() {
         assert_clean_after_run();
     }
 }
+
+#[test]
+fn c01_on_cancel_registered_in_a_run_is_run_by_the_scope_cancel_and_only_those() {
+    let inside = Arc::new(AtomicUsize::new(0));
+    let outside = Arc::new(AtomicUsize::new(0));
+    let (i2, o2) = (inside.clone(), outside.clone());
+    let scope = CancelScope::new();
+    let s = scope.clone();
+    let t = std::thread::spawn(move || {
+        let _outer = thread_cancel::on_cancel(move || {
+            o2.fetch_add(1, Ordering::SeqCst);
+        });
+        let r = s.run(|| {
+            let i3 = i2.clone();
+            let _g = thread_cancel::on_cancel(move || {
+                i3.fetch_add(1, Ordering::SeqCst);
+            });
+            // A wait that is not a point: only the callback can tell it to stop.
+            let t0 = Instant::now();
+            while i2.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            testcancel();
+        });
+        r.is_err()
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    scope.cancel();
+    let canceled = t.join().unwrap();
+    assert!(canceled);
+    assert_eq!(
+        inside.load(Ordering::SeqCst),
+        1,
+        "the callback of the run ran {} times",
+        inside.load(Ordering::SeqCst)
+    );
+    assert_eq!(
+        outside.load(Ordering::SeqCst),
+        0,
+        "a scope cancel ran the thread's own callback"
+    );
+    // Registered inside a run whose scope is already canceled: runs at once, in the registrar.
+    let s2 = CancelScope::new();
+    let at_once = Arc::new(AtomicBool::new(false));
+    let a2 = at_once.clone();
+    let c2 = s2.clone();
+    let r = s2.run(move || {
+        c2.cancel();
+        let _g = thread_cancel::on_cancel(move || a2.store(true, Ordering::SeqCst));
+    });
+    assert!(r.is_ok(), "no point was reached after the cancel");
+    assert!(at_once.load(Ordering::SeqCst));
+    assert_clean_after_run();
+}
