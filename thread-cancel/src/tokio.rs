@@ -19,6 +19,11 @@
 //! (see the crate's table of cancellation points; [`on_cancel`](crate::on_cancel) can make such a
 //! call return, e.g. by shutting its socket down).
 //!
+//! Cancel the task, not the pool's thread: a cancellation of the thread itself (from
+//! [`current`](crate::current)`().cancel()` or [`exit`](crate::exit) in the closure) unwinds to
+//! tokio's `catch_unwind`, which reports it as a panic, and the request stays pending on that
+//! thread, so its later tasks fail at their first cancellation point.
+//!
 //! ```
 //! use std::os::fd::AsFd;
 //! use thread_cancel::io;

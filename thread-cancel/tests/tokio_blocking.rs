@@ -321,21 +321,39 @@ async fn a_panic_is_reported_as_a_panic() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeout_stops_a_blocked_read_and_says_its_deadline_passed() {
     let (r, _w) = std::io::pipe().unwrap();
-    let dropped = Arc::new(AtomicBool::new(false));
-    let d = dropped.clone();
-    let task = spawn_blocking_with_timeout(Duration::from_millis(20), move || {
-        let _guard = SetOnDrop(d);
-        let mut buf = [0u8; 16];
-        io::read(r.as_fd(), &mut buf)
-    });
-    assert!(task.scope().deadline().is_some());
-    let err = finish(task).await.unwrap_err();
-    assert!(err.is_cancelled() && err.deadline_passed(), "{err}");
-    assert!(dropped.load(Ordering::SeqCst));
-    assert_eq!(
-        std::io::Error::from(err).kind(),
-        std::io::ErrorKind::TimedOut
-    );
+    let r = Arc::new(r);
+    // The deadline counts from the spawn: on a loaded machine it can pass before the closure
+    // starts (then it never runs, and the error says the same). Longer deadlines until a round
+    // in which the read was really blocked when the deadline came.
+    for ms in [20u64, 100, 500, 2_500] {
+        let started = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(AtomicBool::new(false));
+        let (s, d, r2) = (started.clone(), dropped.clone(), r.clone());
+        let task = spawn_blocking_with_timeout(Duration::from_millis(ms), move || {
+            s.store(true, Ordering::SeqCst);
+            let _guard = SetOnDrop(d);
+            let mut buf = [0u8; 16];
+            io::read(r2.as_fd(), &mut buf)
+        });
+        assert!(task.scope().deadline().is_some());
+        let err = finish(task).await.unwrap_err();
+        assert!(err.is_cancelled() && err.deadline_passed(), "{err}");
+        assert_eq!(
+            std::io::Error::from(err).kind(),
+            std::io::ErrorKind::TimedOut
+        );
+        let started = started.load(Ordering::SeqCst);
+        assert_eq!(
+            dropped.load(Ordering::SeqCst),
+            started,
+            "Drop ran iff started"
+        );
+        if started {
+            return;
+        }
+        eprintln!("the deadline of {ms} ms passed before the closure started: a longer one");
+    }
+    panic!("the closure never started before a 2.5 s deadline");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -363,6 +381,54 @@ async fn aborting_one_task_of_a_scope_leaves_the_scope_and_its_other_tasks_alone
     request.cancel();
     assert!(finish(c).await.unwrap_err().is_cancelled());
     assert!(finish(d).await.unwrap_err().is_cancelled());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_blocked_tasks_aborted_at_once_from_several_threads_all_stop() {
+    const TASKS: usize = 16;
+    let (r, _w) = std::io::pipe().unwrap();
+    let r = Arc::new(r);
+    let mut tasks = Vec::new();
+    for _ in 0..TASKS {
+        tasks.push(blocked_reader(r.clone()));
+    }
+    // Four threads cancel the tasks' scopes, all at once, while this one aborts every task too.
+    let scopes: Vec<CancelScope> = tasks.iter().map(|(t, _, _)| t.scope().clone()).collect();
+    let go = Arc::new(std::sync::Barrier::new(5));
+    let cancelers: Vec<_> = (0..4)
+        .map(|k| {
+            let (scopes, go) = (scopes.clone(), go.clone());
+            std::thread::spawn(move || {
+                go.wait();
+                for s in scopes.iter().skip(k).step_by(2) {
+                    s.cancel();
+                }
+            })
+        })
+        .collect();
+    go.wait();
+    for (t, _, _) in &tasks {
+        t.abort();
+    }
+    for c in cancelers {
+        c.join().unwrap();
+    }
+    for (i, (t, dropped, _)) in tasks.into_iter().enumerate() {
+        let err = finish(t).await.unwrap_err();
+        assert!(err.is_cancelled(), "task {i}: {err}");
+        assert!(
+            dropped.load(Ordering::SeqCst),
+            "task {i}: its Drop did not run"
+        );
+    }
+    // The pool's threads all go on, clean.
+    let mut next = Vec::new();
+    for _ in 0..TASKS {
+        next.push(spawn_blocking(observe_clean));
+    }
+    for t in next {
+        assert_clean(&finish(t).await.unwrap());
+    }
 }
 
 /// A small xorshift: the race's timings vary from one round to the next.
