@@ -122,6 +122,8 @@ mod state;
 pub mod sync;
 mod sys;
 mod thread;
+#[cfg(all(feature = "tokio", not(loom)))]
+pub mod tokio;
 mod tsd;
 mod wait;
 

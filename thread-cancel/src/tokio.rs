@@ -1,0 +1,416 @@
+//! Blocking tasks on a tokio runtime whose abort really stops them (Cargo feature `tokio`).
+//!
+//! Tokio's own [`tokio::task::spawn_blocking`] cannot stop a closure that is running: its
+//! `JoinHandle::abort` only keeps a task that has not started from starting (tokio issue 4853),
+//! so an aborted request keeps its blocking thread, its descriptors and its locks until the
+//! blocking call returns by itself, perhaps never.
+//!
+//! [`spawn_blocking`] here runs the closure in a [`CancelScope`] on the runtime's blocking pool.
+//! [`BlockingHandle::abort`] cancels that scope: the closure is stopped at its next cancellation
+//! point (a blocked [`io::read`](crate::io::read), [`sync`](crate::sync) channel receive,
+//! [`sleep`](crate::sleep), ... returns by unwinding, and every `Drop` between that point and
+//! the closure runs), and the handle's await yields a [`BlockingError`] whose
+//! [`is_cancelled`](BlockingError::is_cancelled) is true. A call that completed is never undone:
+//! a read that returned its bytes is kept, and the abort is acted on at the next point. The
+//! blocking thread itself survives, clean, and takes the runtime's next blocking task.
+//!
+//! What is interrupted is what a [`CancelScope`] interrupts: this crate's cancellation points.
+//! A closure blocked in `std::io`, `std::net` or a third-party client finishes that call first
+//! (see the crate's table of cancellation points; [`on_cancel`](crate::on_cancel) can make such a
+//! call return, e.g. by shutting its socket down).
+//!
+//! Cancel the task, not the pool's thread: a cancellation of the thread itself (from
+//! [`current`](crate::current)`().cancel()` or [`exit`](crate::exit) in the closure) unwinds to
+//! tokio's `catch_unwind`, which reports it as a panic, and the request stays pending on that
+//! thread, so its later tasks fail at their first cancellation point.
+//!
+//! ```
+//! use std::os::fd::AsFd;
+//! use thread_cancel::io;
+//!
+//! let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+//! let (r, _w) = std::io::pipe().unwrap(); // nothing is ever written
+//! let (started_tx, started) = std::sync::mpsc::channel();
+//! let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), move || {
+//!     started_tx.send(()).unwrap();
+//!     let mut buf = [0u8; 64];
+//!     io::read(r.as_fd(), &mut buf) // blocks: no data, the writer is open
+//! });
+//! started.recv().unwrap(); // the closure runs (and blocks in the read)
+//! task.abort();
+//! let err = rt.block_on(task).unwrap_err();
+//! assert!(err.is_cancelled());
+//! ```
+//!
+//! A deadline: [`spawn_blocking_with_timeout`], or [`spawn_blocking_in`] with a scope of your
+//! own (a [`CancelScope::with_deadline`], or a request's scope: the task is then canceled with
+//! it).
+
+use crate::{CancelScope, Canceled};
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// Runs `f` on the current tokio runtime's blocking pool, inside a new [`CancelScope`]: like
+/// [`tokio::task::spawn_blocking`], except that [`BlockingHandle::abort`] stops `f` while it runs
+/// (at its next cancellation point; its `Drop`s run).
+///
+/// Dropping the handle does not stop the task (as with tokio's `JoinHandle`).
+///
+/// # Panics
+/// If called outside a tokio runtime (as `tokio::task::spawn_blocking`); see
+/// [`spawn_blocking_on`].
+///
+/// ```
+/// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+/// rt.block_on(async {
+///     let task = thread_cancel::tokio::spawn_blocking(|| 6 * 7);
+///     assert_eq!(task.await.unwrap(), 42);
+/// });
+/// ```
+pub fn spawn_blocking<F, R>(f: F) -> BlockingHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let scope = CancelScope::new();
+    let task = ::tokio::task::spawn_blocking(scoped(&scope, f));
+    BlockingHandle { scope, task }
+}
+
+/// [`spawn_blocking`] on the runtime of `handle` (callable from any thread, inside a runtime or
+/// not).
+///
+/// ```
+/// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+/// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || "done");
+/// assert_eq!(rt.block_on(task).unwrap(), "done");
+/// ```
+pub fn spawn_blocking_on<F, R>(handle: &::tokio::runtime::Handle, f: F) -> BlockingHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let scope = CancelScope::new();
+    let task = handle.spawn_blocking(scoped(&scope, f));
+    BlockingHandle { scope, task }
+}
+
+/// [`spawn_blocking`] with a deadline `timeout` from now: when it passes, `f` is stopped at its
+/// next cancellation point and the await yields an error whose
+/// [`deadline_passed`](BlockingError::deadline_passed) (and `is_cancelled`) is true.
+///
+/// The time counts from this call: time spent waiting for a free blocking thread counts, and a
+/// task whose deadline passed before it started never runs `f`.
+///
+/// # Panics
+/// If called outside a tokio runtime.
+///
+/// ```
+/// use std::time::Duration;
+/// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+/// rt.block_on(async {
+///     let task = thread_cancel::tokio::spawn_blocking_with_timeout(Duration::from_millis(10), || {
+///         thread_cancel::sleep(Duration::from_secs(60)) // a cancellation point
+///     });
+///     let err = task.await.unwrap_err();
+///     assert!(err.is_cancelled() && err.deadline_passed());
+/// });
+/// ```
+pub fn spawn_blocking_with_timeout<F, R>(timeout: Duration, f: F) -> BlockingHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let scope = CancelScope::with_timeout(timeout);
+    let task = ::tokio::task::spawn_blocking(scoped(&scope, f));
+    BlockingHandle { scope, task }
+}
+
+/// [`spawn_blocking`] in a [`child`](CancelScope::child) of `scope`: the task is canceled when
+/// `scope` is (or when its deadline passes), and [`BlockingHandle::abort`] cancels this task
+/// only, not `scope`.
+///
+/// # Panics
+/// If called outside a tokio runtime.
+///
+/// ```
+/// use std::time::Duration;
+/// use thread_cancel::CancelScope;
+///
+/// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+/// rt.block_on(async {
+///     let request = CancelScope::new(); // e.g. canceled when the client leaves
+///     let a = thread_cancel::tokio::spawn_blocking_in(&request, || {
+///         thread_cancel::sleep(Duration::from_secs(60))
+///     });
+///     let b = thread_cancel::tokio::spawn_blocking_in(&request, || {
+///         thread_cancel::sleep(Duration::from_secs(60))
+///     });
+///     request.cancel(); // both tasks stop
+///     assert!(a.await.unwrap_err().is_cancelled());
+///     assert!(b.await.unwrap_err().is_cancelled());
+/// });
+/// ```
+pub fn spawn_blocking_in<F, R>(scope: &CancelScope, f: F) -> BlockingHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let scope = scope.child();
+    let task = ::tokio::task::spawn_blocking(scoped(&scope, f));
+    BlockingHandle { scope, task }
+}
+
+/// The task `scope` runs: `f` in it. (`run` adopts the pool's thread on first use, and leaves
+/// it as it found it, nothing pending and no signal on its way, whatever `f` did: the thread
+/// takes its next task clean.)
+fn scoped<F, R>(scope: &CancelScope, f: F) -> impl FnOnce() -> Result<R, Canceled> + Send + 'static
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let s = scope.clone();
+    move || s.run(f)
+}
+
+/// The handle of a task started by [`spawn_blocking`]: await it for the closure's value, or
+/// [`abort`](Self::abort) it.
+///
+/// It is a `Future` with output `Result<R, BlockingError>`. Dropping it detaches the task (it
+/// goes on running), as with tokio's `JoinHandle`.
+///
+/// ```
+/// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+/// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || 1);
+/// let r: Result<i32, thread_cancel::tokio::BlockingError> = rt.block_on(task);
+/// assert_eq!(r.unwrap(), 1);
+/// ```
+#[derive(Debug)]
+pub struct BlockingHandle<R> {
+    scope: CancelScope,
+    task: ::tokio::task::JoinHandle<Result<R, Canceled>>,
+}
+
+impl<R> BlockingHandle<R> {
+    /// Stops the task: a closure that runs is stopped at its next cancellation point (the
+    /// blocking call it is in returns by unwinding, its `Drop`s run), and a task that has not
+    /// started never runs its closure. The await then yields an error whose
+    /// [`is_cancelled`](BlockingError::is_cancelled) is true — unless the closure had already
+    /// returned, whose value is then kept. Returns at once; aborting twice is aborting once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || {
+    ///     thread_cancel::sleep(Duration::from_secs(60))
+    /// });
+    /// task.abort();
+    /// assert!(rt.block_on(task).unwrap_err().is_cancelled());
+    /// ```
+    pub fn abort(&self) {
+        self.scope.cancel();
+        self.task.abort();
+    }
+
+    /// Whether the task has finished (returned, stopped, or panicked): an await would not wait.
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || ());
+    /// while !task.is_finished() {
+    ///     std::thread::yield_now();
+    /// }
+    /// assert!(rt.block_on(task).is_ok());
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+
+    /// The task's scope. Canceling it is [`abort`](Self::abort) minus the tokio abort (a task
+    /// that has not started still starts, and returns at once without running the closure): a
+    /// clone can be kept to stop the task while the handle is being awaited elsewhere. Its
+    /// [`deadline`](CancelScope::deadline) is the task's, if any.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || {
+    ///     thread_cancel::sleep(Duration::from_secs(60))
+    /// });
+    /// let stop = task.scope().clone();
+    /// let waiter = rt.spawn(task); // awaited by another task
+    /// stop.cancel();
+    /// assert!(rt.block_on(waiter).unwrap().unwrap_err().is_cancelled());
+    /// ```
+    pub fn scope(&self) -> &CancelScope {
+        &self.scope
+    }
+}
+
+impl<R> Future for BlockingHandle<R> {
+    type Output = Result<R, BlockingError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let r = match Pin::new(&mut self.task).poll(cx) {
+            Poll::Ready(r) => r,
+            Poll::Pending => return Poll::Pending,
+        };
+        Poll::Ready(match r {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(c)) => Err(BlockingError::cancelled(c.deadline_passed())),
+            // Aborted before it started (by `abort`, or the runtime's shutdown).
+            Err(e) if e.is_cancelled() => Err(BlockingError::cancelled(false)),
+            Err(e) => Err(BlockingError {
+                repr: Repr::Panic(e),
+            }),
+        })
+    }
+}
+
+/// Why a [`BlockingHandle`]'s task returned no value: it was canceled
+/// ([`is_cancelled`](Self::is_cancelled)), or its closure panicked
+/// ([`is_panic`](Self::is_panic)), reported as tokio reports it.
+///
+/// As an [`io::Error`](std::io::Error): `Interrupted` if canceled, `TimedOut` if its deadline
+/// passed, `Other` for a panic.
+///
+/// ```
+/// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+/// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || thread_cancel::sleep(std::time::Duration::from_secs(60)));
+/// task.abort();
+/// let e = std::io::Error::from(rt.block_on(task).unwrap_err());
+/// assert_eq!(e.kind(), std::io::ErrorKind::Interrupted);
+/// ```
+#[derive(Debug)]
+pub struct BlockingError {
+    repr: Repr,
+}
+
+#[derive(Debug)]
+enum Repr {
+    Cancelled { deadline_passed: bool },
+    Panic(::tokio::task::JoinError),
+}
+
+impl BlockingError {
+    fn cancelled(deadline_passed: bool) -> Self {
+        Self {
+            repr: Repr::Cancelled { deadline_passed },
+        }
+    }
+
+    /// Whether the task was canceled: aborted, its scope canceled, or its deadline passed.
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || {
+    ///     thread_cancel::sleep(std::time::Duration::from_secs(60))
+    /// });
+    /// task.scope().cancel(); // stops the sleep, or keeps it from starting
+    /// let r = rt.block_on(task);
+    /// assert!(r.unwrap_err().is_cancelled());
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.repr, Repr::Cancelled { .. })
+    }
+
+    /// Whether the task was canceled by its scope's deadline (see
+    /// [`spawn_blocking_with_timeout`]).
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let _g = rt.enter();
+    /// let task = thread_cancel::tokio::spawn_blocking_with_timeout(std::time::Duration::ZERO, || ());
+    /// assert!(rt.block_on(task).unwrap_err().deadline_passed());
+    /// ```
+    pub fn deadline_passed(&self) -> bool {
+        matches!(
+            self.repr,
+            Repr::Cancelled {
+                deadline_passed: true
+            }
+        )
+    }
+
+    /// Whether the closure panicked (the panic hook reported it, as for any panic).
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || panic!("boom"));
+    /// let e = rt.block_on(task).unwrap_err();
+    /// assert!(e.is_panic() && !e.is_cancelled());
+    /// ```
+    pub fn is_panic(&self) -> bool {
+        matches!(self.repr, Repr::Panic(_))
+    }
+
+    /// The panic's payload, to resume it with [`std::panic::resume_unwind`], or the error back
+    /// if it is not a panic.
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || panic!("boom"));
+    /// let payload = rt.block_on(task).unwrap_err().try_into_panic().unwrap();
+    /// assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+    /// ```
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, BlockingError> {
+        match self.repr {
+            Repr::Panic(e) => e.try_into_panic().map_err(|e| BlockingError {
+                repr: Repr::Panic(e),
+            }),
+            repr @ Repr::Cancelled { .. } => Err(BlockingError { repr }),
+        }
+    }
+
+    /// The panic's payload.
+    ///
+    /// # Panics
+    /// If the error is not a panic (as tokio's `JoinError::into_panic`); see
+    /// [`try_into_panic`](Self::try_into_panic).
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || -> () { std::panic::panic_any(7u32) });
+    /// let payload = rt.block_on(task).unwrap_err().into_panic();
+    /// assert_eq!(payload.downcast_ref::<u32>(), Some(&7));
+    /// ```
+    #[track_caller]
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic()
+            .expect("`BlockingError` reason is not a panic.")
+    }
+}
+
+impl std::fmt::Display for BlockingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.repr {
+            Repr::Cancelled {
+                deadline_passed: false,
+            } => f.write_str("task was cancelled"),
+            Repr::Cancelled {
+                deadline_passed: true,
+            } => f.write_str("task was cancelled: its deadline passed"),
+            Repr::Panic(e) => std::fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for BlockingError {}
+
+impl From<BlockingError> for std::io::Error {
+    fn from(e: BlockingError) -> Self {
+        let kind = match e.repr {
+            Repr::Cancelled {
+                deadline_passed: false,
+            } => std::io::ErrorKind::Interrupted,
+            Repr::Cancelled {
+                deadline_passed: true,
+            } => std::io::ErrorKind::TimedOut,
+            Repr::Panic(_) => std::io::ErrorKind::Other,
+        };
+        std::io::Error::new(kind, e)
+    }
+}

@@ -1,0 +1,548 @@
+//! The Cargo feature `tokio` (issue 14, SPEC §5 "pool integration"): `thread_cancel::tokio::
+//! spawn_blocking` on a real multi-threaded tokio runtime. Its abort interrupts a running
+//! closure blocked in a read (the read returns by unwinding to the task's scope, the closure's
+//! `Drop`s run), the await reports `is_cancelled()`, and the runtime's blocking thread survives,
+//! clean, and runs the next task.
+//!
+//! The stress test runs `THREAD_CANCEL_STRESS` races (default 2,000) on one blocking thread; the
+//! full run:
+//! `THREAD_CANCEL_STRESS=20000 nice cargo test -p thread-cancel --release --features tokio
+//! --test tokio_blocking stress -- --nocapture`.
+#![cfg(feature = "tokio")]
+
+use std::io::Write;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+use thread_cancel::tokio::{
+    spawn_blocking, spawn_blocking_in, spawn_blocking_with_timeout, BlockingHandle,
+};
+use thread_cancel::{cancel_requested, io, CancelScope};
+
+/// Longer than any wait here can take unless something hangs.
+const HANG: Duration = Duration::from_secs(10);
+
+fn stress_iters() -> usize {
+    std::env::var("THREAD_CANCEL_STRESS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2_000)
+}
+
+struct SetOnDrop(Arc<AtomicBool>);
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The calling thread's kernel id.
+fn gettid() -> i32 {
+    // SAFETY: gettid takes no argument and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// Waits until thread `tid` of this process sleeps in the kernel in `read(fd, ...)` (its
+/// `/proc` state `S`, and the system call it is in is `read` on `fd`), so that an abort sent
+/// now finds the read blocked, not on its way in.
+fn wait_blocked_in_read(tid: i32, fd: i32) {
+    let t0 = Instant::now();
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+        let state = stat.rsplit(')').next().unwrap().trim_start().chars().next();
+        let sc = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).unwrap();
+        let mut f = sc.split_whitespace();
+        let nr = f.next().and_then(|n| n.parse::<i64>().ok());
+        let arg0 = f
+            .next()
+            .and_then(|a| i64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+        if state == Some('S') && nr == Some(libc::SYS_read) && arg0 == Some(i64::from(fd)) {
+            return;
+        }
+        assert!(t0.elapsed() < HANG, "thread {tid} never blocked in read");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Awaits `task`, failing the test if it has not finished after [`HANG`].
+async fn finish<R>(task: BlockingHandle<R>) -> Result<R, thread_cancel::tokio::BlockingError> {
+    tokio::time::timeout(HANG, task)
+        .await
+        .expect("the task did not finish: hang")
+}
+
+/// Whether any real-time signal (the cancel signal is one) is pending for this thread.
+fn rt_signal_pending() -> bool {
+    // SAFETY: sigpending fills a local, zero-initialised set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigpending(&mut set);
+        (libc::SIGRTMIN()..=libc::SIGRTMAX()).any(|s| libc::sigismember(&set, s) == 1)
+    }
+}
+
+/// What a blocking thread's next task sees of the thread.
+#[derive(Debug)]
+struct Clean {
+    requested: bool,
+    signal_pending: bool,
+    /// The result of a plain C-library `poll` sleep: `Err` if a stray signal interrupted it.
+    plain_sleep: std::io::Result<()>,
+    /// The result of reading a byte that is there (a cancellation point must not act).
+    read: std::io::Result<u8>,
+}
+
+/// Run on a pool thread after an abort: the thread's state is as before the aborted task.
+fn observe_clean() -> Clean {
+    // SAFETY: poll with no descriptors is a sleep of 2 ms.
+    let r = unsafe { libc::poll(std::ptr::null_mut(), 0, 2) };
+    let plain_sleep = if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    };
+    let (r, mut w) = std::io::pipe().unwrap();
+    w.write_all(&[7]).unwrap();
+    let mut b = [0u8; 1];
+    let read = io::read(r.as_fd(), &mut b).map(|_| b[0]);
+    Clean {
+        requested: cancel_requested(),
+        signal_pending: rt_signal_pending(),
+        plain_sleep,
+        read,
+    }
+}
+
+fn assert_clean(c: &Clean) {
+    assert!(
+        !c.requested,
+        "a request is left on the pool's thread: {c:?}"
+    );
+    assert!(!c.signal_pending, "a cancel signal is still pending: {c:?}");
+    assert!(c.plain_sleep.is_ok(), "EINTR reached the next task: {c:?}");
+    assert_eq!(c.read.as_ref().ok(), Some(&7), "{c:?}");
+}
+
+/// Spawns a task that reports its thread and kernel id, then blocks reading `r` (which nobody
+/// writes) behind a guard that sets the returned flag when dropped. Returns once the read is
+/// blocked (waiting in the calling thread: a test's `block_on` thread, not a worker, and not the
+/// blocking pool, which may have one thread only).
+fn blocked_reader(
+    r: Arc<std::io::PipeReader>,
+) -> (
+    BlockingHandle<std::io::Result<usize>>,
+    Arc<AtomicBool>,
+    std::thread::ThreadId,
+) {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let d = dropped.clone();
+    let fd = r.as_raw_fd();
+    let task = spawn_blocking(move || {
+        let _guard = SetOnDrop(d);
+        tx.send((std::thread::current().id(), gettid())).unwrap();
+        let mut buf = [0u8; 16];
+        io::read(r.as_fd(), &mut buf)
+    });
+    let (id, tid) = rx.recv_timeout(HANG).expect("the task never started");
+    wait_blocked_in_read(tid, fd);
+    (task, dropped, id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_interrupts_a_blocking_read_and_its_drop_runs() {
+    let (r, mut w) = std::io::pipe().unwrap();
+    let r = Arc::new(r);
+    let (task, dropped, _) = blocked_reader(r.clone());
+    assert!(!task.is_finished());
+
+    let t0 = Instant::now();
+    task.abort();
+    let res = finish(task).await;
+    let latency = t0.elapsed();
+    eprintln!(
+        "abort -> await returned Err: {:.3} ms",
+        latency.as_secs_f64() * 1e3
+    );
+
+    let err = res.expect_err("the aborted read returned a value");
+    assert!(err.is_cancelled(), "{err}");
+    assert!(!err.is_panic() && !err.deadline_passed(), "{err:?}");
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the closure's Drop did not run"
+    );
+    // The interrupted read had no effect: a byte written now is still there for the next reader.
+    w.write_all(&[1]).unwrap();
+    let mut b = [0u8; 1];
+    assert_eq!(io::read(r.as_fd(), &mut b).unwrap(), 1);
+    assert_eq!(b[0], 1);
+}
+
+#[test]
+fn the_blocking_thread_survives_and_runs_the_next_task() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (r, _w) = std::io::pipe().unwrap();
+        let r = Arc::new(r);
+        // Three rounds: every abort leaves the only blocking thread able to run the next task.
+        for round in 0..3 {
+            let dropped = Arc::new(AtomicBool::new(false));
+            let (tx, rx) = mpsc::channel();
+            let (d, r2, fd) = (dropped.clone(), r.clone(), r.as_raw_fd());
+            let task = spawn_blocking(move || {
+                let _guard = SetOnDrop(d);
+                tx.send((std::thread::current().id(), gettid())).unwrap();
+                let mut buf = [0u8; 16];
+                io::read(r2.as_fd(), &mut buf)
+            });
+            // The only blocking thread runs the task: wait for it from a worker, not the pool.
+            let (first_id, tid) = rx.recv_timeout(HANG).expect("the task never started");
+            wait_blocked_in_read(tid, fd);
+            task.abort();
+            let err = finish(task).await.unwrap_err();
+            assert!(err.is_cancelled(), "round {round}: {err}");
+            assert!(
+                dropped.load(Ordering::SeqCst),
+                "round {round}: Drop did not run"
+            );
+
+            let next = spawn_blocking(|| (std::thread::current().id(), observe_clean()));
+            let (next_id, clean) = finish(next).await.expect("the next task failed");
+            assert_eq!(
+                next_id, first_id,
+                "round {round}: the next task ran on another thread"
+            );
+            assert_clean(&clean);
+        }
+    });
+}
+
+#[test]
+fn abort_before_start_never_runs_the_closure() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        // The only blocking thread is kept busy, so the second task cannot start.
+        let (r, _w) = std::io::pipe().unwrap();
+        let (busy, _, _) = blocked_reader(Arc::new(r));
+        let ran = Arc::new(AtomicBool::new(false));
+        let ran2 = ran.clone();
+        let queued = spawn_blocking(move || ran2.store(true, Ordering::SeqCst));
+        queued.abort();
+        busy.abort();
+        assert!(finish(busy).await.unwrap_err().is_cancelled());
+        let err = finish(queued).await.unwrap_err();
+        assert!(err.is_cancelled(), "{err}");
+        assert!(
+            !ran.load(Ordering::SeqCst),
+            "an aborted task ran its closure"
+        );
+        // The pool still serves.
+        assert_eq!(finish(spawn_blocking(|| 5)).await.unwrap(), 5);
+    });
+}
+
+#[test]
+fn canceling_the_scope_before_start_never_runs_the_closure() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (r, _w) = std::io::pipe().unwrap();
+        let (busy, _, _) = blocked_reader(Arc::new(r));
+        let ran = Arc::new(AtomicBool::new(false));
+        let ran2 = ran.clone();
+        let queued = spawn_blocking(move || ran2.store(true, Ordering::SeqCst));
+        // Only the scope: the tokio task still starts, and its run does not start the closure.
+        queued.scope().cancel();
+        busy.abort();
+        assert!(finish(busy).await.unwrap_err().is_cancelled());
+        assert!(finish(queued).await.unwrap_err().is_cancelled());
+        assert!(
+            !ran.load(Ordering::SeqCst),
+            "a canceled scope ran its closure"
+        );
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completed_task_is_ok_even_if_aborted_after() {
+    let task = spawn_blocking(|| 42);
+    let t0 = Instant::now();
+    while !task.is_finished() {
+        assert!(t0.elapsed() < HANG, "the task never finished");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    task.abort();
+    task.abort(); // twice is once
+    assert!(task.scope().is_canceled());
+    assert_eq!(finish(task).await.unwrap(), 42);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_is_reported_as_a_panic() {
+    let task = spawn_blocking(|| -> u32 { panic!("boom in a blocking task") });
+    let err = finish(task).await.unwrap_err();
+    assert!(err.is_panic(), "{err}");
+    assert!(!err.is_cancelled() && !err.deadline_passed());
+    // Displayed as tokio displays a panicked task.
+    assert!(err.to_string().contains("panicked"), "{err}");
+    assert_eq!(
+        std::io::Error::from(err).kind(),
+        std::io::ErrorKind::Other,
+        "a panic as io::Error"
+    );
+    let err = finish(spawn_blocking(|| -> () { std::panic::panic_any(9u8) }))
+        .await
+        .unwrap_err();
+    let payload = err.into_panic();
+    assert_eq!(payload.downcast_ref::<u8>(), Some(&9));
+    // A cancellation is not a panic.
+    let t = spawn_blocking(|| thread_cancel::sleep(HANG));
+    t.abort();
+    let err = finish(t).await.unwrap_err();
+    assert!(err.try_into_panic().unwrap_err().is_cancelled());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_stops_a_blocked_read_and_says_its_deadline_passed() {
+    let (r, _w) = std::io::pipe().unwrap();
+    let r = Arc::new(r);
+    // The deadline counts from the spawn: on a loaded machine it can pass before the closure
+    // starts (then it never runs, and the error says the same). Longer deadlines until a round
+    // in which the read was really blocked when the deadline came.
+    for ms in [20u64, 100, 500, 2_500] {
+        let started = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(AtomicBool::new(false));
+        let (s, d, r2) = (started.clone(), dropped.clone(), r.clone());
+        let task = spawn_blocking_with_timeout(Duration::from_millis(ms), move || {
+            s.store(true, Ordering::SeqCst);
+            let _guard = SetOnDrop(d);
+            let mut buf = [0u8; 16];
+            io::read(r2.as_fd(), &mut buf)
+        });
+        assert!(task.scope().deadline().is_some());
+        let err = finish(task).await.unwrap_err();
+        assert!(err.is_cancelled() && err.deadline_passed(), "{err}");
+        assert_eq!(
+            std::io::Error::from(err).kind(),
+            std::io::ErrorKind::TimedOut
+        );
+        let started = started.load(Ordering::SeqCst);
+        assert_eq!(
+            dropped.load(Ordering::SeqCst),
+            started,
+            "Drop ran iff started"
+        );
+        if started {
+            return;
+        }
+        eprintln!("the deadline of {ms} ms passed before the closure started: a longer one");
+    }
+    panic!("the closure never started before a 2.5 s deadline");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aborting_one_task_of_a_scope_leaves_the_scope_and_its_other_tasks_alone() {
+    let request = CancelScope::new();
+    let (r, mut w) = std::io::pipe().unwrap();
+    let r = Arc::new(r);
+    let reader = |r: Arc<std::io::PipeReader>| {
+        move || {
+            let mut b = [0u8; 1];
+            io::read(r.as_fd(), &mut b).map(|_| b[0])
+        }
+    };
+    let a = spawn_blocking_in(&request, reader(r.clone()));
+    let b = spawn_blocking_in(&request, reader(r.clone()));
+    a.abort();
+    assert!(finish(a).await.unwrap_err().is_cancelled());
+    assert!(!request.is_canceled());
+    w.write_all(&[3]).unwrap();
+    assert_eq!(finish(b).await.unwrap().unwrap(), 3);
+
+    // Canceling the scope stops every task in it.
+    let c = spawn_blocking_in(&request, reader(r.clone()));
+    let d = spawn_blocking_in(&request, reader(r.clone()));
+    request.cancel();
+    assert!(finish(c).await.unwrap_err().is_cancelled());
+    assert!(finish(d).await.unwrap_err().is_cancelled());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_blocked_tasks_aborted_at_once_from_several_threads_all_stop() {
+    const TASKS: usize = 16;
+    let (r, _w) = std::io::pipe().unwrap();
+    let r = Arc::new(r);
+    let mut tasks = Vec::new();
+    for _ in 0..TASKS {
+        tasks.push(blocked_reader(r.clone()));
+    }
+    // Four threads cancel the tasks' scopes, all at once, while this one aborts every task too.
+    let scopes: Vec<CancelScope> = tasks.iter().map(|(t, _, _)| t.scope().clone()).collect();
+    let go = Arc::new(std::sync::Barrier::new(5));
+    let cancelers: Vec<_> = (0..4)
+        .map(|k| {
+            let (scopes, go) = (scopes.clone(), go.clone());
+            std::thread::spawn(move || {
+                go.wait();
+                for s in scopes.iter().skip(k).step_by(2) {
+                    s.cancel();
+                }
+            })
+        })
+        .collect();
+    go.wait();
+    for (t, _, _) in &tasks {
+        t.abort();
+    }
+    for c in cancelers {
+        c.join().unwrap();
+    }
+    for (i, (t, dropped, _)) in tasks.into_iter().enumerate() {
+        let err = finish(t).await.unwrap_err();
+        assert!(err.is_cancelled(), "task {i}: {err}");
+        assert!(
+            dropped.load(Ordering::SeqCst),
+            "task {i}: its Drop did not run"
+        );
+    }
+    // The pool's threads all go on, clean.
+    let mut next = Vec::new();
+    for _ in 0..TASKS {
+        next.push(spawn_blocking(observe_clean));
+    }
+    for t in next {
+        assert_clean(&finish(t).await.unwrap());
+    }
+}
+
+/// A small xorshift: the race's timings vary from one round to the next.
+fn next(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+fn spin(n: u64) {
+    for _ in 0..n {
+        std::hint::spin_loop();
+    }
+}
+
+/// Whether a byte is ready to read on `fd`, without blocking.
+fn readable(fd: BorrowedFd<'_>) -> bool {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, timeout 0.
+    let r = unsafe { libc::poll(&mut p, 1, 0) };
+    r == 1
+}
+
+/// One blocking thread runs every race, each right after the last: anything a race left on the
+/// thread (a request, a signal on its way) would show in the next race's read (an `EINTR`, or a
+/// cancel with no abort).
+#[test]
+fn stress_abort_racing_a_one_byte_read_never_loses_the_byte() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(stress_races());
+}
+
+async fn stress_races() {
+    let n = stress_iters();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let (mut returned, mut in_pipe_after_start, mut in_pipe_before_start) = (0usize, 0, 0);
+    for i in 0..n {
+        let (r, mut w) = std::io::pipe().unwrap();
+        let r = Arc::new(r);
+        let byte = (i % 251) as u8;
+        let r2 = r.clone();
+        let ran = Arc::new(AtomicBool::new(false));
+        let ran2 = ran.clone();
+        let task = spawn_blocking(move || {
+            ran2.store(true, Ordering::SeqCst);
+            let mut b = [0u8; 1];
+            io::read(r2.as_fd(), &mut b).map(|n| (n, b[0]))
+        });
+        let x = next(&mut seed);
+        if x & (1 << 41) != 0 {
+            // Half the rounds race the read itself (on its way in, blocked, returning), not
+            // the task's start.
+            let t0 = Instant::now();
+            while !ran.load(Ordering::SeqCst) {
+                assert!(t0.elapsed() < HANG, "round {i}: the task never started");
+                std::hint::spin_loop();
+            }
+        }
+        spin(x % 20_000);
+        let gap = (x >> 20) % 5_000;
+        if x & (1 << 40) == 0 {
+            w.write_all(&[byte]).unwrap();
+            spin(gap);
+            task.abort();
+        } else {
+            task.abort();
+            spin(gap);
+            w.write_all(&[byte]).unwrap();
+        }
+        match finish(task).await {
+            Ok(Ok((1, b))) => {
+                assert_eq!(b, byte, "round {i}: a wrong byte");
+                assert!(!readable(r.as_fd()), "round {i}: a byte read twice");
+                returned += 1;
+            }
+            Ok(other) => panic!("round {i}: the read returned {other:?}"),
+            Err(e) => {
+                assert!(e.is_cancelled(), "round {i}: {e}");
+                assert!(
+                    readable(r.as_fd()),
+                    "round {i}: the task was cancelled and the byte is not in the pipe: lost"
+                );
+                let mut b = [0u8; 1];
+                assert_eq!(io::read(r.as_fd(), &mut b).unwrap(), 1);
+                assert_eq!(b[0], byte, "round {i}");
+                if ran.load(Ordering::SeqCst) {
+                    in_pipe_after_start += 1;
+                } else {
+                    in_pipe_before_start += 1;
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{n} races: {returned} bytes returned by the task, {in_pipe_after_start} cancelled after \
+         the closure started (byte still in the pipe), {in_pipe_before_start} aborted before it \
+         started (byte in the pipe), 0 lost"
+    );
+    assert_eq!(
+        returned + in_pipe_after_start + in_pipe_before_start,
+        n,
+        "every race is accounted for"
+    );
+    // The pool is still sound after the races.
+    let clean = finish(spawn_blocking(observe_clean)).await.unwrap();
+    assert_clean(&clean);
+}
