@@ -20,16 +20,15 @@ use std::sync::Arc;
 /// cancellation: a scope's cancel never runs it.
 ///
 /// ```
-/// use std::sync::{atomic::{AtomicBool, Ordering}, Arc};
-/// let ran = Arc::new(AtomicBool::new(false));
-/// let r = ran.clone();
+/// let (tx, rx) = std::sync::mpsc::channel::<()>();
 /// let res = thread_cancel::with_timeout(std::time::Duration::from_millis(10), move || {
-///     let _g = thread_cancel::on_cancel(move || r.store(true, Ordering::SeqCst));
-///     std::thread::sleep(std::time::Duration::from_millis(100)); // not a point
+///     let _g = thread_cancel::on_cancel(move || {
+///         let _ = tx.send(()); // what ends the blocking call below
+///     });
+///     rx.recv().unwrap(); // std's recv is not a cancellation point: only the callback ends it
 ///     thread_cancel::testcancel(); // acts here
 /// });
 /// assert!(res.is_err());
-/// assert!(ran.load(Ordering::SeqCst));
 /// ```
 ///
 /// # Panics in `f`
