@@ -4,6 +4,7 @@
 //! stay for parity with C.
 
 use super::cp;
+use crate::sys::timespec;
 use std::io;
 use std::marker::PhantomData;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -223,14 +224,6 @@ impl std::fmt::Debug for PollFd<'_> {
             .field("events", &self.events())
             .field("revents", &self.revents())
             .finish()
-    }
-}
-
-/// A timeout as the `timespec` the kernel takes (seconds saturated at `time_t::MAX`).
-fn timespec(d: Duration) -> libc::timespec {
-    libc::timespec {
-        tv_sec: d.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
-        tv_nsec: d.subsec_nanos() as libc::c_long,
     }
 }
 
