@@ -331,7 +331,20 @@ const CHILD_ENV: &str = "THREAD_CANCEL_ATTACK_CHILD";
 /// Runs this test binary's test `name` in a child process with `CHILD_ENV=mode`; returns its
 /// exit status and standard error.
 fn run_child(name: &str, mode: &str) -> (std::process::ExitStatus, String) {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
+    // Through the emulator named by `THREAD_CANCEL_TEST_RUNNER` (as Cargo's `runner`) when the
+    // tests run under user-mode emulation, where the host cannot execute the binary.
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::var("THREAD_CANCEL_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    let mut cmd = match words.next() {
+        None => std::process::Command::new(&exe),
+        Some(emulator) => {
+            let mut c = std::process::Command::new(emulator);
+            c.args(words).arg(&exe);
+            c
+        }
+    };
+    let out = cmd
         .args(["--exact", name, "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, mode)
         .output()

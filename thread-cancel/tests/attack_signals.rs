@@ -37,11 +37,28 @@ struct ChildRun {
     stderr: String,
 }
 
+/// A command that runs this test binary again: directly, or through the emulator named by
+/// `THREAD_CANCEL_TEST_RUNNER` (words separated by spaces, as Cargo's `runner`) when the tests
+/// run under user-mode emulation, where the binary cannot be executed by the host.
+fn self_command() -> Command {
+    let exe = std::env::current_exe().unwrap();
+    let runner = std::env::var("THREAD_CANCEL_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    match words.next() {
+        None => Command::new(exe),
+        Some(emulator) => {
+            let mut c = Command::new(emulator);
+            c.args(words).arg(exe);
+            c
+        }
+    }
+}
+
 /// Runs test `name` of this binary in a child process (where `is_child(name)` holds) and
 /// returns how it ended; a child that runs longer than a minute (plus a margin per round) is
 /// killed and reported as a hang.
 fn run_child(name: &str) -> ChildRun {
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let mut child = self_command()
         .args([name, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, name)
         .stdout(Stdio::null())

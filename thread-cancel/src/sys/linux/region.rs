@@ -4,6 +4,8 @@
 
 #[cfg(target_arch = "aarch64")]
 use super::aarch64 as arch;
+#[cfg(target_arch = "riscv64")]
+use super::riscv64 as arch;
 #[cfg(target_arch = "x86_64")]
 use super::x86_64 as arch;
 

@@ -2,6 +2,8 @@
 
 #[cfg(target_arch = "aarch64")]
 use super::aarch64 as arch;
+#[cfg(target_arch = "riscv64")]
+use super::riscv64 as arch;
 #[cfg(target_arch = "x86_64")]
 use super::x86_64 as arch;
 
@@ -273,7 +275,7 @@ fn in_call_must_act() -> bool {
 unsafe fn defer(uc: *mut libc::c_void, sig: i32) {
     let uc = uc.cast::<libc::ucontext_t>();
     // SAFETY: `uc` is the kernel's context for the interrupted code; `uc_sigmask` is the mask
-    // `sigreturn` restores (the same field on x86_64 and aarch64).
+    // `sigreturn` restores (the same field on every architecture).
     unsafe { libc::sigaddset(&raw mut (*uc).uc_sigmask, sig) };
     // SAFETY: `__errno_location` returns this thread's errno; the handler must leave it as it
     // found it. getpid, gettid and tgkill are async-signal-safe system calls with scalar
