@@ -13,7 +13,7 @@ use crate::control::Control;
 use crate::state;
 use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{fence, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -123,9 +123,9 @@ pub(crate) fn lock_registry() -> std::sync::MutexGuard<'static, Vec<Weak<Control
 
 /// Delivers a scope request for scope `id` to every thread registered in a run of it.
 ///
-/// Each thread is counted in its `scope_deliveries` before its registration is read, with the
-/// heavy side of the fence between; the owner clears its registration, then (light side) reads
-/// the count and waits for zero. So either this sees the registration cleared, or the run's end
+/// Each thread is counted in its `scope_deliveries` before its registration is read, with a
+/// `SeqCst` fence between; the owner clears its registration, then (fence) reads the count and
+/// waits for zero. So either this sees the registration cleared, or the run's end
 /// waits for this delivery (the signal included) to be over (I6). The same fence pairs the
 /// scope's state (stored before) with a run's entry, which registers and then reads it.
 fn deliver(id: usize) {
@@ -140,14 +140,22 @@ fn deliver(id: usize) {
     for t in &threads {
         t.scope_deliveries.fetch_add(1, Ordering::SeqCst);
     }
-    crate::sys::fence_heavy();
+    // A plain fence, no `membarrier`: the owner's side is a real fence too (two of them per
+    // run cost about 4 ns; a `membarrier` here would sit between the cancel and the wake-up).
+    fence(Ordering::SeqCst);
     let mut reached = Vec::new();
     for t in &threads {
+        let mut owed_wake = false;
         if let Some(depth) = t.runs_scope(id) {
-            t.scope_request();
+            owed_wake = t.scope_request();
             reached.push((t, depth));
         }
         t.scope_deliveries.fetch_sub(1, Ordering::Release);
+        // After counting out: a run that ends now never waits for this system call (on two
+        // CPUs the woken thread can preempt this one and would spin in `leave` until it ran).
+        if owed_wake {
+            t.wake_parked();
+        }
     }
     // `on_cancel` callbacks registered inside the canceled runs, after the deliveries (a
     // callback must never hold up the end of a run).
@@ -633,7 +641,7 @@ fn own_control<'a>() -> Option<&'a Control> {
     Some(unsafe { &*p })
 }
 
-/// Owner: registers a run of scope `id` at `depth`, then the light side of the fence.
+/// Owner: registers a run of scope `id` at `depth`, then the fence (paired with `deliver`'s).
 #[inline(always)]
 fn register(c: &Control, depth: usize, id: usize) {
     if !c.scoped.load(Ordering::Relaxed) {
@@ -643,7 +651,7 @@ fn register(c: &Control, depth: usize, id: usize) {
         Some(slot) => slot.store(id, Ordering::Relaxed),
         None => lock(&c.runs_deep).push(id),
     }
-    crate::sys::fence_light();
+    fence(Ordering::SeqCst);
 }
 
 #[cold]
@@ -671,7 +679,7 @@ fn leave(c: &Control, frame: &Frame) -> bool {
             }
         }
     }
-    crate::sys::fence_light();
+    fence(Ordering::SeqCst);
     while c.scope_deliveries.load(Ordering::Acquire) != 0 {
         std::thread::yield_now();
     }

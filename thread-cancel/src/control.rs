@@ -235,7 +235,7 @@ impl Control {
             Request::Finished => Err(crate::NoSuchThread),
             Request::Merged => Ok(None),
             Request::Queued { prev } => {
-                self.wake(prev, false);
+                let _ = self.wake(prev, false);
                 let run = std::mem::take(&mut lock(&self.callbacks).list);
                 let mut own = None;
                 for (_, _, f) in run {
@@ -248,15 +248,22 @@ impl Control {
 
     /// A scope cancel's delivery to this thread, registered in a `run` of the canceled scope
     /// (the caller has counted itself in `scope_deliveries`; I6): queue the scope request and
-    /// wake the thread as a request does.
-    pub(crate) fn scope_request(&self) {
+    /// wake the thread as a request does, except the futex wake-up of a thread found parked,
+    /// which is left to the caller (`true`): it calls [`wake_parked`](Self::wake_parked) after
+    /// it has counted itself out, so that the run's end never waits for that system call (it
+    /// changes no state: the token is already set).
+    #[must_use]
+    pub(crate) fn scope_request(&self) -> bool {
         if !self.in_this_process() {
-            return;
+            return false;
         }
         let prev = self.state.scope_request();
-        if prev & (crate::state::FINISHED | crate::state::SCOPE) == 0 {
-            self.wake(prev, true);
-        }
+        prev & (crate::state::FINISHED | crate::state::SCOPE) == 0 && self.wake(prev, true)
+    }
+
+    /// Ends a wake-up that [`scope_request`](Self::scope_request) left to its caller.
+    pub(crate) fn wake_parked(&self) {
+        self.parker.wake_parked();
     }
 
     /// The depth of the outermost `run` of the scope `id` the thread is in, if any (a
@@ -274,8 +281,9 @@ impl Control {
 
     /// Wakes the thread for the request that changed the word from `prev`: the signal if it is
     /// in one of our calls or an asynchronous region, the parker, `std`'s park token. For a
-    /// scope's request (`scope`), a signal is recorded in `scope_signaled` before it is sent.
-    fn wake(&self, prev: u32, scope: bool) {
+    /// scope's request (`scope`), a signal is recorded in `scope_signaled` before it is sent,
+    /// and the futex wake-up of a parked thread is not made here: `true` says it is owed.
+    fn wake(&self, prev: u32, scope: bool) -> bool {
         use std::sync::atomic::Ordering::SeqCst;
         // Only a thread inside our system calls or in a region with the type
         // asynchronous needs the signal, and never the caller itself (it acts when it
@@ -292,7 +300,10 @@ impl Control {
         if signalled && !me {
             self.interrupt(scope);
         }
-        let parked = self.parker.unpark();
+        let parked = self.parker.notify();
+        if parked && !scope {
+            self.parker.wake_parked();
+        }
         if let Some(t) = self.thread.get() {
             t.unpark();
         }
@@ -304,6 +315,7 @@ impl Control {
         if !signalled && !me && !parked && crate::sys::observe_in_syscall(&self.in_syscall) {
             self.interrupt(scope);
         }
+        parked && scope
     }
 
     /// Owner: records its `std` handle (for `park`) and its pthread id (for the signal).

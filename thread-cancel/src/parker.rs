@@ -51,10 +51,24 @@ impl Parker {
     /// the owner was inside [`park`](Self::park): it then leaves `park` through an acquiring
     /// read of this token, so it sees everything the caller did before this call.
     pub(crate) fn unpark(&self) -> bool {
-        let parked = self.state.swap(NOTIFIED, Ordering::Release) == PARKED;
+        let parked = self.notify();
         if parked {
-            sys::futex_wake(&self.state);
+            self.wake_parked();
         }
         parked
+    }
+
+    /// The first half of [`unpark`](Self::unpark): makes the token available (the owner can no
+    /// longer sleep past it) and returns whether the owner was inside `park`; if so, it still
+    /// sleeps until [`wake_parked`](Self::wake_parked).
+    pub(crate) fn notify(&self) -> bool {
+        self.state.swap(NOTIFIED, Ordering::Release) == PARKED
+    }
+
+    /// The second half of [`unpark`](Self::unpark), after [`notify`](Self::notify) returned
+    /// `true`. Harmless at any later time: a wake-up of a futex nobody sleeps on (or a spurious
+    /// one, which `park` absorbs).
+    pub(crate) fn wake_parked(&self) {
+        sys::futex_wake(&self.state);
     }
 }

@@ -329,8 +329,7 @@ mod loom_tests {
         });
     }
     /// The owner's and a canceler's sides of a scope's registration (`cancel_scope.rs`), with
-    /// the asymmetric fence modelled as a `SeqCst` fence on each side (what `membarrier`
-    /// gives: the canceler's fence orders against every running thread's accesses).
+    /// the `SeqCst` fence each side runs there.
     struct ScopeModel {
         word: StateWord,
         slot: loom::sync::atomic::AtomicUsize,

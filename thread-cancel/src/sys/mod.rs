@@ -7,8 +7,7 @@
 //!   [`kill`] sends the cancel signal to a thread blocked in one; [`set_signal`] / [`signal`];
 //!   [`prepare`] installs the handler, once, before any thread can make such a call.
 //! - [`publish_in_syscall`] / [`observe_in_syscall`]: the two sides of the asymmetric fence
-//!   between a thread entering a cancellable call and a canceler deciding to signal it;
-//!   [`fence_light`] / [`fence_heavy`], the same pairing for any flag.
+//!   between a thread entering a cancellable call and a canceler deciding to signal it.
 //! - [`drain_cancel_signal`]: takes back a cancel signal sent to the calling thread that is
 //!   still pending, and unblocks it (a scope's `run` ends with nothing on its way).
 //! - [`pthread`]: threads made with `pthread_create` directly (no `std` spawn), for
@@ -23,10 +22,7 @@
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod linux;
 #[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) use linux::fence::{
-    heavy as fence_heavy, light as fence_light, observe as observe_in_syscall,
-    publish as publish_in_syscall,
-};
+pub(crate) use linux::fence::{observe as observe_in_syscall, publish as publish_in_syscall};
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use linux::futex::{futex_wait, futex_wake, timespec};
 #[cfg(any(target_os = "linux", target_os = "android"))]

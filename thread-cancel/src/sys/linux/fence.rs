@@ -54,27 +54,3 @@ pub(crate) fn observe(flag: &AtomicBool) -> bool {
     unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) };
     flag.load(Ordering::SeqCst)
 }
-
-/// Owner's side of the same pairing for any other flag (a `CancelScope::run` publishing its
-/// registration before it reads the scope's state, or clearing it before it reads the count of
-/// deliveries under way): the caller's store, then this, then its load.
-#[inline(always)]
-pub(crate) fn light() {
-    if ASYMMETRIC.load(Ordering::Relaxed) {
-        compiler_fence(Ordering::SeqCst);
-    } else {
-        std::sync::atomic::fence(Ordering::SeqCst);
-    }
-}
-
-/// Canceler's side of [`light`]: after its own store and before its load, every running thread
-/// of the process executes a full barrier (or, without `membarrier`, the owner's side is a
-/// full fence and this one is too).
-pub(crate) fn heavy() {
-    if ASYMMETRIC.load(Ordering::Acquire) {
-        // SAFETY: a membarrier command has no memory arguments.
-        unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) };
-    } else {
-        std::sync::atomic::fence(Ordering::SeqCst);
-    }
-}
