@@ -2,7 +2,8 @@
 //!
 //! A scope with a deadline registers `(deadline, key) -> Weak<scope>` here when it is made and
 //! removes it when it is dropped (one short lock each; no system call: the timer thread is
-//! woken only when a new deadline is earlier than the one it sleeps until, and started once).
+//! woken only when a new deadline is earlier than the time it sleeps until, which it keeps
+//! after the registration that set it is removed; started once).
 //! The thread sleeps until the earliest registered deadline, then cancels every scope whose
 //! deadline passed. It exists for threads blocked where only a request can reach them (a
 //! system call): a thread in one of the crate's own waits bounds its sleep by its innermost
@@ -95,7 +96,16 @@ fn run() {
             t = lock();
             continue;
         }
-        let next = t.map.first_key_value().map(|(k, _)| k.0);
+        // With nothing registered, keep the time this thread was last asked to wake at if it
+        // is still ahead: a scope made and dropped at once (a `with_timeout` that finished)
+        // leaves the map empty, and the next one, due later, then needs no wake-up (no system
+        // call, no switch to this thread). It wakes at that time once, finds nothing, and only
+        // then waits for a registration.
+        let next = match (t.map.first_key_value(), t.wake_at) {
+            (Some((k, _)), _) => Some(k.0),
+            (None, Some(w)) if w > now => Some(w),
+            (None, _) => None,
+        };
         t.wake_at = next;
         t = match next {
             Some(at) => {
