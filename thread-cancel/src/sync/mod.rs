@@ -10,6 +10,7 @@ mod barrier;
 mod channel;
 mod condvar;
 mod mutex;
+mod poison;
 mod rwlock;
 mod semaphore;
 

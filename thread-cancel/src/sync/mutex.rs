@@ -6,12 +6,12 @@
 //! panic still poisons, as with `std`. (A `std::sync::Mutex` guard held across a canceled point
 //! does poison: its `Drop` only knows that the thread is unwinding.)
 
-use crate::point::terminating;
+use super::poison::{self, Flag};
 use crate::sys;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 
 const UNLOCKED: u32 = 0;
@@ -28,7 +28,7 @@ const CONTENDED: u32 = 2;
 #[derive(Default)]
 pub struct Mutex<T: ?Sized> {
     state: AtomicU32,
-    poisoned: AtomicBool,
+    poisoned: Flag,
     data: UnsafeCell<T>,
 }
 
@@ -53,14 +53,14 @@ impl<T> Mutex<T> {
     pub const fn new(value: T) -> Self {
         Self {
             state: AtomicU32::new(UNLOCKED),
-            poisoned: AtomicBool::new(false),
+            poisoned: Flag::new(),
             data: UnsafeCell::new(value),
         }
     }
 
     /// Consumes the mutex and returns the data (`Err` if poisoned, with the data).
     pub fn into_inner(self) -> LockResult<T> {
-        let poisoned = self.poisoned.load(Ordering::Relaxed);
+        let poisoned = self.poisoned.get();
         let v = self.data.into_inner();
         if poisoned {
             Err(PoisonError::new(v))
@@ -115,7 +115,7 @@ impl<T: ?Sized> Mutex<T> {
     /// assert!(!thread_cancel::sync::Mutex::new(()).is_poisoned());
     /// ```
     pub fn is_poisoned(&self) -> bool {
-        self.poisoned.load(Ordering::Relaxed)
+        self.poisoned.get()
     }
 
     /// Clears the poison flag.
@@ -124,7 +124,7 @@ impl<T: ?Sized> Mutex<T> {
     /// thread_cancel::sync::Mutex::new(()).clear_poison();
     /// ```
     pub fn clear_poison(&self) {
-        self.poisoned.store(false, Ordering::Relaxed);
+        self.poisoned.clear();
     }
 
     /// Mutable access without locking (the borrow proves exclusivity).
@@ -134,7 +134,7 @@ impl<T: ?Sized> Mutex<T> {
     /// *m.get_mut().unwrap() = 2;
     /// ```
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
-        let poisoned = self.is_poisoned();
+        let poisoned = self.poisoned.get();
         let v = self.data.get_mut();
         if poisoned {
             Err(PoisonError::new(v))
@@ -146,14 +146,10 @@ impl<T: ?Sized> Mutex<T> {
     fn guard(&self) -> LockResult<MutexGuard<'_, T>> {
         let g = MutexGuard {
             lock: self,
-            panicking: std::thread::panicking(),
+            panicking: poison::Guard::new(),
             _not_send: PhantomData,
         };
-        if self.is_poisoned() {
-            Err(PoisonError::new(g))
-        } else {
-            Ok(g)
-        }
+        self.poisoned.result(g)
     }
 
     #[cold]
@@ -185,7 +181,7 @@ impl<T: ?Sized> Mutex<T> {
 #[must_use = "the lock is released as soon as the guard is dropped"]
 pub struct MutexGuard<'a, T: ?Sized> {
     pub(crate) lock: &'a Mutex<T>,
-    panicking: bool,
+    panicking: poison::Guard,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -223,9 +219,7 @@ impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
 
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
-        if !self.panicking && std::thread::panicking() && !terminating() {
-            self.lock.poisoned.store(true, Ordering::Relaxed);
-        }
+        self.lock.poisoned.done(self.panicking);
         self.lock.unlock();
     }
 }

@@ -9,12 +9,11 @@
 
 use super::condvar::Condvar;
 use super::mutex::{Mutex, MutexGuard};
-use crate::point::terminating;
+use super::poison::{self, Flag};
 use crate::wait::{act_current, Wake};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 
 /// Who holds and who waits for the lock (under `RwLock::state`).
@@ -73,7 +72,7 @@ pub struct RwLock<T: ?Sized> {
     readers_cv: Condvar,
     /// Writers wait here (woken one at a time).
     writers_cv: Condvar,
-    poisoned: AtomicBool,
+    poisoned: Flag,
     data: UnsafeCell<T>,
 }
 
@@ -146,7 +145,7 @@ impl<T> RwLock<T> {
             }),
             readers_cv: Condvar::new(),
             writers_cv: Condvar::new(),
-            poisoned: AtomicBool::new(false),
+            poisoned: Flag::new(),
             data: UnsafeCell::new(value),
         }
     }
@@ -159,7 +158,7 @@ impl<T> RwLock<T> {
     /// assert_eq!(l.into_inner().unwrap(), "xy");
     /// ```
     pub fn into_inner(self) -> LockResult<T> {
-        let poisoned = self.is_poisoned();
+        let poisoned = self.poisoned.get();
         let v = self.data.into_inner();
         if poisoned {
             Err(PoisonError::new(v))
@@ -295,7 +294,7 @@ impl<T: ?Sized> RwLock<T> {
     /// assert!(l.is_poisoned());
     /// ```
     pub fn is_poisoned(&self) -> bool {
-        self.poisoned.load(Ordering::Relaxed)
+        self.poisoned.get()
     }
 
     /// Clears the poison flag.
@@ -306,7 +305,7 @@ impl<T: ?Sized> RwLock<T> {
     /// assert!(!l.is_poisoned());
     /// ```
     pub fn clear_poison(&self) {
-        self.poisoned.store(false, Ordering::Relaxed);
+        self.poisoned.clear();
     }
 
     /// Mutable access without locking (the borrow proves exclusivity).
@@ -317,7 +316,7 @@ impl<T: ?Sized> RwLock<T> {
     /// assert_eq!(*l.read().unwrap(), 2);
     /// ```
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
-        let poisoned = self.is_poisoned();
+        let poisoned = self.poisoned.get();
         let v = self.data.get_mut();
         if poisoned {
             Err(PoisonError::new(v))
@@ -332,25 +331,17 @@ impl<T: ?Sized> RwLock<T> {
             lock: self,
             _not_send: PhantomData,
         };
-        if self.is_poisoned() {
-            Err(PoisonError::new(g))
-        } else {
-            Ok(g)
-        }
+        self.poisoned.result(g)
     }
 
     /// A guard for the write lock just marked in `state`.
     fn write_guard(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
         let g = RwLockWriteGuard {
             lock: self,
-            panicking: std::thread::panicking(),
+            panicking: poison::Guard::new(),
             _not_send: PhantomData,
         };
-        if self.is_poisoned() {
-            Err(PoisonError::new(g))
-        } else {
-            Ok(g)
-        }
+        self.poisoned.result(g)
     }
 
     fn read_unlock(&self) {
@@ -411,7 +402,7 @@ unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
 pub struct RwLockWriteGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
     /// Whether the thread was already panicking when it locked (then no new panic poisons).
-    panicking: bool,
+    panicking: poison::Guard,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -458,10 +449,7 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
 
 impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     fn drop(&mut self) {
-        // A panic poisons; the unwind of a cancellation (or `exit`) does not.
-        if !self.panicking && std::thread::panicking() && !terminating() {
-            self.lock.poisoned.store(true, Ordering::Relaxed);
-        }
+        self.lock.poisoned.done(self.panicking);
         self.lock.write_unlock();
     }
 }
