@@ -920,3 +920,55 @@ fn stress_barrier_cancel_races_wait() {
     }
     counts.report("stress_barrier_cancel_races_wait", started);
 }
+
+/// The crate's `Mutex` poisons as `std`'s does on a panic, not on a cancellation, and not when
+/// the guard was taken inside a `Drop` that the panic itself runs (std's rule too).
+#[test]
+fn mutex_poisoned_by_a_panic_not_by_a_cancellation_nor_a_guard_taken_while_panicking() {
+    use thread_cancel::sync::Mutex;
+    let m = Arc::new(Mutex::new(0u32));
+
+    let l = m.clone();
+    let holding = Arc::new(AtomicBool::new(false));
+    let hd = holding.clone();
+    let h = spawn(move || {
+        let _g = l.lock().unwrap();
+        hd.store(true, Ordering::SeqCst);
+        loop {
+            testcancel();
+        }
+    });
+    assert!(wait_for(|| holding.load(Ordering::SeqCst)));
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+    assert!(!m.is_poisoned(), "a cancellation poisoned the mutex");
+
+    struct LockInDrop(Arc<Mutex<u32>>);
+    impl Drop for LockInDrop {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() += 1; // taken and dropped during the panic's unwind
+        }
+    }
+    let l = m.clone();
+    let h = spawn(move || {
+        let _d = LockInDrop(l);
+        panic!("panic with a lock taken in a Drop (expected by the test)");
+    });
+    assert!(h.join().is_panicked());
+    assert!(
+        !m.is_poisoned(),
+        "a guard taken while panicking poisoned the mutex"
+    );
+    assert_eq!(*m.lock().unwrap(), 1);
+
+    let l = m.clone();
+    let h = spawn(move || {
+        let _g = l.lock().unwrap();
+        panic!("panic while holding the mutex (expected by the test)");
+    });
+    assert!(h.join().is_panicked());
+    assert!(m.is_poisoned());
+    assert_eq!(*m.lock().unwrap_err().into_inner(), 1);
+    m.clear_poison();
+    assert!(!m.is_poisoned());
+}
