@@ -342,3 +342,54 @@ fn r06_request_held_by_a_deferred_inner_region_acts_when_it_returns() {
         "acted before the outer loop ran"
     );
 }
+
+/// Calls `async_region` and captures a backtrace inside it (formatted after the region, with
+/// every frame: `{:#}`). Not inlined and not a tail call, so that it is a frame of its own,
+/// under a name no other frame has.
+#[inline(never)]
+fn r06_caller_of_the_region_outside_it() -> String {
+    let mut captured = None;
+    // SAFETY: the capture allocates, but nothing cancels this thread (no handle of it is used
+    // to cancel), so the region is never left early and nothing is abandoned.
+    unsafe { async_region(|| captured = Some(std::backtrace::Backtrace::force_capture())) };
+    let bt = std::hint::black_box(captured).expect("the region's body ran");
+    assert_eq!(
+        bt.status(),
+        std::backtrace::BacktraceStatus::Captured,
+        "no backtrace on this platform"
+    );
+    format!("{bt:#}")
+}
+
+/// The region's assembly carries unwind information (CFI) on every architecture, so that an
+/// unwinder started inside the region walks through its frames: the backtrace has, in order,
+/// the region's body, the frame that called `async_region`, the thread's root and its entry in
+/// `std`, as without a region (aarch64's had none: its backtraces stopped at the region).
+#[test]
+fn r06_backtrace_inside_an_async_region_reaches_the_thread_root() {
+    let h = spawn(r06_caller_of_the_region_outside_it);
+    let bt = h.join().unwrap();
+    // The symbol of each frame (`{:#}`: "  N:  0xADDR - name", then "at file:line" lines).
+    let names: Vec<&str> = bt
+        .lines()
+        .filter_map(|l| l.split_once(" - ").map(|(_, name)| name))
+        .collect();
+    // In order: (what, a substring of its symbol, whether it is a closure's).
+    let caller = "r06_caller_of_the_region_outside_it";
+    let mut from = 0;
+    for (what, has, closure) in [
+        ("the region's body, inside it", caller, true),
+        ("the region's caller, outside it", caller, false),
+        ("the thread's root", "thread_cancel::thread::root", false),
+        ("the thread's entry in std", "thread_start", false),
+    ] {
+        let is = |n: &&str| n.contains(has) && n.contains("closure") == closure;
+        match names[from..].iter().position(is) {
+            Some(i) => from += i + 1,
+            None => panic!(
+                "no frame of {what} (after symbol {from}) in the backtrace taken inside the \
+                 region:\n{bt}"
+            ),
+        }
+    }
+}
