@@ -68,7 +68,7 @@ pub fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
         0,
     ];
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects (a `sockaddr_storage` of the given length).
-    unsafe { cp(libc::SYS_connect, a) }?;
+    unsafe { cp(crate::sys::calls::CONNECT, a) }?;
     Ok(TcpStream::from(sock))
 }
 

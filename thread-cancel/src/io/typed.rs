@@ -260,7 +260,7 @@ pub fn poll_fds(fds: &mut [PollFd<'_>], timeout: Option<Duration>) -> io::Result
     // `pollfd` of its length, borrowed for the whole call, and the kernel reads and writes
     // only those entries (`nfds` is the slice's length); each descriptor is borrowed for the
     // entry's lifetime; `tsp` is null or points to a local that outlives the call.
-    unsafe { cp(libc::SYS_ppoll, a) }.map(|n| n as usize)
+    unsafe { cp(crate::sys::calls::PPOLL, a) }.map(|n| n as usize)
 }
 
 /// One event of an [`Epoll`] instance: what happened (or is asked for) and the caller's

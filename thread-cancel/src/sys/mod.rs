@@ -2,6 +2,10 @@
 //!
 //! The rest of the crate sees a narrow interface:
 //!
+//! - [`calls`]: the system calls the rest of the crate makes through [`syscall_cp`], by name
+//!   (`calls::READ`, ...), and the kernel facts their callers need; the C ABI crate uses the
+//!   same names (`thread_cancel::ffi::calls`). No code outside `sys/` names a system-call
+//!   number.
 //! - [`futex_wait`] / [`futex_wake`]: block on a 32-bit word until it changes or a deadline passes.
 //! - [`syscall_cp`]: a system call that a cancellation request aborts only if it had no effect;
 //!   [`kill`] sends the cancel signal to a thread blocked in one; [`set_signal`] / [`signal`];
@@ -21,6 +25,8 @@
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod linux;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub use linux::calls;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use linux::fence::{observe as observe_in_syscall, publish as publish_in_syscall};
 #[cfg(any(target_os = "linux", target_os = "android"))]
