@@ -63,14 +63,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 /// assert!(e.to_string().contains("too late"));
 /// ```
 pub fn set_signal(sig: i32) -> io::Result<()> {
-    sys::set_signal(sig).map_err(|e| {
-        let kind = match e {
-            sys::SignalError::NotRealtime(_) => io::ErrorKind::InvalidInput,
-            sys::SignalError::TooLate { .. } => io::ErrorKind::Other,
-            sys::SignalError::HasHandler(_) => io::ErrorKind::ResourceBusy,
-        };
-        io::Error::new(kind, e.to_string())
-    })
+    sys::set_signal(sig).map_err(|e: sys::SignalError| io::Error::new(e.kind(), e.to_string()))
 }
 
 /// Runs system call `nr` as a cancellation point.
