@@ -289,10 +289,10 @@ pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize>
 /// ```
 #[inline]
 pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
-    if flags & calls::MSG_ZEROCOPY != 0 {
+    if calls::zerocopy(flags) {
         return Err(invalid_argument());
     }
-    let flags = flags | libc::MSG_NOSIGNAL;
+    let flags = flags | calls::MSG_NOSIGNAL;
     let a = [
         fd_arg(fd),
         buf.as_ptr() as _,
@@ -316,7 +316,7 @@ pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
 /// let _ = conn;
 /// ```
 pub fn accept(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
-    let a = [fd_arg(fd), 0, 0, libc::SOCK_CLOEXEC as _, 0, 0];
+    let a = [fd_arg(fd), 0, 0, calls::SOCK_CLOEXEC as _, 0, 0];
     // SAFETY: only integers (and null pointers) are passed.
     let n = unsafe { cp(calls::ACCEPT4, a) }?;
     // SAFETY: a successful accept4 returns a new descriptor that nothing else owns.
@@ -459,48 +459,6 @@ pub fn writev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>]) -> io::Result<usize>
     unsafe { cp(calls::WRITEV, a) }.map(|n| n as usize)
 }
 
-/// `preadv(2)` as a cancellation point.
-///
-/// ```
-/// use std::os::fd::AsFd;
-/// let f = std::fs::File::open("/proc/self/status").unwrap();
-/// let mut a = [0u8; 4];
-/// let mut bufs = [std::io::IoSliceMut::new(&mut a)];
-/// assert_eq!(thread_cancel::io::preadv(f.as_fd(), &mut bufs, 0).unwrap(), 4);
-/// ```
-pub fn preadv(
-    fd: BorrowedFd<'_>,
-    bufs: &mut [io::IoSliceMut<'_>],
-    offset: u64,
-) -> io::Result<usize> {
-    let (lo, hi) = calls::lo_hi(offset);
-    let a = [
-        fd_arg(fd),
-        bufs.as_mut_ptr() as _,
-        bufs.len() as _,
-        lo,
-        hi,
-        0,
-    ];
-    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(calls::PREADV, a) }.map(|n| n as usize)
-}
-
-/// `pwritev(2)` as a cancellation point.
-///
-/// ```
-/// use std::os::fd::AsFd;
-/// let f = std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap();
-/// let bufs = [std::io::IoSlice::new(b"ab")];
-/// assert_eq!(thread_cancel::io::pwritev(f.as_fd(), &bufs, 0).unwrap(), 2);
-/// ```
-pub fn pwritev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>], offset: u64) -> io::Result<usize> {
-    let (lo, hi) = calls::lo_hi(offset);
-    let a = [fd_arg(fd), bufs.as_ptr() as _, bufs.len() as _, lo, hi, 0];
-    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(calls::PWRITEV, a) }.map(|n| n as usize)
-}
-
 /// `fsync(2)` as a cancellation point.
 ///
 /// ```
@@ -511,18 +469,6 @@ pub fn pwritev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>], offset: u64) -> io:
 pub fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: only integers (and null pointers) are passed.
     unsafe { cp(calls::FSYNC, [fd_arg(fd), 0, 0, 0, 0, 0]) }.map(drop)
-}
-
-/// `fdatasync(2)` as a cancellation point.
-///
-/// ```
-/// use std::os::fd::AsFd;
-/// let f = std::fs::File::open("/proc/self/status").unwrap();
-/// let _ = thread_cancel::io::fdatasync(f.as_fd());
-/// ```
-pub fn fdatasync(fd: BorrowedFd<'_>) -> io::Result<()> {
-    // SAFETY: only integers (and null pointers) are passed.
-    unsafe { cp(calls::FDATASYNC, [fd_arg(fd), 0, 0, 0, 0, 0]) }.map(drop)
 }
 
 /// `fcntl(fd, F_SETLKW / F_OFD_SETLKW, lock)` — a blocking record lock — as a cancellation
@@ -540,7 +486,7 @@ pub fn fdatasync(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// ```
 pub fn fcntl_lock_wait(fd: BorrowedFd<'_>, lock: &libc::flock, ofd: bool) -> io::Result<()> {
     let cmd = if ofd {
-        libc::F_OFD_SETLKW
+        calls::F_OFD_SETLKW
     } else {
         libc::F_SETLKW
     };
@@ -556,39 +502,6 @@ pub fn fcntl_lock_wait(fd: BorrowedFd<'_>, lock: &libc::flock, ofd: bool) -> io:
     unsafe { cp(calls::FCNTL, a) }.map(drop)
 }
 
-/// `epoll_wait(2)` (through `epoll_pwait`) as a cancellation point; `timeout_ms < 0` waits
-/// forever.
-///
-/// ```
-/// use std::os::fd::{AsFd, FromRawFd, OwnedFd};
-/// // SAFETY: epoll_create1 takes a flag and returns a new descriptor that we then own.
-/// let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-/// assert!(raw >= 0);
-/// // SAFETY: `raw` is a valid descriptor nothing else owns.
-/// let ep = unsafe { OwnedFd::from_raw_fd(raw) };
-/// let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 4];
-/// assert_eq!(thread_cancel::io::epoll_wait(ep.as_fd(), &mut evs, 1).unwrap(), 0);
-/// ```
-pub fn epoll_wait(
-    epfd: BorrowedFd<'_>,
-    events: &mut [libc::epoll_event],
-    timeout_ms: i32,
-) -> io::Result<usize> {
-    // The kernel takes an `int`: a longer slice is offered in part (at most `i32::MAX`).
-    let max = events.len().min(i32::MAX as usize);
-    let a = [
-        fd_arg(epfd),
-        events.as_mut_ptr() as _,
-        max as _,
-        timeout_ms as _,
-        0,
-        0,
-    ];
-    // SAFETY: `events` is borrowed for the whole call; the kernel writes at most `max <=
-    // events.len()` entries (an empty slice is its `EINVAL`).
-    unsafe { cp(calls::EPOLL_PWAIT, a) }.map(|n| n as usize)
-}
-
 /// `pause(2)`: blocks until a signal handler runs (then `Err(Interrupted)`) or the thread is
 /// canceled. A cancellation point.
 ///
@@ -602,18 +515,6 @@ pub fn pause() -> io::Result<()> {
     // ppoll with no descriptors and no timeout: `pause` on every architecture.
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
     unsafe { cp(calls::PPOLL, [0, 0, 0, 0, 0, 0]) }.map(drop)
-}
-
-/// `tcdrain(3)` (`ioctl(fd, TCSBRK, 1)`) as a cancellation point.
-///
-/// ```
-/// use std::os::fd::AsFd;
-/// let f = std::fs::File::open("/dev/null").unwrap();
-/// assert!(thread_cancel::io::tcdrain(f.as_fd()).is_err()); // not a terminal
-/// ```
-pub fn tcdrain(fd: BorrowedFd<'_>) -> io::Result<()> {
-    // SAFETY: only integers (and null pointers) are passed.
-    unsafe { cp(calls::IOCTL, [fd_arg(fd), libc::TCSBRK as _, 1, 0, 0, 0]) }.map(drop)
 }
 
 /// `waitid(2)` as a cancellation point. With `WNOWAIT` in `options` the child is not reaped, so
@@ -753,7 +654,7 @@ pub unsafe fn recvmsg(fd: BorrowedFd<'_>, msg: &mut libc::msghdr, flags: i32) ->
 /// assert_eq!(unsafe { thread_cancel::io::sendmsg(a.as_fd(), &msg, 0) }.unwrap(), 1);
 /// ```
 pub unsafe fn sendmsg(fd: BorrowedFd<'_>, msg: &libc::msghdr, flags: i32) -> io::Result<usize> {
-    let flags = flags | libc::MSG_NOSIGNAL;
+    let flags = flags | calls::MSG_NOSIGNAL;
     let a = [
         fd_arg(fd),
         msg as *const libc::msghdr as _,
@@ -814,37 +715,6 @@ fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
         unsafe { libc::sigdelset(&mut copy, sig) };
     }
     copy
-}
-
-/// `sigtimedwait(2)` as a cancellation point: waits for one of `set` (which the caller should
-/// block) and returns its number; `timeout: None` is `sigwaitinfo`/`sigwait`. The cancel signal
-/// ([`set_signal`]) is never taken, even if `set` holds it (a full set, say): it is removed
-/// from the set the call waits on.
-///
-/// ```
-/// // SAFETY: sigset_t is plain data; sigemptyset initialises it.
-/// let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-/// unsafe { libc::sigemptyset(&mut set) };
-/// let r = thread_cancel::io::sigtimedwait(&set, Some(std::time::Duration::from_millis(1)));
-/// assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EAGAIN));
-/// ```
-pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) -> io::Result<i32> {
-    let ts = timeout.map(sys::timespec);
-    let tsp = ts
-        .as_ref()
-        .map_or(0, |t| t as *const libc::timespec as libc::c_long);
-    let set = without_cancel_signal(set);
-    let a = [
-        &set as *const libc::sigset_t as _,
-        0,
-        tsp,
-        calls::SIGSET_SIZE as _,
-        0,
-        0,
-    ];
-    // SAFETY: every pointer comes from a local that outlives the call, of the type the call
-    // expects; the kernel reads `calls::SIGSET_SIZE` bytes of `set`, which is larger.
-    unsafe { cp(calls::RT_SIGTIMEDWAIT, a) }.map(|n| n as i32)
 }
 
 /// `sigsuspend(2)` as a cancellation point: replaces the signal mask with `mask` until a
@@ -937,79 +807,6 @@ pub fn msgsnd(qid: i32, msg: &[u8], flags: i32) -> io::Result<()> {
     // SAFETY: `msg` is borrowed for the whole call; the kernel reads the type (a `c_long`)
     // then `text` bytes, `msg.len()` in all.
     unsafe { cp(calls::MSGSND, a) }.map(drop)
-}
-
-/// `mq_timedreceive(3)` (POSIX message queue) as a cancellation point; `timeout: None` is
-/// `mq_receive`. `deadline` is absolute `CLOCK_REALTIME`, as in C. Returns the length. A `buf`
-/// shorter than the queue's message size is the kernel's `EMSGSIZE` (nothing is written).
-///
-/// ```
-/// let name = std::ffi::CString::new(format!("/tc-doc-mq-{}", std::process::id())).unwrap();
-/// // SAFETY: mq_attr is plain data.
-/// let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
-/// attr.mq_maxmsg = 1;
-/// attr.mq_msgsize = 16;
-/// // SAFETY: a NUL-terminated name, valid flags and a pointer to an mq_attr; the queue is
-/// // unlinked at once (the descriptor keeps it).
-/// let mq = unsafe {
-///     let mq = libc::mq_open(name.as_ptr(), libc::O_RDWR | libc::O_CREAT, 0o600 as libc::mode_t,
-///                            &attr as *const libc::mq_attr);
-///     libc::mq_unlink(name.as_ptr());
-///     mq
-/// };
-/// assert!(mq >= 0);
-/// thread_cancel::io::mq_timedsend(mq, b"hi", 3, None).unwrap();
-/// let mut short = [0u8; 8];
-/// let e = thread_cancel::io::mq_timedreceive(mq, &mut short, None, None).unwrap_err();
-/// assert_eq!(e.raw_os_error(), Some(libc::EMSGSIZE));
-/// let (mut buf, mut prio) = ([0u8; 16], 0);
-/// assert_eq!(thread_cancel::io::mq_timedreceive(mq, &mut buf, Some(&mut prio), None).unwrap(), 2);
-/// assert_eq!((&buf[..2], prio), (&b"hi"[..], 3));
-/// // SAFETY: closing the descriptor opened above, once.
-/// unsafe { libc::mq_close(mq) };
-/// ```
-#[cfg(not(target_os = "android"))]
-pub fn mq_timedreceive(
-    mq: libc::mqd_t,
-    buf: &mut [u8],
-    prio: Option<&mut u32>,
-    deadline: Option<&libc::timespec>,
-) -> io::Result<usize> {
-    let p = prio.map_or(0, |p| p as *mut u32 as libc::c_long);
-    let t = deadline.map_or(0, |t| t as *const libc::timespec as libc::c_long);
-    let a = [mq as _, buf.as_mut_ptr() as _, buf.len() as _, p, t, 0];
-    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects; the buffer is a borrowed slice.
-    unsafe { cp(calls::MQ_TIMEDRECEIVE, a) }.map(|n| n as usize)
-}
-
-/// `mq_timedsend(3)` as a cancellation point; `deadline: None` is `mq_send`. A `msg` longer
-/// than the queue's message size is the kernel's `EMSGSIZE` (see [`mq_timedreceive`]).
-///
-/// ```
-/// let n = std::ffi::CString::new(format!("/tc-doc-mq-send-{}", std::process::id())).unwrap();
-/// // SAFETY: a NUL-terminated name, valid flags, default attributes; unlinked at once.
-/// let mq = unsafe {
-///     let mq = libc::mq_open(n.as_ptr(), libc::O_RDWR | libc::O_CREAT, 0o600 as libc::mode_t,
-///                            std::ptr::null::<libc::mq_attr>());
-///     libc::mq_unlink(n.as_ptr());
-///     mq
-/// };
-/// assert!(mq >= 0);
-/// thread_cancel::io::mq_timedsend(mq, b"x", 0, None).unwrap();
-/// // SAFETY: closing the descriptor opened above, once.
-/// unsafe { libc::mq_close(mq) };
-/// ```
-#[cfg(not(target_os = "android"))]
-pub fn mq_timedsend(
-    mq: libc::mqd_t,
-    msg: &[u8],
-    prio: u32,
-    deadline: Option<&libc::timespec>,
-) -> io::Result<()> {
-    let t = deadline.map_or(0, |t| t as *const libc::timespec as libc::c_long);
-    let a = [mq as _, msg.as_ptr() as _, msg.len() as _, prio as _, t, 0];
-    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects; the message is a borrowed slice.
-    unsafe { cp(calls::MQ_TIMEDSEND, a) }.map(drop)
 }
 
 /// Wraps any `AsFd` (a `File`, `TcpStream`, `UnixStream`, `PipeReader`, `OwnedFd`, ...) so that
@@ -1170,7 +967,18 @@ pub fn stdin() -> Cancelable<BorrowedFd<'static>> {
     Cancelable::new(unsafe { BorrowedFd::borrow_raw(0) })
 }
 
+// The points only Linux and Android have.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod linux;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub use linux::*;
+
 // Typed forms of the functions above that take raw `libc` structs (`io/typed.rs`): the raw
 // forms stay, for parity with C.
+#[macro_use] // `flags!`, for the epoll types
 mod typed;
-pub use typed::{poll_fds, Epoll, EpollEvent, EpollFlags, PollFd, PollFlags};
+pub use typed::{poll_fds, PollFd, PollFlags};
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod epoll;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub use epoll::{Epoll, EpollEvent, EpollFlags};

@@ -98,8 +98,32 @@ pub const WRITEV: Call = libc::SYS_writev;
 pub const SIGSET_SIZE: usize = 8;
 const _: () = assert!(std::mem::size_of::<libc::sigset_t>() >= SIGSET_SIZE);
 
+/// `MSG_NOSIGNAL` (`io::send` adds it: a closed peer is `EPIPE`, not `SIGPIPE`).
+pub const MSG_NOSIGNAL: i32 = libc::MSG_NOSIGNAL;
+
+/// `SOCK_CLOEXEC`, for `accept4`.
+pub const SOCK_CLOEXEC: i32 = libc::SOCK_CLOEXEC;
+
+/// `F_OFD_SETLKW`: a blocking open-file-description lock.
+pub const F_OFD_SETLKW: i32 = libc::F_OFD_SETLKW;
+
+/// `POLLRDHUP`: the peer closed its writing end.
+pub const POLLRDHUP: i16 = libc::POLLRDHUP;
+
+/// A socket of `family` and `ty`, closed on `exec` (`SOCK_CLOEXEC`).
+pub fn socket_cloexec(family: i32, ty: i32) -> i32 {
+    // SAFETY: `socket` takes plain integers.
+    unsafe { libc::socket(family, ty | libc::SOCK_CLOEXEC, 0) }
+}
+
 /// Linux's `MSG_ZEROCOPY` (not in every C library's headers).
 pub const MSG_ZEROCOPY: i32 = 0x400_0000;
+
+/// Whether `flags` of a send ask for zero-copy ([`MSG_ZEROCOPY`]).
+#[inline(always)]
+pub fn zerocopy(flags: i32) -> bool {
+    flags & MSG_ZEROCOPY != 0
+}
 
 /// An offset as the two `long`s that `preadv`/`pwritev` take: the kernel computes
 /// `(high << (BITS/2)) << (BITS/2) | low`, so on a 64-bit target `low` carries the whole

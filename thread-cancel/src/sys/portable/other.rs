@@ -12,8 +12,11 @@ pub type Call = unsafe fn([c_long; 6]) -> c_long;
 /// argument lists `io.rs` builds).
 pub const SIGSET_SIZE: usize = std::mem::size_of::<libc::sigset_t>();
 
-/// No zero-copy sends here (Linux's flag): 0, so the check in `io::send` never fires.
-pub const MSG_ZEROCOPY: i32 = 0;
+/// Whether `flags` of a send ask for zero-copy (Linux's `MSG_ZEROCOPY`): never here.
+#[inline(always)]
+pub fn zerocopy(_flags: i32) -> bool {
+    false
+}
 
 /// `MSG_NOSIGNAL` where the system has it (0 on Apple's systems, which have no such flag).
 #[cfg(target_vendor = "apple")]
@@ -21,6 +24,9 @@ pub const MSG_NOSIGNAL: i32 = 0;
 /// `MSG_NOSIGNAL` where the system has it (0 on Apple's systems, which have no such flag).
 #[cfg(not(target_vendor = "apple"))]
 pub const MSG_NOSIGNAL: i32 = libc::MSG_NOSIGNAL;
+
+/// No `POLLRDHUP` event here: 0 (never reported, never asked for).
+pub const POLLRDHUP: i16 = 0;
 
 /// No open-file-description locks here: an invalid command (the call fails with `EINVAL`).
 pub const F_OFD_SETLKW: c_int = -1;
@@ -64,6 +70,25 @@ fn set_cloexec(fd: c_int) {
     // SAFETY: `fcntl` on a descriptor the caller just got; integer arguments.
     unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
 }
+
+/// System V message queues: Apple's C library has them, the `libc` crate does not declare them
+/// for it.
+#[cfg(target_vendor = "apple")]
+mod sysv {
+    use libc::{c_int, c_long, c_void, size_t, ssize_t};
+    extern "C" {
+        pub(super) fn msgrcv(
+            qid: c_int,
+            msg: *mut c_void,
+            size: size_t,
+            typ: c_long,
+            flags: c_int,
+        ) -> ssize_t;
+        pub(super) fn msgsnd(qid: c_int, msg: *const c_void, size: size_t, flags: c_int) -> c_int;
+    }
+}
+#[cfg(not(target_vendor = "apple"))]
+use libc as sysv;
 
 macro_rules! calls {
     ($($(#[$m:meta])* $name:ident = |$a:ident| $body:expr;)*) => {$(
@@ -118,6 +143,7 @@ calls! {
         let ms = if ts.is_null() {
             -1
         } else {
+            #[allow(clippy::unnecessary_cast)] // `time_t` and `long` are 32 bits on some targets
             let (s, ns) = ((*ts).tv_sec as i64, (*ts).tv_nsec as i64);
             (s.saturating_mul(1000).saturating_add((ns + 999_999) / 1_000_000)).min(c_int::MAX as i64) as c_int
         };
@@ -151,7 +177,7 @@ calls! {
     /// `sigsuspend(mask)`.
     RT_SIGSUSPEND = |a| libc::sigsuspend(a[0] as *const libc::sigset_t);
     /// `msgrcv(qid, buf, size, type, flags)`.
-    MSGRCV = |a| libc::msgrcv(a[0] as c_int, a[1] as *mut c_void, a[2] as usize, a[3] as c_long, a[4] as c_int);
+    MSGRCV = |a| sysv::msgrcv(a[0] as c_int, a[1] as *mut c_void, a[2] as usize, a[3] as c_long, a[4] as c_int);
     /// `msgsnd(qid, buf, size, flags)`.
-    MSGSND = |a| libc::msgsnd(a[0] as c_int, a[1] as *const c_void, a[2] as usize, a[3] as c_int);
+    MSGSND = |a| sysv::msgsnd(a[0] as c_int, a[1] as *const c_void, a[2] as usize, a[3] as c_int);
 }
