@@ -17,6 +17,16 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+#[cfg(any(
+    not(any(target_os = "linux", target_os = "android")),
+    thread_cancel_portable
+))]
+compile_error!(
+    "thread-cancel-ffi (the C ABI) supports Linux and Android only: it needs thread-cancel's \
+     Linux platform layer (asynchronous regions, the forced unwind of C frames, the cancel \
+     signal), which other targets and `--cfg thread_cancel_portable` do not have"
+);
+
 mod cancel;
 mod once;
 mod oom;

@@ -75,7 +75,7 @@ fn futex(control: &AtomicI32, op: i32, val: i32) {
     // SAFETY: a futex operation on a live, aligned 4-byte word; no timeout (null).
     unsafe {
         libc::syscall(
-            libc::SYS_futex,
+            thread_cancel::ffi::calls::FUTEX,
             control.as_ptr(),
             op | libc::FUTEX_PRIVATE_FLAG,
             val,

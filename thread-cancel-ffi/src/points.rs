@@ -7,13 +7,13 @@
 
 use crate::cancel;
 use libc::{c_int, c_long, c_void, size_t, sockaddr, socklen_t, ssize_t};
-use thread_cancel::ffi;
+use thread_cancel::ffi::{self, calls};
 
 /// The system call's raw result, or act if the call was canceled without effect.
 ///
 /// # Safety
 /// The arguments must be valid for system call `nr`.
-unsafe fn call(nr: c_long, a: [c_long; 6]) -> c_long {
+unsafe fn call(nr: calls::Call, a: [c_long; 6]) -> c_long {
     // SAFETY: forwarded from the caller.
     match unsafe { ffi::syscall_point(nr, a) } {
         None => cancel::act(),
@@ -25,7 +25,7 @@ unsafe fn call(nr: c_long, a: [c_long; 6]) -> c_long {
 ///
 /// # Safety
 /// As [`call`].
-unsafe fn c(nr: c_long, a: [c_long; 6]) -> c_long {
+unsafe fn c(nr: calls::Call, a: [c_long; 6]) -> c_long {
     // SAFETY: forwarded from the caller.
     let r = unsafe { call(nr, a) };
     if (-4095..0).contains(&r) {
@@ -48,13 +48,13 @@ macro_rules! args {
 #[no_mangle]
 pub unsafe extern "C" fn tc_read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_read, args!(fd, buf, n)) as ssize_t }
+    unsafe { c(calls::READ, args!(fd, buf, n)) as ssize_t }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_write, args!(fd, buf, n)) as ssize_t }
+    unsafe { c(calls::WRITE, args!(fd, buf, n)) as ssize_t }
 }
 
 #[no_mangle]
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn tc_pread(
     off: libc::off_t,
 ) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_pread64, args!(fd, buf, n, off)) as ssize_t }
+    unsafe { c(calls::PREAD64, args!(fd, buf, n, off)) as ssize_t }
 }
 
 #[no_mangle]
@@ -76,19 +76,19 @@ pub unsafe extern "C" fn tc_pwrite(
     off: libc::off_t,
 ) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_pwrite64, args!(fd, buf, n, off)) as ssize_t }
+    unsafe { c(calls::PWRITE64, args!(fd, buf, n, off)) as ssize_t }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_readv(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_readv, args!(fd, iov, cnt)) as ssize_t }
+    unsafe { c(calls::READV, args!(fd, iov, cnt)) as ssize_t }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_writev, args!(fd, iov, cnt)) as ssize_t }
+    unsafe { c(calls::WRITEV, args!(fd, iov, cnt)) as ssize_t }
 }
 
 #[no_mangle]
@@ -99,7 +99,7 @@ pub unsafe extern "C" fn tc_openat(
     mode: libc::mode_t,
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_openat, args!(dir, path, flags, mode)) as c_int }
+    unsafe { c(calls::OPENAT, args!(dir, path, flags, mode)) as c_int }
 }
 
 #[no_mangle]
@@ -136,13 +136,13 @@ pub unsafe extern "C" fn tc_close(fd: c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn tc_fsync(fd: c_int) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_fsync, args!(fd)) as c_int }
+    unsafe { c(calls::FSYNC, args!(fd)) as c_int }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_fdatasync(fd: c_int) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_fdatasync, args!(fd)) as c_int }
+    unsafe { c(calls::FDATASYNC, args!(fd)) as c_int }
 }
 
 #[no_mangle]
@@ -153,7 +153,7 @@ pub unsafe extern "C" fn tc_accept4(
     flags: c_int,
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_accept4, args!(fd, addr, len, flags)) as c_int }
+    unsafe { c(calls::ACCEPT4, args!(fd, addr, len, flags)) as c_int }
 }
 
 #[no_mangle]
@@ -165,7 +165,7 @@ pub unsafe extern "C" fn tc_accept(fd: c_int, addr: *mut sockaddr, len: *mut soc
 #[no_mangle]
 pub unsafe extern "C" fn tc_connect(fd: c_int, addr: *const sockaddr, len: socklen_t) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_connect, args!(fd, addr, len)) as c_int }
+    unsafe { c(calls::CONNECT, args!(fd, addr, len)) as c_int }
 }
 
 #[no_mangle]
@@ -178,7 +178,7 @@ pub unsafe extern "C" fn tc_recvfrom(
     len: *mut socklen_t,
 ) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_recvfrom, args!(fd, buf, n, flags, addr, len)) as ssize_t }
+    unsafe { c(calls::RECVFROM, args!(fd, buf, n, flags, addr, len)) as ssize_t }
 }
 
 #[no_mangle]
@@ -206,7 +206,7 @@ pub unsafe extern "C" fn tc_sendto(
     len: socklen_t,
 ) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_sendto, args!(fd, buf, n, flags, addr, len)) as ssize_t }
+    unsafe { c(calls::SENDTO, args!(fd, buf, n, flags, addr, len)) as ssize_t }
 }
 
 #[no_mangle]
@@ -223,16 +223,16 @@ pub unsafe extern "C" fn tc_send(
 #[no_mangle]
 pub unsafe extern "C" fn tc_recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_recvmsg, args!(fd, msg, flags)) as ssize_t }
+    unsafe { c(calls::RECVMSG, args!(fd, msg, flags)) as ssize_t }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_int) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_sendmsg, args!(fd, msg, flags)) as ssize_t }
+    unsafe { c(calls::SENDMSG, args!(fd, msg, flags)) as ssize_t }
 }
 
-const SIGSET_SIZE: c_long = 8;
+const SIGSET_SIZE: c_long = calls::SIGSET_SIZE as c_long;
 
 /// A signal mask or set given by C code, as passed to the kernel: a copy without the cancel
 /// signal (`ffi::cancel_signal`), or null. A mask that blocks the cancel signal would make the
@@ -341,7 +341,7 @@ pub unsafe extern "C" fn tc_ppoll(
     // SAFETY: the caller's arguments (module docs); the mask copy lives for the call.
     unsafe {
         c(
-            libc::SYS_ppoll,
+            calls::PPOLL,
             args!(fds, n, timeout, mask.ptr(), SIGSET_SIZE),
         ) as c_int
     }
@@ -394,7 +394,7 @@ pub unsafe extern "C" fn tc_select(
         &mut ts as *mut libc::timespec
     };
     // SAFETY: the caller's arguments (module docs); `t` is null or `ts`, alive for the call.
-    let res = unsafe { c(libc::SYS_pselect6, args!(n, r, w, e, t, 0)) as c_int };
+    let res = unsafe { c(calls::PSELECT6, args!(n, r, w, e, t, 0)) as c_int };
     if !timeout.is_null() {
         // Linux's select reports the time left, as pselect6 does in `ts`.
         // SAFETY: as above.
@@ -416,7 +416,7 @@ pub unsafe extern "C" fn tc_epoll_wait(
     // SAFETY: the caller's arguments (module docs).
     unsafe {
         c(
-            libc::SYS_epoll_pwait,
+            calls::EPOLL_PWAIT,
             args!(epfd, ev, max, timeout, 0, SIGSET_SIZE),
         ) as c_int
     }
@@ -431,7 +431,7 @@ pub unsafe extern "C" fn tc_clock_nanosleep(
     rem: *mut libc::timespec,
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    let r = unsafe { call(libc::SYS_clock_nanosleep, args!(clock, flags, req, rem)) };
+    let r = unsafe { call(calls::CLOCK_NANOSLEEP, args!(clock, flags, req, rem)) };
     (-r) as c_int
 }
 
@@ -493,7 +493,7 @@ pub unsafe extern "C" fn tc_waitpid(
     options: c_int,
 ) -> libc::pid_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_wait4, args!(pid, status, options, 0)) as libc::pid_t }
+    unsafe { c(calls::WAIT4, args!(pid, status, options, 0)) as libc::pid_t }
 }
 
 #[no_mangle]
@@ -509,12 +509,7 @@ pub unsafe extern "C" fn tc_sigwait(set: *const libc::sigset_t, sig: *mut c_int)
     let set = unsafe { Mask::of(set) };
     loop {
         // SAFETY: the caller's arguments (module docs); the set's copy lives for the call.
-        let r = unsafe {
-            call(
-                libc::SYS_rt_sigtimedwait,
-                args!(set.ptr(), 0, 0, SIGSET_SIZE),
-            )
-        };
+        let r = unsafe { call(calls::RT_SIGTIMEDWAIT, args!(set.ptr(), 0, 0, SIGSET_SIZE)) };
         if r == -(libc::EINTR as c_long) {
             continue; // sigwait is not interrupted by other signals
         }
@@ -532,13 +527,13 @@ pub unsafe extern "C" fn tc_sigsuspend(mask: *const libc::sigset_t) -> c_int {
     // SAFETY: the caller's mask (module docs).
     let mask = unsafe { Mask::of(mask) };
     // SAFETY: the caller's arguments (module docs); the mask's copy lives for the call.
-    unsafe { c(libc::SYS_rt_sigsuspend, args!(mask.ptr(), SIGSET_SIZE)) as c_int }
+    unsafe { c(calls::RT_SIGSUSPEND, args!(mask.ptr(), SIGSET_SIZE)) as c_int }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_tcdrain(fd: c_int) -> c_int {
     // SAFETY: TCSBRK with a nonzero argument waits for the output to drain.
-    unsafe { c(libc::SYS_ioctl, args!(fd, libc::TCSBRK, 1)) as c_int }
+    unsafe { c(calls::IOCTL, args!(fd, libc::TCSBRK, 1)) as c_int }
 }
 
 #[no_mangle]
@@ -566,7 +561,7 @@ pub unsafe extern "C" fn tc_pselect(
         sig.as_ptr()
     };
     // SAFETY: the caller's arguments (module docs); `t` and `sig` live for the call.
-    unsafe { c(libc::SYS_pselect6, args!(n, r, w, e, t, sig_arg)) as c_int }
+    unsafe { c(calls::PSELECT6, args!(n, r, w, e, t, sig_arg)) as c_int }
 }
 
 #[no_mangle]
@@ -582,7 +577,7 @@ pub unsafe extern "C" fn tc_epoll_pwait(
     // SAFETY: the caller's arguments (module docs); the mask's copy lives for the call.
     unsafe {
         c(
-            libc::SYS_epoll_pwait,
+            calls::EPOLL_PWAIT,
             args!(epfd, ev, max, timeout, mask.ptr(), SIGSET_SIZE),
         ) as c_int
     }
@@ -602,7 +597,7 @@ pub unsafe extern "C" fn tc_epoll_pwait2(
     // SAFETY: the caller's arguments (module docs); the mask's copy lives for the call.
     unsafe {
         c(
-            libc::SYS_epoll_pwait2,
+            calls::EPOLL_PWAIT2,
             args!(epfd, ev, max, timeout, mask.ptr(), SIGSET_SIZE),
         ) as c_int
     }
@@ -619,7 +614,7 @@ pub unsafe extern "C" fn tc_sigtimedwait(
     // SAFETY: the caller's arguments (module docs); the set's copy lives for the call.
     unsafe {
         c(
-            libc::SYS_rt_sigtimedwait,
+            calls::RT_SIGTIMEDWAIT,
             args!(set.ptr(), info, timeout, SIGSET_SIZE),
         ) as c_int
     }
@@ -642,7 +637,7 @@ pub unsafe extern "C" fn tc_waitid(
     options: c_int,
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    let r = unsafe { c(libc::SYS_waitid, args!(idtype, id, info, options, 0)) };
+    let r = unsafe { c(calls::WAITID, args!(idtype, id, info, options, 0)) };
     if r < 0 {
         -1
     } else {
@@ -656,7 +651,7 @@ pub unsafe extern "C" fn tc_waitid(
 pub unsafe extern "C" fn tc_fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
     if cmd == libc::F_SETLKW || cmd == libc::F_OFD_SETLKW {
         // SAFETY: the caller's arguments (module docs): `arg` points to a `struct flock`.
-        unsafe { c(libc::SYS_fcntl, args!(fd, cmd, arg)) as c_int }
+        unsafe { c(calls::FCNTL, args!(fd, cmd, arg)) as c_int }
     } else {
         // SAFETY: the caller's arguments, as for fcntl.
         unsafe { libc::fcntl(fd, cmd, arg) }
@@ -682,7 +677,7 @@ pub unsafe extern "C" fn tc_lockf(fd: c_int, cmd: c_int, len: libc::off_t) -> c_
 #[no_mangle]
 pub unsafe extern "C" fn tc_msync(addr: *mut c_void, len: size_t, flags: c_int) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_msync, args!(addr, len, flags)) as c_int }
+    unsafe { c(calls::MSYNC, args!(addr, len, flags)) as c_int }
 }
 
 #[no_mangle]
@@ -694,7 +689,7 @@ pub unsafe extern "C" fn tc_msgrcv(
     flags: c_int,
 ) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_msgrcv, args!(qid, msg, size, typ, flags)) as ssize_t }
+    unsafe { c(calls::MSGRCV, args!(qid, msg, size, typ, flags)) as ssize_t }
 }
 
 #[no_mangle]
@@ -705,7 +700,7 @@ pub unsafe extern "C" fn tc_msgsnd(
     flags: c_int,
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_msgsnd, args!(qid, msg, size, flags)) as c_int }
+    unsafe { c(calls::MSGSND, args!(qid, msg, size, flags)) as c_int }
 }
 
 #[no_mangle]
@@ -717,12 +712,7 @@ pub unsafe extern "C" fn tc_mq_timedreceive(
     timeout: *const libc::timespec,
 ) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe {
-        c(
-            libc::SYS_mq_timedreceive,
-            args!(mq, msg, len, prio, timeout),
-        ) as ssize_t
-    }
+    unsafe { c(calls::MQ_TIMEDRECEIVE, args!(mq, msg, len, prio, timeout)) as ssize_t }
 }
 
 #[no_mangle]
@@ -745,7 +735,7 @@ pub unsafe extern "C" fn tc_mq_timedsend(
     timeout: *const libc::timespec,
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_mq_timedsend, args!(mq, msg, len, prio, timeout)) as c_int }
+    unsafe { c(calls::MQ_TIMEDSEND, args!(mq, msg, len, prio, timeout)) as c_int }
 }
 
 #[no_mangle]
@@ -800,7 +790,7 @@ pub unsafe extern "C" fn tc_preadv2(
 ) -> ssize_t {
     let (lo, hi) = lo_hi(off);
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_preadv2, args!(fd, iov, cnt, lo, hi, flags)) as ssize_t }
+    unsafe { c(calls::PREADV2, args!(fd, iov, cnt, lo, hi, flags)) as ssize_t }
 }
 
 /// `pwritev2` (`off` -1: at the file offset; `RWF_*` flags).
@@ -814,7 +804,7 @@ pub unsafe extern "C" fn tc_pwritev2(
 ) -> ssize_t {
     let (lo, hi) = lo_hi(off);
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_pwritev2, args!(fd, iov, cnt, lo, hi, flags)) as ssize_t }
+    unsafe { c(calls::PWRITEV2, args!(fd, iov, cnt, lo, hi, flags)) as ssize_t }
 }
 
 /// `sendmmsg`: the number of messages sent. As `sendmsg`, a canceled call sent nothing.
@@ -826,7 +816,7 @@ pub unsafe extern "C" fn tc_sendmmsg(
     flags: c_int,
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_sendmmsg, args!(fd, msgs, n, flags)) as c_int }
+    unsafe { c(calls::SENDMMSG, args!(fd, msgs, n, flags)) as c_int }
 }
 
 /// `recvmmsg`: the number of messages received. A canceled call received nothing.
@@ -839,7 +829,7 @@ pub unsafe extern "C" fn tc_recvmmsg(
     timeout: *mut libc::timespec,
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_recvmmsg, args!(fd, msgs, n, flags, timeout)) as c_int }
+    unsafe { c(calls::RECVMMSG, args!(fd, msgs, n, flags, timeout)) as c_int }
 }
 
 /// `wait4`: `waitpid` that also reports the child's resource usage.
@@ -851,7 +841,7 @@ pub unsafe extern "C" fn tc_wait4(
     usage: *mut libc::rusage,
 ) -> libc::pid_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_wait4, args!(pid, status, options, usage)) as libc::pid_t }
+    unsafe { c(calls::WAIT4, args!(pid, status, options, usage)) as libc::pid_t }
 }
 
 /// `wait3`: `wait4` for any child.
@@ -878,7 +868,7 @@ pub unsafe extern "C" fn tc_splice(
     // SAFETY: the caller's arguments (module docs).
     unsafe {
         c(
-            libc::SYS_splice,
+            calls::SPLICE,
             args!(fd_in, off_in, fd_out, off_out, len, flags),
         ) as ssize_t
     }
@@ -893,7 +883,7 @@ pub unsafe extern "C" fn tc_tee(
     flags: libc::c_uint,
 ) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_tee, args!(fd_in, fd_out, len, flags)) as ssize_t }
+    unsafe { c(calls::TEE, args!(fd_in, fd_out, len, flags)) as ssize_t }
 }
 
 /// `vmsplice` (user pages into a pipe).
@@ -905,7 +895,7 @@ pub unsafe extern "C" fn tc_vmsplice(
     flags: libc::c_uint,
 ) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
-    unsafe { c(libc::SYS_vmsplice, args!(fd, iov, n, flags)) as ssize_t }
+    unsafe { c(calls::VMSPLICE, args!(fd, iov, n, flags)) as ssize_t }
 }
 
 /// `aio_suspend`: glibc's, in slices of at most [`AIO_SLICE`], with a cancellation point

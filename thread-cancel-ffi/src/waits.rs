@@ -195,7 +195,7 @@ fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
         ];
         // SAFETY: a futex wait on the semaphore's value word, which outlives the call; the
         // timeout is null or the caller's valid timespec.
-        let r = unsafe { ffi::syscall_point(libc::SYS_futex, args) };
+        let r = unsafe { ffi::syscall_point(ffi::calls::FUTEX, args) };
         data.fetch_sub(SEM_NWAITERS_ONE, Ordering::SeqCst);
         match r {
             None => cancel::act(), // nothing was taken

@@ -19,6 +19,10 @@ use crate::sys::{
     RegionExit,
 };
 use crate::{state, Canceler, Outcome};
+
+/// The system calls a point makes (by name, `calls::READ`, ...: on Linux, their numbers) and
+/// the kernel facts their callers need, for [`syscall_point`].
+pub use crate::sys::calls;
 use std::cell::UnsafeCell;
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -562,13 +566,13 @@ unsafe extern "C" fn not_rethrown(_reason: c_int, _exc: *mut unwinder::Exception
 ///
 /// # Safety
 /// The arguments must be valid for system call `nr`, as for `libc::syscall`.
-pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<libc::c_long> {
+pub unsafe fn syscall_point(nr: calls::Call, a: [libc::c_long; 6]) -> Option<libc::c_long> {
     // A thread in a C region has a control block (borrowed: no `Arc` count per call).
     let c = match crate::current::current_ptr() {
         // SAFETY: the calling thread's control block, alive until its thread-local destructors.
         Some(c) if in_c_region() => unsafe { &*c },
         // SAFETY: forwarded from the caller.
-        _ => return Some(unsafe { crate::io::plain(nr, a) }),
+        _ => return Some(unsafe { crate::sys::calls::plain(nr, a) }),
     };
     // As in `io::cp_on`: a call nested in a signal handler leaves the flag as it found it.
     let outer = c.in_syscall.load(Ordering::Relaxed);
@@ -597,7 +601,7 @@ pub unsafe fn syscall_point(nr: libc::c_long, a: [libc::c_long; 6]) -> Option<li
             // Already acting (a cleanup handler's call, R19), or a scope's request, which C
             // code outside a `tc_scope_run` does not act on: the call is made.
             // SAFETY: forwarded from the caller.
-            CAct::No => Some(unsafe { crate::io::plain(nr, a) }),
+            CAct::No => Some(unsafe { crate::sys::calls::plain(nr, a) }),
         },
     }
 }

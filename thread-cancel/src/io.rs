@@ -21,7 +21,7 @@
 //! error.
 
 use crate::control::Control;
-use crate::sys::{self, CpResult};
+use crate::sys::{self, calls, CpResult};
 use crate::wait::{act, must_act};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
@@ -63,14 +63,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 /// assert!(e.to_string().contains("too late"));
 /// ```
 pub fn set_signal(sig: i32) -> io::Result<()> {
-    sys::set_signal(sig).map_err(|e| {
-        let kind = match e {
-            sys::SignalError::NotRealtime(_) => io::ErrorKind::InvalidInput,
-            sys::SignalError::TooLate { .. } => io::ErrorKind::Other,
-            sys::SignalError::HasHandler(_) => io::ErrorKind::ResourceBusy,
-        };
-        io::Error::new(kind, e.to_string())
-    })
+    sys::set_signal(sig).map_err(|e: sys::SignalError| io::Error::new(e.kind(), e.to_string()))
 }
 
 /// Runs system call `nr` as a cancellation point.
@@ -83,7 +76,7 @@ pub fn set_signal(sig: i32) -> io::Result<()> {
 /// The arguments must be valid for system call `nr`: every pointer valid (for reads or writes,
 /// as the call does them) for the sizes passed, for the whole call.
 #[inline(always)]
-pub(crate) unsafe fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
+pub(crate) unsafe fn cp(nr: calls::Call, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
     // A thread without a control block cannot be canceled: it makes the plain call.
     let r = match crate::current::current_ptr() {
         // SAFETY: forwarded from this function's contract; `c` is the calling thread's
@@ -99,25 +92,7 @@ pub(crate) unsafe fn cp(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<li
     }
 }
 
-/// The system call without cancellation, as a raw result (`-errno` on failure).
-///
-/// # Safety
-/// As [`cp`].
-#[inline]
-pub(crate) unsafe fn plain(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
-    let [a1, a2, a3, a4, a5, a6] = a;
-    // SAFETY: forwarded from the caller.
-    let r = unsafe { libc::syscall(nr, a1, a2, a3, a4, a5, a6) };
-    if r == -1 {
-        -(io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO) as libc::c_long)
-    } else {
-        r
-    }
-}
-
-/// [`plain`] out of line. Its arguments are scalars, so that the hot path never has to
+/// [`calls::plain`] out of line. Its arguments are scalars, so that the hot path never has to
 /// store them in memory for it (an array argument would be passed by reference).
 ///
 /// # Safety
@@ -125,7 +100,7 @@ pub(crate) unsafe fn plain(nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_lo
 #[cold]
 #[inline(never)]
 unsafe fn plain_cold(
-    nr: libc::c_long,
+    nr: calls::Call,
     a1: libc::c_long,
     a2: libc::c_long,
     a3: libc::c_long,
@@ -134,13 +109,13 @@ unsafe fn plain_cold(
     a6: libc::c_long,
 ) -> libc::c_long {
     // SAFETY: forwarded from the caller.
-    unsafe { plain(nr, [a1, a2, a3, a4, a5, a6]) }
+    unsafe { calls::plain(nr, [a1, a2, a3, a4, a5, a6]) }
 }
 
 /// # Safety
 /// As [`cp`].
 #[inline(always)]
-unsafe fn cp_on(c: &Control, nr: libc::c_long, a: [libc::c_long; 6]) -> libc::c_long {
+unsafe fn cp_on(c: &Control, nr: calls::Call, a: [libc::c_long; 6]) -> libc::c_long {
     use std::sync::atomic::Ordering;
     // The trampoline's one load of the word decides: act on a pending request, or raise again
     // a cancellation that `catch_unwind` swallowed (`act` tells the two apart).
@@ -181,9 +156,6 @@ fn cp_slow(c: &Control, r: CpResult) -> Option<libc::c_long> {
     }
 }
 
-/// Linux's `MSG_ZEROCOPY` (not in every C library's headers).
-const MSG_ZEROCOPY: i32 = 0x400_0000;
-
 /// The error of a call rejected before it is made (see "Invalid arguments" in the module
 /// docs): `EINVAL`, after acting on a pending request as the call itself would have.
 #[cold]
@@ -191,13 +163,6 @@ const MSG_ZEROCOPY: i32 = 0x400_0000;
 fn invalid_argument() -> io::Error {
     crate::testcancel();
     io::Error::from_raw_os_error(libc::EINVAL)
-}
-
-/// An offset as the two `long`s that `preadv`/`pwritev` take: the kernel computes
-/// `(high << (BITS/2)) << (BITS/2) | low`, so on a 64-bit target `low` carries the whole
-/// offset (glibc's `LO_HI_LONG`).
-fn lo_hi(offset: u64) -> (libc::c_long, libc::c_long) {
-    (offset as libc::c_long, (offset >> 32) as libc::c_long)
 }
 
 fn fd_arg(fd: BorrowedFd<'_>) -> libc::c_long {
@@ -217,7 +182,7 @@ fn fd_arg(fd: BorrowedFd<'_>) -> libc::c_long {
 pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
     let a = [fd_arg(fd), buf.as_mut_ptr() as _, buf.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(libc::SYS_read, a) }.map(|n| n as usize)
+    unsafe { cp(calls::READ, a) }.map(|n| n as usize)
 }
 
 /// `write(2)` as a cancellation point.
@@ -231,7 +196,7 @@ pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
 pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
     let a = [fd_arg(fd), buf.as_ptr() as _, buf.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(libc::SYS_write, a) }.map(|n| n as usize)
+    unsafe { cp(calls::WRITE, a) }.map(|n| n as usize)
 }
 
 /// `pread(2)` as a cancellation point.
@@ -253,7 +218,7 @@ pub fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usiz
         0,
     ];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(libc::SYS_pread64, a) }.map(|n| n as usize)
+    unsafe { cp(calls::PREAD64, a) }.map(|n| n as usize)
 }
 
 /// `pwrite(2)` as a cancellation point.
@@ -280,7 +245,7 @@ pub fn pwrite(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize> 
         0,
     ];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(libc::SYS_pwrite64, a) }.map(|n| n as usize)
+    unsafe { cp(calls::PWRITE64, a) }.map(|n| n as usize)
 }
 
 /// `recv(2)` (`recvfrom` without an address) as a cancellation point. The kernel writes at
@@ -305,7 +270,7 @@ pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize>
         0,
     ];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(libc::SYS_recvfrom, a) }.map(|n| n as usize)
+    unsafe { cp(calls::RECVFROM, a) }.map(|n| n as usize)
 }
 
 /// `send(2)` (`sendto` without an address) as a cancellation point. `MSG_NOSIGNAL` is added, so
@@ -324,10 +289,10 @@ pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize>
 /// ```
 #[inline]
 pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
-    if flags & MSG_ZEROCOPY != 0 {
+    if calls::zerocopy(flags) {
         return Err(invalid_argument());
     }
-    let flags = flags | libc::MSG_NOSIGNAL;
+    let flags = flags | calls::MSG_NOSIGNAL;
     let a = [
         fd_arg(fd),
         buf.as_ptr() as _,
@@ -337,7 +302,7 @@ pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
         0,
     ];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(libc::SYS_sendto, a) }.map(|n| n as usize)
+    unsafe { cp(calls::SENDTO, a) }.map(|n| n as usize)
 }
 
 /// `accept4(2)` with `SOCK_CLOEXEC` as a cancellation point: either a connection is accepted
@@ -351,9 +316,9 @@ pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
 /// let _ = conn;
 /// ```
 pub fn accept(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
-    let a = [fd_arg(fd), 0, 0, libc::SOCK_CLOEXEC as _, 0, 0];
+    let a = [fd_arg(fd), 0, 0, calls::SOCK_CLOEXEC as _, 0, 0];
     // SAFETY: only integers (and null pointers) are passed.
-    let n = unsafe { cp(libc::SYS_accept4, a) }?;
+    let n = unsafe { cp(calls::ACCEPT4, a) }?;
     // SAFETY: a successful accept4 returns a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(n as i32) })
 }
@@ -376,7 +341,7 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<usize> {
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the
     // type the call expects; `nfds` is the slice's length (the kernel takes its low 32 bits,
     // never more), so the kernel reads and writes only entries of `fds`.
-    unsafe { cp(libc::SYS_ppoll, a) }.map(|n| n as usize)
+    unsafe { cp(calls::PPOLL, a) }.map(|n| n as usize)
 }
 
 /// `close(2)` as a cancellation point that releases the descriptor exactly once: the
@@ -432,7 +397,7 @@ pub fn openat(
         0,
     ];
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects (a NUL-terminated `CString`).
-    let n = unsafe { cp(libc::SYS_openat, a) }?;
+    let n = unsafe { cp(calls::OPENAT, a) }?;
     // SAFETY: a successful openat returns a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(n as i32) })
 }
@@ -476,7 +441,7 @@ pub fn readv(fd: BorrowedFd<'_>, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<
     // `IoSliceMut` is ABI-compatible with `struct iovec` on Unix (std guarantees it).
     let a = [fd_arg(fd), bufs.as_mut_ptr() as _, bufs.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(libc::SYS_readv, a) }.map(|n| n as usize)
+    unsafe { cp(calls::READV, a) }.map(|n| n as usize)
 }
 
 /// `writev(2)` as a cancellation point.
@@ -491,49 +456,7 @@ pub fn readv(fd: BorrowedFd<'_>, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<
 pub fn writev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
     let a = [fd_arg(fd), bufs.as_ptr() as _, bufs.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(libc::SYS_writev, a) }.map(|n| n as usize)
-}
-
-/// `preadv(2)` as a cancellation point.
-///
-/// ```
-/// use std::os::fd::AsFd;
-/// let f = std::fs::File::open("/proc/self/status").unwrap();
-/// let mut a = [0u8; 4];
-/// let mut bufs = [std::io::IoSliceMut::new(&mut a)];
-/// assert_eq!(thread_cancel::io::preadv(f.as_fd(), &mut bufs, 0).unwrap(), 4);
-/// ```
-pub fn preadv(
-    fd: BorrowedFd<'_>,
-    bufs: &mut [io::IoSliceMut<'_>],
-    offset: u64,
-) -> io::Result<usize> {
-    let (lo, hi) = lo_hi(offset);
-    let a = [
-        fd_arg(fd),
-        bufs.as_mut_ptr() as _,
-        bufs.len() as _,
-        lo,
-        hi,
-        0,
-    ];
-    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(libc::SYS_preadv, a) }.map(|n| n as usize)
-}
-
-/// `pwritev(2)` as a cancellation point.
-///
-/// ```
-/// use std::os::fd::AsFd;
-/// let f = std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap();
-/// let bufs = [std::io::IoSlice::new(b"ab")];
-/// assert_eq!(thread_cancel::io::pwritev(f.as_fd(), &bufs, 0).unwrap(), 2);
-/// ```
-pub fn pwritev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>], offset: u64) -> io::Result<usize> {
-    let (lo, hi) = lo_hi(offset);
-    let a = [fd_arg(fd), bufs.as_ptr() as _, bufs.len() as _, lo, hi, 0];
-    // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(libc::SYS_pwritev, a) }.map(|n| n as usize)
+    unsafe { cp(calls::WRITEV, a) }.map(|n| n as usize)
 }
 
 /// `fsync(2)` as a cancellation point.
@@ -545,19 +468,7 @@ pub fn pwritev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>], offset: u64) -> io:
 /// ```
 pub fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: only integers (and null pointers) are passed.
-    unsafe { cp(libc::SYS_fsync, [fd_arg(fd), 0, 0, 0, 0, 0]) }.map(drop)
-}
-
-/// `fdatasync(2)` as a cancellation point.
-///
-/// ```
-/// use std::os::fd::AsFd;
-/// let f = std::fs::File::open("/proc/self/status").unwrap();
-/// let _ = thread_cancel::io::fdatasync(f.as_fd());
-/// ```
-pub fn fdatasync(fd: BorrowedFd<'_>) -> io::Result<()> {
-    // SAFETY: only integers (and null pointers) are passed.
-    unsafe { cp(libc::SYS_fdatasync, [fd_arg(fd), 0, 0, 0, 0, 0]) }.map(drop)
+    unsafe { cp(calls::FSYNC, [fd_arg(fd), 0, 0, 0, 0, 0]) }.map(drop)
 }
 
 /// `fcntl(fd, F_SETLKW / F_OFD_SETLKW, lock)` — a blocking record lock — as a cancellation
@@ -575,7 +486,7 @@ pub fn fdatasync(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// ```
 pub fn fcntl_lock_wait(fd: BorrowedFd<'_>, lock: &libc::flock, ofd: bool) -> io::Result<()> {
     let cmd = if ofd {
-        libc::F_OFD_SETLKW
+        calls::F_OFD_SETLKW
     } else {
         libc::F_SETLKW
     };
@@ -588,40 +499,7 @@ pub fn fcntl_lock_wait(fd: BorrowedFd<'_>, lock: &libc::flock, ofd: bool) -> io:
         0,
     ];
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
-    unsafe { cp(libc::SYS_fcntl, a) }.map(drop)
-}
-
-/// `epoll_wait(2)` (through `epoll_pwait`) as a cancellation point; `timeout_ms < 0` waits
-/// forever.
-///
-/// ```
-/// use std::os::fd::{AsFd, FromRawFd, OwnedFd};
-/// // SAFETY: epoll_create1 takes a flag and returns a new descriptor that we then own.
-/// let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-/// assert!(raw >= 0);
-/// // SAFETY: `raw` is a valid descriptor nothing else owns.
-/// let ep = unsafe { OwnedFd::from_raw_fd(raw) };
-/// let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 4];
-/// assert_eq!(thread_cancel::io::epoll_wait(ep.as_fd(), &mut evs, 1).unwrap(), 0);
-/// ```
-pub fn epoll_wait(
-    epfd: BorrowedFd<'_>,
-    events: &mut [libc::epoll_event],
-    timeout_ms: i32,
-) -> io::Result<usize> {
-    // The kernel takes an `int`: a longer slice is offered in part (at most `i32::MAX`).
-    let max = events.len().min(i32::MAX as usize);
-    let a = [
-        fd_arg(epfd),
-        events.as_mut_ptr() as _,
-        max as _,
-        timeout_ms as _,
-        0,
-        0,
-    ];
-    // SAFETY: `events` is borrowed for the whole call; the kernel writes at most `max <=
-    // events.len()` entries (an empty slice is its `EINVAL`).
-    unsafe { cp(libc::SYS_epoll_pwait, a) }.map(|n| n as usize)
+    unsafe { cp(calls::FCNTL, a) }.map(drop)
 }
 
 /// `pause(2)`: blocks until a signal handler runs (then `Err(Interrupted)`) or the thread is
@@ -636,19 +514,7 @@ pub fn epoll_wait(
 pub fn pause() -> io::Result<()> {
     // ppoll with no descriptors and no timeout: `pause` on every architecture.
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
-    unsafe { cp(libc::SYS_ppoll, [0, 0, 0, 0, 0, 0]) }.map(drop)
-}
-
-/// `tcdrain(3)` (`ioctl(fd, TCSBRK, 1)`) as a cancellation point.
-///
-/// ```
-/// use std::os::fd::AsFd;
-/// let f = std::fs::File::open("/dev/null").unwrap();
-/// assert!(thread_cancel::io::tcdrain(f.as_fd()).is_err()); // not a terminal
-/// ```
-pub fn tcdrain(fd: BorrowedFd<'_>) -> io::Result<()> {
-    // SAFETY: only integers (and null pointers) are passed.
-    unsafe { cp(libc::SYS_ioctl, [fd_arg(fd), libc::TCSBRK as _, 1, 0, 0, 0]) }.map(drop)
+    unsafe { cp(calls::PPOLL, [0, 0, 0, 0, 0, 0]) }.map(drop)
 }
 
 /// `waitid(2)` as a cancellation point. With `WNOWAIT` in `options` the child is not reaped, so
@@ -676,7 +542,7 @@ pub fn waitid(
         0,
     ];
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
-    unsafe { cp(libc::SYS_waitid, a) }.map(drop)
+    unsafe { cp(calls::WAITID, a) }.map(drop)
 }
 
 /// `waitpid(2)` (through `wait4`) as a cancellation point; returns the pid and the raw status.
@@ -699,7 +565,7 @@ pub fn waitpid(pid: i32, options: i32) -> io::Result<(i32, i32)> {
         0,
     ];
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
-    let p = unsafe { cp(libc::SYS_wait4, a) }?;
+    let p = unsafe { cp(calls::WAIT4, a) }?;
     Ok((p as i32, status))
 }
 
@@ -728,7 +594,7 @@ pub fn waitpid(pid: i32, options: i32) -> io::Result<(i32, i32)> {
 /// ```
 pub unsafe fn msync(addr: *mut libc::c_void, len: usize, flags: i32) -> io::Result<()> {
     // SAFETY: forwarded from this function's own safety contract.
-    unsafe { cp(libc::SYS_msync, [addr as _, len as _, flags as _, 0, 0, 0]) }.map(drop)
+    unsafe { cp(calls::MSYNC, [addr as _, len as _, flags as _, 0, 0, 0]) }.map(drop)
 }
 
 /// `recvmsg(2)` as a cancellation point.
@@ -763,7 +629,7 @@ pub unsafe fn recvmsg(fd: BorrowedFd<'_>, msg: &mut libc::msghdr, flags: i32) ->
         0,
     ];
     // SAFETY: forwarded from this function's own safety contract.
-    unsafe { cp(libc::SYS_recvmsg, a) }.map(|n| n as usize)
+    unsafe { cp(calls::RECVMSG, a) }.map(|n| n as usize)
 }
 
 /// `sendmsg(2)` as a cancellation point (`MSG_NOSIGNAL` added).
@@ -788,7 +654,7 @@ pub unsafe fn recvmsg(fd: BorrowedFd<'_>, msg: &mut libc::msghdr, flags: i32) ->
 /// assert_eq!(unsafe { thread_cancel::io::sendmsg(a.as_fd(), &msg, 0) }.unwrap(), 1);
 /// ```
 pub unsafe fn sendmsg(fd: BorrowedFd<'_>, msg: &libc::msghdr, flags: i32) -> io::Result<usize> {
-    let flags = flags | libc::MSG_NOSIGNAL;
+    let flags = flags | calls::MSG_NOSIGNAL;
     let a = [
         fd_arg(fd),
         msg as *const libc::msghdr as _,
@@ -798,7 +664,7 @@ pub unsafe fn sendmsg(fd: BorrowedFd<'_>, msg: &libc::msghdr, flags: i32) -> io:
         0,
     ];
     // SAFETY: forwarded from this function's own safety contract.
-    unsafe { cp(libc::SYS_sendmsg, a) }.map(|n| n as usize)
+    unsafe { cp(calls::SENDMSG, a) }.map(|n| n as usize)
 }
 
 /// `select(2)`/`pselect(2)` (through `pselect6`, no signal mask) as a cancellation point;
@@ -835,13 +701,8 @@ pub fn select(
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the
     // type the call expects; with `nfds <= FD_SETSIZE` the kernel touches at most
     // `FD_SETSIZE` bits (`size_of::<fd_set>()` bytes) of each set.
-    unsafe { cp(libc::SYS_pselect6, a) }.map(|n| n as usize)
+    unsafe { cp(calls::PSELECT6, a) }.map(|n| n as usize)
 }
-
-/// The size of the kernel's signal set (`_NSIG / 8`), which the `rt_sig*` calls take: the
-/// kernel reads that many bytes of a `libc::sigset_t` (glibc's is larger, 128 bytes).
-const KERNEL_SIGSET_SIZE: usize = 8;
-const _: () = assert!(std::mem::size_of::<libc::sigset_t>() >= KERNEL_SIGSET_SIZE);
 
 /// A copy of `set` without the cancel signal: the mask of a wait must never block it (the
 /// wait could no longer be interrupted) and the set of a signal wait must never take it (the
@@ -854,37 +715,6 @@ fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
         unsafe { libc::sigdelset(&mut copy, sig) };
     }
     copy
-}
-
-/// `sigtimedwait(2)` as a cancellation point: waits for one of `set` (which the caller should
-/// block) and returns its number; `timeout: None` is `sigwaitinfo`/`sigwait`. The cancel signal
-/// ([`set_signal`]) is never taken, even if `set` holds it (a full set, say): it is removed
-/// from the set the call waits on.
-///
-/// ```
-/// // SAFETY: sigset_t is plain data; sigemptyset initialises it.
-/// let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-/// unsafe { libc::sigemptyset(&mut set) };
-/// let r = thread_cancel::io::sigtimedwait(&set, Some(std::time::Duration::from_millis(1)));
-/// assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EAGAIN));
-/// ```
-pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) -> io::Result<i32> {
-    let ts = timeout.map(sys::timespec);
-    let tsp = ts
-        .as_ref()
-        .map_or(0, |t| t as *const libc::timespec as libc::c_long);
-    let set = without_cancel_signal(set);
-    let a = [
-        &set as *const libc::sigset_t as _,
-        0,
-        tsp,
-        KERNEL_SIGSET_SIZE as _,
-        0,
-        0,
-    ];
-    // SAFETY: every pointer comes from a local that outlives the call, of the type the call
-    // expects; the kernel reads `KERNEL_SIGSET_SIZE` bytes of `set`, which is larger.
-    unsafe { cp(libc::SYS_rt_sigtimedwait, a) }.map(|n| n as i32)
 }
 
 /// `sigsuspend(2)` as a cancellation point: replaces the signal mask with `mask` until a
@@ -907,15 +737,15 @@ pub fn sigsuspend(mask: &libc::sigset_t) -> io::Result<()> {
     let mask = without_cancel_signal(mask);
     let a = [
         &mask as *const libc::sigset_t as _,
-        KERNEL_SIGSET_SIZE as _,
+        calls::SIGSET_SIZE as _,
         0,
         0,
         0,
         0,
     ];
     // SAFETY: every pointer comes from a local that outlives the call, of the type the call
-    // expects; the kernel reads `KERNEL_SIGSET_SIZE` bytes of `mask`, which is larger.
-    unsafe { cp(libc::SYS_rt_sigsuspend, a) }.map(drop)
+    // expects; the kernel reads `calls::SIGSET_SIZE` bytes of `mask`, which is larger.
+    unsafe { cp(calls::RT_SIGSUSPEND, a) }.map(drop)
 }
 
 /// `msgrcv(2)` (System V message queue) as a cancellation point. `buf` holds the `long` type
@@ -951,7 +781,7 @@ pub fn msgrcv(qid: i32, buf: &mut [u8], msgtyp: i64, flags: i32) -> io::Result<u
     ];
     // SAFETY: `buf` is borrowed for the whole call; the kernel writes the type (a `c_long`)
     // then at most `text` bytes, `buf.len()` in all.
-    unsafe { cp(libc::SYS_msgrcv, a) }.map(|n| n as usize)
+    unsafe { cp(calls::MSGRCV, a) }.map(|n| n as usize)
 }
 
 /// `msgsnd(2)` as a cancellation point; `msg` is the `long` type followed by the text. A `msg`
@@ -976,80 +806,7 @@ pub fn msgsnd(qid: i32, msg: &[u8], flags: i32) -> io::Result<()> {
     let a = [qid as _, msg.as_ptr() as _, text as _, flags as _, 0, 0];
     // SAFETY: `msg` is borrowed for the whole call; the kernel reads the type (a `c_long`)
     // then `text` bytes, `msg.len()` in all.
-    unsafe { cp(libc::SYS_msgsnd, a) }.map(drop)
-}
-
-/// `mq_timedreceive(3)` (POSIX message queue) as a cancellation point; `timeout: None` is
-/// `mq_receive`. `deadline` is absolute `CLOCK_REALTIME`, as in C. Returns the length. A `buf`
-/// shorter than the queue's message size is the kernel's `EMSGSIZE` (nothing is written).
-///
-/// ```
-/// let name = std::ffi::CString::new(format!("/tc-doc-mq-{}", std::process::id())).unwrap();
-/// // SAFETY: mq_attr is plain data.
-/// let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
-/// attr.mq_maxmsg = 1;
-/// attr.mq_msgsize = 16;
-/// // SAFETY: a NUL-terminated name, valid flags and a pointer to an mq_attr; the queue is
-/// // unlinked at once (the descriptor keeps it).
-/// let mq = unsafe {
-///     let mq = libc::mq_open(name.as_ptr(), libc::O_RDWR | libc::O_CREAT, 0o600 as libc::mode_t,
-///                            &attr as *const libc::mq_attr);
-///     libc::mq_unlink(name.as_ptr());
-///     mq
-/// };
-/// assert!(mq >= 0);
-/// thread_cancel::io::mq_timedsend(mq, b"hi", 3, None).unwrap();
-/// let mut short = [0u8; 8];
-/// let e = thread_cancel::io::mq_timedreceive(mq, &mut short, None, None).unwrap_err();
-/// assert_eq!(e.raw_os_error(), Some(libc::EMSGSIZE));
-/// let (mut buf, mut prio) = ([0u8; 16], 0);
-/// assert_eq!(thread_cancel::io::mq_timedreceive(mq, &mut buf, Some(&mut prio), None).unwrap(), 2);
-/// assert_eq!((&buf[..2], prio), (&b"hi"[..], 3));
-/// // SAFETY: closing the descriptor opened above, once.
-/// unsafe { libc::mq_close(mq) };
-/// ```
-#[cfg(not(target_os = "android"))]
-pub fn mq_timedreceive(
-    mq: libc::mqd_t,
-    buf: &mut [u8],
-    prio: Option<&mut u32>,
-    deadline: Option<&libc::timespec>,
-) -> io::Result<usize> {
-    let p = prio.map_or(0, |p| p as *mut u32 as libc::c_long);
-    let t = deadline.map_or(0, |t| t as *const libc::timespec as libc::c_long);
-    let a = [mq as _, buf.as_mut_ptr() as _, buf.len() as _, p, t, 0];
-    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects; the buffer is a borrowed slice.
-    unsafe { cp(libc::SYS_mq_timedreceive, a) }.map(|n| n as usize)
-}
-
-/// `mq_timedsend(3)` as a cancellation point; `deadline: None` is `mq_send`. A `msg` longer
-/// than the queue's message size is the kernel's `EMSGSIZE` (see [`mq_timedreceive`]).
-///
-/// ```
-/// let n = std::ffi::CString::new(format!("/tc-doc-mq-send-{}", std::process::id())).unwrap();
-/// // SAFETY: a NUL-terminated name, valid flags, default attributes; unlinked at once.
-/// let mq = unsafe {
-///     let mq = libc::mq_open(n.as_ptr(), libc::O_RDWR | libc::O_CREAT, 0o600 as libc::mode_t,
-///                            std::ptr::null::<libc::mq_attr>());
-///     libc::mq_unlink(n.as_ptr());
-///     mq
-/// };
-/// assert!(mq >= 0);
-/// thread_cancel::io::mq_timedsend(mq, b"x", 0, None).unwrap();
-/// // SAFETY: closing the descriptor opened above, once.
-/// unsafe { libc::mq_close(mq) };
-/// ```
-#[cfg(not(target_os = "android"))]
-pub fn mq_timedsend(
-    mq: libc::mqd_t,
-    msg: &[u8],
-    prio: u32,
-    deadline: Option<&libc::timespec>,
-) -> io::Result<()> {
-    let t = deadline.map_or(0, |t| t as *const libc::timespec as libc::c_long);
-    let a = [mq as _, msg.as_ptr() as _, msg.len() as _, prio as _, t, 0];
-    // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects; the message is a borrowed slice.
-    unsafe { cp(libc::SYS_mq_timedsend, a) }.map(drop)
+    unsafe { cp(calls::MSGSND, a) }.map(drop)
 }
 
 /// Wraps any `AsFd` (a `File`, `TcpStream`, `UnixStream`, `PipeReader`, `OwnedFd`, ...) so that
@@ -1210,7 +967,18 @@ pub fn stdin() -> Cancelable<BorrowedFd<'static>> {
     Cancelable::new(unsafe { BorrowedFd::borrow_raw(0) })
 }
 
+// The points only Linux and Android have.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod linux;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub use linux::*;
+
 // Typed forms of the functions above that take raw `libc` structs (`io/typed.rs`): the raw
 // forms stay, for parity with C.
+#[macro_use] // `flags!`, for the epoll types
 mod typed;
-pub use typed::{poll_fds, Epoll, EpollEvent, EpollFlags, PollFd, PollFlags};
+pub use typed::{poll_fds, PollFd, PollFlags};
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod epoll;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub use epoll::{Epoll, EpollEvent, EpollFlags};

@@ -7,10 +7,21 @@
 //! runs the [cleanup handlers](cleanup_push) last-pushed-first, then the [thread-specific data
 //! destructors](Key), and the thread's join reports [`Outcome::Canceled`].
 //!
-//! **Platforms**: Linux with glibc, on x86_64 (tested) and aarch64 (built and linted, not run
-//! yet). Other targets, musl included, do not compile yet: an unsupported operating system or
-//! architecture stops the build with a `compile_error!` saying so. The minimum Rust version is
-//! 1.87.
+//! **Platforms**: Linux (glibc or musl) and Android, on x86_64 (tested), aarch64 and riscv64:
+//! the complete implementation. Other targets (macOS, FreeBSD, ...) get a *portable fallback*,
+//! which Linux also uses when built with `RUSTFLAGS="--cfg thread_cancel_portable"`. In that
+//! mode every wait of the crate (sleep, park, join, scopes, the `sync` module) is fully
+//! cancelable, but:
+//!
+//! - a system-call point acts before and after the call, not during it: a request made while
+//!   a thread blocks in [`io::read`] is acted on when the call returns (at once if it failed,
+//!   at the next point if it completed, whose result is returned);
+//! - [`async_region`] is not supported: it panics, saying so, before running anything;
+//! - [`io::set_signal`] does nothing (no signal is used); the `io` functions that only Linux
+//!   has exist only on Linux;
+//! - the C ABI (`thread-cancel-ffi`) is Linux and Android only.
+//!
+//! The minimum Rust version is 1.87.
 //!
 //! ```
 //! use thread_cancel::{cleanup_push, spawn, testcancel};
@@ -95,6 +106,14 @@
 #![warn(missing_docs)]
 // Under `--cfg loom` only the state word is modelled: the platform layer is built but unused.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
+// Under the portable layer the C ABI's support (`ffi`) is not built: what only it uses is unused.
+#![cfg_attr(
+    any(
+        thread_cancel_portable,
+        not(any(target_os = "linux", target_os = "android"))
+    ),
+    allow(dead_code)
+)]
 
 mod cancel_scope;
 mod cancel_state;
@@ -102,7 +121,12 @@ mod cleanup;
 mod control;
 mod current;
 mod deadline;
-#[cfg(not(loom))]
+// The C ABI's support needs the complete Linux layer (regions, the forced unwind, the signal).
+#[cfg(all(
+    not(loom),
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
 #[doc(hidden)]
 pub mod ffi;
 pub mod guide;

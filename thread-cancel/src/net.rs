@@ -51,8 +51,7 @@ pub fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
         SocketAddr::V4(_) => libc::AF_INET,
         SocketAddr::V6(_) => libc::AF_INET6,
     };
-    // SAFETY: `socket` takes plain integers.
-    let raw = unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    let raw = crate::sys::calls::socket_cloexec(family, libc::SOCK_STREAM);
     if raw < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -68,7 +67,7 @@ pub fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
         0,
     ];
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects (a `sockaddr_storage` of the given length).
-    unsafe { cp(libc::SYS_connect, a) }?;
+    unsafe { cp(crate::sys::calls::CONNECT, a) }?;
     Ok(TcpStream::from(sock))
 }
 
@@ -77,28 +76,28 @@ fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let len = match addr {
         SocketAddr::V4(a) => {
-            let sin = libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: a.port().to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_ne_bytes(a.ip().octets()),
-                },
-                sin_zero: [0; 8],
+            // SAFETY: plain data; all-zero is valid (and sets the BSD systems' `sin_len` to
+            // 0, which they ignore in favour of the length argument).
+            let mut sin: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = a.port().to_be();
+            sin.sin_addr = libc::in_addr {
+                s_addr: u32::from_ne_bytes(a.ip().octets()),
             };
             // SAFETY: `sockaddr_storage` is larger than and suitably aligned for `sockaddr_in`.
             unsafe { std::ptr::write((&raw mut storage).cast(), sin) };
             std::mem::size_of::<libc::sockaddr_in>()
         }
         SocketAddr::V6(a) => {
-            let sin6 = libc::sockaddr_in6 {
-                sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                sin6_port: a.port().to_be(),
-                sin6_flowinfo: a.flowinfo(),
-                sin6_addr: libc::in6_addr {
-                    s6_addr: a.ip().octets(),
-                },
-                sin6_scope_id: a.scope_id(),
+            // SAFETY: as for `sockaddr_in`.
+            let mut sin6: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = a.port().to_be();
+            sin6.sin6_flowinfo = a.flowinfo();
+            sin6.sin6_addr = libc::in6_addr {
+                s6_addr: a.ip().octets(),
             };
+            sin6.sin6_scope_id = a.scope_id();
             // SAFETY: `sockaddr_storage` is larger than and suitably aligned for `sockaddr_in6`.
             unsafe { std::ptr::write((&raw mut storage).cast(), sin6) };
             std::mem::size_of::<libc::sockaddr_in6>()

@@ -86,6 +86,9 @@ pub unsafe fn async_region<F, R>(f: F) -> R
 where
     F: FnOnce() -> R,
 {
+    if !crate::sys::ASYNC_REGIONS {
+        unsupported();
+    }
     // Adopt the thread outside any region if needed; from then on borrow its control block
     // without a `RefCell` or an `Arc` count, so the entry of a nested region is itself
     // async-cancel-safe.
@@ -140,6 +143,18 @@ where
 
 /// The region was left because a request must be acted on: start the ordinary cancellation
 /// unwind (or a scope's) from the region's boundary.
+/// `async_region` on the portable layer.
+#[cfg(not(loom))]
+#[cold]
+#[inline(never)]
+fn unsupported() -> ! {
+    panic!(
+        "thread-cancel: async_region is not supported on this platform (the portable layer: \
+         targets other than Linux and Android, or `--cfg thread_cancel_portable`): it cannot \
+         interrupt code at any instruction; use cancellation points instead"
+    )
+}
+
 #[cfg(not(loom))]
 #[cold]
 fn act() -> ! {

@@ -46,6 +46,10 @@ fn wait_for_progress(p: &AtomicU64, at_least: u64) {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_compute_loop_in_region_is_canceled_and_joined() {
     let progress = Arc::new(AtomicU64::new(0));
     let cleaned = Arc::new(AtomicBool::new(false));
@@ -65,6 +69,10 @@ fn r06_compute_loop_in_region_is_canceled_and_joined() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_drop_outside_the_region_runs_inside_is_abandoned() {
     let progress = Arc::new(AtomicU64::new(0));
     let outside = Arc::new(AtomicUsize::new(0));
@@ -98,6 +106,10 @@ fn r06_drop_outside_the_region_runs_inside_is_abandoned() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_request_pending_before_entry_acts_at_entry() {
     let ran = Arc::new(AtomicBool::new(false));
     let dropped = Arc::new(AtomicUsize::new(0));
@@ -123,6 +135,10 @@ fn r06_request_pending_before_entry_acts_at_entry() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_disabled_inside_the_region_holds_the_request_until_enabled() {
     let progress = Arc::new(AtomicU64::new(0));
     let enable = Arc::new(AtomicBool::new(false));
@@ -156,6 +172,10 @@ fn r06_disabled_inside_the_region_holds_the_request_until_enabled() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_self_cancel_inside_a_region_acts_at_once() {
     let after = Arc::new(AtomicBool::new(false));
     let dropped = Arc::new(AtomicUsize::new(0));
@@ -178,6 +198,10 @@ fn r06_self_cancel_inside_a_region_acts_at_once() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_nested_regions_leave_the_inner_one_and_unwind_outside() {
     let progress = Arc::new(AtomicU64::new(0));
     let outside = Arc::new(AtomicUsize::new(0));
@@ -201,6 +225,10 @@ fn r06_nested_regions_leave_the_inner_one_and_unwind_outside() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_region_returns_its_value_and_restores_the_type() {
     let h = spawn(|| {
         // SAFETY: pure arithmetic.
@@ -218,6 +246,10 @@ fn r06_region_returns_its_value_and_restores_the_type() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_panic_inside_a_region_propagates() {
     let h = spawn(|| {
         // SAFETY: the panic allocates, but no cancellation is requested in this test.
@@ -235,6 +267,10 @@ fn r06_panic_inside_a_region_propagates() {
 /// while returning, and after it (where `testcancel` acts). The thread must always end
 /// canceled, and the Drop outside the region must run exactly once.
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_stress_cancel_races_region_entry_loop_and_exit() {
     let n = stress_iters();
     let mut left_in_loop = 0;
@@ -288,6 +324,10 @@ impl Drop for UsesCurrentOnDrop {
 /// nothing that an abandoned frame could leave borrowed: canceled at any instruction of a loop
 /// of them, the thread unwinds cleanly and its Drops can still use the crate.
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_stress_state_calls_inside_a_region_are_async_cancel_safe() {
     let n = stress_iters();
     for i in 0..n {
@@ -314,6 +354,10 @@ fn r06_stress_state_calls_inside_a_region_are_async_cancel_safe() {
 /// A request that arrives while an inner region has the type deferred is acted on when the
 /// inner region returns into the asynchronous outer one (not lost to the restored type).
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 fn r06_request_held_by_a_deferred_inner_region_acts_when_it_returns() {
     let requested = Arc::new(AtomicBool::new(false));
     let progress = Arc::new(AtomicU64::new(0));
@@ -366,6 +410,10 @@ fn r06_caller_of_the_region_outside_it() -> String {
 /// the region's body, the frame that called `async_region`, the thread's root and its entry in
 /// `std`, as without a region (aarch64's had none: its backtraces stopped at the region).
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "no asynchronous regions in the portable layer"
+)]
 fn r06_backtrace_inside_an_async_region_reaches_the_thread_root() {
     let h = spawn(r06_caller_of_the_region_outside_it);
     let bt = h.join().unwrap();
@@ -392,4 +440,24 @@ fn r06_backtrace_inside_an_async_region_reaches_the_thread_root() {
             ),
         }
     }
+}
+
+#[cfg(thread_cancel_portable)]
+#[test]
+fn portable_layer_async_region_panics_with_the_reason_before_running_anything() {
+    let ran = std::sync::atomic::AtomicBool::new(false);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: the body holds nothing that needs dropping.
+        unsafe {
+            thread_cancel::async_region(|| ran.store(true, std::sync::atomic::Ordering::SeqCst))
+        }
+    }));
+    let payload = r.unwrap_err();
+    let msg = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or(payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap();
+    assert!(msg.contains("async_region is not supported"), "{msg}");
+    assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
 }

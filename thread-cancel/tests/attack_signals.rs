@@ -255,6 +255,10 @@ fn cancel_during_handler_round(round: usize) {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
 fn cancel_during_user_sa_restart_handler_is_acted_on() {
     const NAME: &str = "cancel_during_user_sa_restart_handler_is_acted_on";
     if !is_child(NAME) {
@@ -275,6 +279,10 @@ fn cancel_during_user_sa_restart_handler_is_acted_on() {
 /// cancel signal that landed in the handler must not leave anything behind (the thread acts on
 /// the `EINTR` of its call).
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
 fn cancel_during_user_handler_without_restart_is_acted_on() {
     const NAME: &str = "cancel_during_user_handler_without_restart_is_acted_on";
     if !is_child(NAME) {
@@ -306,6 +314,10 @@ extern "C" fn writing_handler(_sig: libc::c_int) {
 /// still interrupt the read: the nested call must not have made the outer one look like it is
 /// outside any call.
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
 fn cancel_after_handler_made_a_cancellable_call_is_acted_on() {
     const NAME: &str = "cancel_after_handler_made_a_cancellable_call_is_acted_on";
     if !is_child(NAME) {
@@ -353,6 +365,10 @@ fn cancel_after_handler_made_a_cancellable_call_is_acted_on() {
 /// thread outside any call, and to a thread blocked in a read with no request: nothing
 /// happens, the signal is not left blocked, and the read goes on to return its data.
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
 fn cancel_signal_with_nothing_to_act_on_is_a_noop() {
     let sig = default_cancel_signal();
     // Outside any call, with a request pending (the thread acts at its next point only).
@@ -412,6 +428,10 @@ fn cancel_signal_with_nothing_to_act_on_is_a_noop() {
 // Choosing the signal.
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
 fn set_signal_after_start_says_too_late() {
     const NAME: &str = "set_signal_after_start_says_too_late";
     if !is_child(NAME) {
@@ -443,6 +463,10 @@ extern "C" fn foreign_handler(_sig: libc::c_int) {}
 /// the first spawn panics saying so, the handler stays; `set_signal` refuses that signal too,
 /// and choosing another one makes the crate work.
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
 fn start_refuses_a_handler_already_installed_for_the_signal() {
     const NAME: &str = "start_refuses_a_handler_already_installed_for_the_signal";
     if !is_child(NAME) {
@@ -488,6 +512,10 @@ fn start_refuses_a_handler_already_installed_for_the_signal() {
 /// `SIG_IGN` for the cancel signal before the start (an ignored signal is inherited across
 /// `exec`) is taken over: the crate works.
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
 fn start_takes_over_an_ignored_signal() {
     const NAME: &str = "start_takes_over_an_ignored_signal";
     if !is_child(NAME) {
@@ -506,6 +534,10 @@ fn start_takes_over_an_ignored_signal() {
 /// lives, the request is acted on at the thread's next point, and the replacement is reported
 /// once on stderr.
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
 fn cancel_after_handler_replaced_reports_and_does_not_signal() {
     const NAME: &str = "cancel_after_handler_replaced_reports_and_does_not_signal";
     if !is_child(NAME) {

@@ -69,6 +69,10 @@ fn poll_fds_timeout_expires_with_no_event() {
 /// A thread blocked in `poll_fds` is canceled, with a finite timeout, none, or the largest
 /// `Duration` (saturated for the kernel, not an error).
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn poll_fds_is_a_cancellation_point() {
     for timeout in [None, Some(Duration::from_secs(3600)), Some(Duration::MAX)] {
         let h = spawn(move || {
@@ -151,6 +155,10 @@ fn epoll_wait_timeout_expires_with_no_event() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn epoll_wait_is_a_cancellation_point() {
     for timeout in [None, Some(Duration::from_secs(3600)), Some(Duration::MAX)] {
         let h = spawn(move || {

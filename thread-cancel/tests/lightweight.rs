@@ -80,6 +80,10 @@ fn lightweight_thread_is_canceled_in_channel_recv() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn lightweight_thread_is_canceled_in_read_by_the_signal() {
     let (r, w) = std::io::pipe().unwrap();
     cancel_while_blocked(move || {

@@ -72,6 +72,10 @@ fn assert_clean_after_run() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn c01_scope_cancel_interrupts_a_blocked_read_drops_and_cleanups_run_and_the_thread_goes_on() {
     let (r, mut w) = std::io::pipe().unwrap();
     let scope = CancelScope::new();
@@ -152,6 +156,8 @@ fn c01_scope_cancel_is_acted_on_at_every_own_wait() {
                 testcancel()
             }),
         ),
+        // (The portable layer has no asynchronous regions.)
+        #[cfg(not(thread_cancel_portable))]
         (
             "async region",
             Box::new(|| {
@@ -460,6 +466,10 @@ fn c05_a_run_entered_on_a_canceled_scope_does_not_start() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn c06_a_deadline_interrupts_a_blocked_system_call() {
     let (r, _w) = std::io::pipe().unwrap();
     let t0 = Instant::now();
@@ -554,6 +564,10 @@ fn cancel_requested_is_a_query_that_never_acts() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no asynchronous regions"
+)]
 #[should_panic(expected = "inside an async_region")]
 fn run_inside_an_async_region_panics_with_the_reason() {
     // SAFETY: the body holds nothing that needs dropping when it unwinds.

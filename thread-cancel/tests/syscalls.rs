@@ -216,6 +216,10 @@ fn race_accepts(n: usize) {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn r10_read_write_recv_send_accept_either_complete_or_cancel_and_leak_nothing() {
     let _serial = serial();
     let n = iters();
@@ -288,6 +292,10 @@ fn r10_close_releases_the_descriptor_exactly_once() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn r05_blocked_read_accept_poll_are_woken_by_cancel() {
     let _serial = serial();
     for kind in 0..3 {
@@ -316,6 +324,10 @@ fn r05_blocked_read_accept_poll_are_woken_by_cancel() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn r05_blocked_pause_epoll_wait_waitpid_are_woken_by_cancel() {
     let _serial = serial();
     let mut child = std::process::Command::new("sleep")
@@ -351,6 +363,10 @@ fn r05_blocked_pause_epoll_wait_waitpid_are_woken_by_cancel() {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn r23_stdout_writer_is_a_cancellation_point() {
     let _serial = serial();
     let h = spawn(|| loop {
@@ -368,6 +384,10 @@ extern "C" fn on_usr1(_: libc::c_int) {
 }
 
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
 fn user_signal_handlers_run_and_other_threads_never_see_eintr() {
     let _serial = serial();
     // A user's SIGUSR1 handler still runs after our signal is installed.
@@ -549,6 +569,10 @@ fn r10_a_thread_that_blocks_the_cancel_signal_is_canceled_at_its_next_point_with
 /// `read` that nothing but the cancel signal ends, so a request whose hand-off it missed
 /// would leave it blocked for ever: every race must end with the thread canceled, at once.
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn r05_cancel_racing_a_park_then_a_blocking_read_never_hangs() {
     let _s = serial();
     let n = iters();

@@ -2,6 +2,10 @@
 //!
 //! The rest of the crate sees a narrow interface:
 //!
+//! - [`calls`]: the system calls the rest of the crate makes through [`syscall_cp`], by name
+//!   (`calls::READ`, ...), and the kernel facts their callers need; the C ABI crate uses the
+//!   same names (`thread_cancel::ffi::calls`). No code outside `sys/` names a system-call
+//!   number.
 //! - [`futex_wait`] / [`futex_wake`]: block on a 32-bit word until it changes or a deadline passes.
 //! - [`syscall_cp`]: a system call that a cancellation request aborts only if it had no effect;
 //!   [`kill`] sends the cancel signal to a thread blocked in one; [`set_signal`] / [`signal`];
@@ -17,32 +21,59 @@
 //!   the state word says so, by the cancel signal ([`RegionCtx`] describes one).
 //!
 //! Porting to another platform means adding one folder next to `linux/` that provides the same
-//! functions.
+//! functions. Targets without one get `portable/`, the fallback on `std` and POSIX (also chosen
+//! on Linux with `--cfg thread_cancel_portable`): every own wait fully cancelable, system-call
+//! points checked before and after the call only, no asynchronous regions (its module docs).
 
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
 mod linux;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) use linux::fence::{observe as observe_in_syscall, publish as publish_in_syscall};
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) use linux::futex::{futex_wait, futex_wake, timespec};
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) use linux::pthread;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) use linux::region::{
-    abandoning_frames, boundary as region_boundary, has_act as region_has_act,
-    leave as region_leave, resolve_sanitizer_hook, run as region_run, Exit as RegionExit,
-    RegionCtx,
-};
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) use linux::syscall_cp::{
-    drain as drain_cancel_signal, kill, prepare, set_signal, signal, syscall_cp, CpResult,
-    SignalError,
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
+pub use linux::calls;
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
+pub(crate) use linux::{
+    fence::{observe as observe_in_syscall, publish as publish_in_syscall},
+    futex::{futex_wait, futex_wake, timespec},
+    pthread,
+    region::{
+        abandoning_frames, boundary as region_boundary, has_act as region_has_act,
+        leave as region_leave, resolve_sanitizer_hook, run as region_run, Exit as RegionExit,
+        RegionCtx, ASYNC_REGIONS,
+    },
+    syscall_cp::{
+        default_signal, drain as drain_cancel_signal, kill, prepare, set_signal, signal,
+        syscall_cp, CpResult, SignalError,
+    },
 };
 
-#[cfg(any(target_os = "linux", target_os = "android"))]
-pub(crate) use linux::syscall_cp::default_signal;
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-compile_error!(
-    "thread-cancel supports Linux (and Android) only for now (see ARCHITECTURE.md, `sys/`)"
-);
+#[cfg(any(
+    not(any(target_os = "linux", target_os = "android")),
+    thread_cancel_portable
+))]
+mod portable;
+#[cfg(any(
+    not(any(target_os = "linux", target_os = "android")),
+    thread_cancel_portable
+))]
+pub use portable::calls;
+#[cfg(any(
+    not(any(target_os = "linux", target_os = "android")),
+    thread_cancel_portable
+))]
+pub(crate) use portable::{
+    futex::{futex_wait, futex_wake, timespec},
+    points::{
+        drain as drain_cancel_signal, kill, observe as observe_in_syscall, prepare,
+        publish as publish_in_syscall, set_signal, signal, syscall_cp, CpResult, SignalError,
+    },
+    pthread,
+    region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
+};

@@ -2,6 +2,7 @@
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
+pub mod calls;
 pub(crate) mod fence;
 pub(crate) mod futex;
 pub(crate) mod pthread;

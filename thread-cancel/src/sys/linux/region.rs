@@ -22,6 +22,9 @@ extern "C" {
     static thread_cancel_region_act: u8;
 }
 
+/// Whether this layer has asynchronous regions: yes.
+pub(crate) const ASYNC_REGIONS: bool = true;
+
 /// What a thread in a region needs to leave it from any instruction. The assembly reads the
 /// fields by offset: keep the layout.
 #[repr(C)]

@@ -104,6 +104,17 @@ pub(crate) enum SignalError {
     HasHandler(i32),
 }
 
+impl SignalError {
+    /// The error's kind for `io::set_signal`.
+    pub(crate) fn kind(&self) -> std::io::ErrorKind {
+        match self {
+            Self::NotRealtime(_) => std::io::ErrorKind::InvalidInput,
+            Self::TooLate { .. } => std::io::ErrorKind::Other,
+            Self::HasHandler(_) => std::io::ErrorKind::ResourceBusy,
+        }
+    }
+}
+
 impl std::fmt::Display for SignalError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let rt = |s: i32| s - libc::SIGRTMIN();

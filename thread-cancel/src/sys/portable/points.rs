@@ -1,0 +1,104 @@
+//! System-call points without interruption: the state word is checked before the call and
+//! after it, and nothing reaches a thread blocked inside (no cancel signal, so no handler, no
+//! fence and nothing to drain).
+
+use super::calls::{self, Call};
+use crate::state::{BLOCK, REQUEST, ROOT, UNWINDING};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The result of a cancellable system call.
+pub(crate) enum CpResult {
+    /// The call ran (and completed or failed): the raw return value (`-errno` on failure).
+    Done(libc::c_long),
+    /// The call was not made, or failed without effect: act on the request.
+    Canceled,
+}
+
+/// What the Linux trampoline decides from the word: a request that nothing blocks, or an
+/// unwind under way that has not reached the thread's root (a cancellation that
+/// `catch_unwind` swallowed: it is raised again).
+#[inline(always)]
+fn acts(s: u32) -> bool {
+    if s & (BLOCK | REQUEST) == 0 {
+        return false;
+    }
+    if s & BLOCK == 0 {
+        return true;
+    }
+    let u = s & (UNWINDING | ROOT);
+    u != 0 && u < ROOT
+}
+
+/// Makes call `nr` unless the word pointed to by `word` says act; after a call that failed
+/// (it had no effect), acts if a request arrived meanwhile. A call that completed returns its
+/// result: the request waits for the next point.
+///
+/// # Safety
+/// `word` must point to the calling thread's live state word; the arguments must be valid for
+/// call `nr`.
+#[inline(always)]
+pub(crate) unsafe fn syscall_cp(word: *const u32, nr: Call, a: [libc::c_long; 6]) -> CpResult {
+    // SAFETY: the caller's word is a live, aligned `u32` only changed atomically.
+    let load = || unsafe { (*word.cast::<std::sync::atomic::AtomicU32>()).load(Ordering::SeqCst) };
+    if acts(load()) {
+        return CpResult::Canceled;
+    }
+    // SAFETY: forwarded from the caller.
+    let r = unsafe { calls::plain(nr, a) };
+    if (-4095..0).contains(&r) && acts(load()) {
+        CpResult::Canceled
+    } else {
+        CpResult::Done(r)
+    }
+}
+
+/// Never an error: this layer has no cancel signal (the type has no value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SignalError {}
+
+impl SignalError {
+    /// The error's kind for `io::set_signal`.
+    pub(crate) fn kind(&self) -> std::io::ErrorKind {
+        match *self {}
+    }
+}
+
+impl std::fmt::Display for SignalError {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {}
+    }
+}
+
+/// Accepts any signal and does nothing: no signal is used.
+pub(crate) fn set_signal(_sig: i32) -> Result<(), SignalError> {
+    Ok(())
+}
+
+/// No cancel signal is in use.
+pub(crate) fn signal() -> Option<i32> {
+    None
+}
+
+/// Nothing to install.
+#[inline]
+pub(crate) fn prepare() {}
+
+/// Sends nothing (never called: [`signal`] is `None`).
+///
+/// # Safety
+/// None needed; `unsafe` for the interface's sake.
+pub(crate) unsafe fn kill(_t: libc::pthread_t, _sig: i32) {}
+
+/// Nothing can be pending.
+pub(crate) fn drain() {}
+
+/// Owner: sets the flag (read by nobody who would signal; kept for the interface).
+#[inline(always)]
+pub(crate) fn publish(flag: &AtomicBool) {
+    flag.store(true, Ordering::Relaxed);
+}
+
+/// Canceler: never signal.
+pub(crate) fn observe(_flag: &AtomicBool) -> bool {
+    false
+}
