@@ -7,8 +7,10 @@
 //! runs the [cleanup handlers](cleanup_push) last-pushed-first, then the [thread-specific data
 //! destructors](Key), and the thread's join reports [`Outcome::Canceled`].
 //!
-//! **Platforms**: Linux (glibc or musl) and Android, on x86_64 (tested), aarch64 and riscv64:
-//! the complete implementation. Other targets (macOS, FreeBSD, ...) get a *portable fallback*,
+//! **Platforms**: Linux on x86_64, aarch64 and riscv64, with glibc or musl: the complete
+//! implementation, whose test suite runs on each (x86_64 natively with glibc and with musl,
+//! aarch64 and riscv64 under emulation). Android uses the same code and compiles, untested (no
+//! device). Other targets (macOS, FreeBSD, ...) get a *portable fallback*,
 //! which Linux also uses when built with `RUSTFLAGS="--cfg thread_cancel_portable"`. In that
 //! mode every wait of the crate (sleep, park, join, scopes, the `sync` module) is fully
 //! cancelable, but:
