@@ -4,6 +4,12 @@
 fn main() {
     println!("cargo:rerun-if-changed=src/stdio.c");
     println!("cargo:rerun-if-changed=../include/thread_cancel.h");
+    // The C test harness (tests/c_programs.rs) builds the library and the programs for the
+    // target its own executable was built for, and must know whether that is this machine.
+    for var in ["TARGET", "HOST"] {
+        let value = std::env::var(var).unwrap_or_default();
+        println!("cargo:rustc-env=THREAD_CANCEL_FFI_{var}={value}");
+    }
     // `cargo clippy` for another target (aarch64 from x86_64) only checks the Rust code:
     // nothing is linked, and the machine may have no C compiler for that target.
     let clippy = std::env::var("RUSTC_WORKSPACE_WRAPPER").is_ok_and(|w| w.contains("clippy"));
