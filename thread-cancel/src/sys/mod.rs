@@ -14,8 +14,8 @@
 //!   between a thread entering a cancellable call and a canceler deciding to signal it.
 //! - [`drain_cancel_signal`]: takes back a cancel signal sent to the calling thread that is
 //!   still pending, and unblocks it (a scope's `run` ends with nothing on its way).
-//! - [`pthread`]: threads made with `pthread_create` directly (no `std` spawn), for
-//!   `Builder::lightweight`.
+//! - [`pthread`] (POSIX, shared by every platform folder): threads made with `pthread_create`
+//!   directly (no `std` spawn), for `Builder::lightweight`.
 //! - [`region_run`] / [`region_leave`]: run a function in an *asynchronous region* that the
 //!   thread can leave from any instruction (abandoning the frames inside), by a call or, when
 //!   the state word says so, by the cancel signal ([`RegionCtx`] describes one).
@@ -24,6 +24,8 @@
 //! functions. Targets without one get `portable/`, the fallback on `std` and POSIX (also chosen
 //! on Linux with `--cfg thread_cancel_portable`): every own wait fully cancelable, system-call
 //! points checked before and after the call only, no asynchronous regions (its module docs).
+
+pub(crate) mod pthread;
 
 #[cfg(all(
     any(target_os = "linux", target_os = "android"),
@@ -42,7 +44,6 @@ pub use linux::calls;
 pub(crate) use linux::{
     fence::{observe as observe_in_syscall, publish as publish_in_syscall},
     futex::{futex_wait, futex_wake, timespec},
-    pthread,
     region::{
         abandoning_frames, boundary as region_boundary, has_act as region_has_act,
         leave as region_leave, resolve_sanitizer_hook, run as region_run, Exit as RegionExit,
@@ -74,6 +75,5 @@ pub(crate) use portable::{
         drain as drain_cancel_signal, kill, observe as observe_in_syscall, prepare,
         publish as publish_in_syscall, set_signal, signal, syscall_cp, CpResult, SignalError,
     },
-    pthread,
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
 };

@@ -5,7 +5,6 @@ mod aarch64;
 pub mod calls;
 pub(crate) mod fence;
 pub(crate) mod futex;
-pub(crate) mod pthread;
 pub(crate) mod region;
 #[cfg(target_arch = "riscv64")]
 mod riscv64;

@@ -22,5 +22,4 @@
 pub mod calls;
 pub(crate) mod futex;
 pub(crate) mod points;
-pub(crate) mod pthread;
 pub(crate) mod region;

@@ -1,6 +1,7 @@
 //! Threads made with `pthread_create` directly (`Builder::lightweight`): no `std` spawn, so no
-//! per-thread alternate signal stack (an `mmap`, an `mprotect` for its guard page and, at exit,
-//! an `munmap` whose TLB shootdown interrupts every CPU running the process).
+//! per-thread alternate signal stack (on Linux an `mmap`, an `mprotect` for its guard page and,
+//! at exit, an `munmap` whose TLB shootdown interrupts every CPU running the process). POSIX
+//! calls only, shared by every platform folder; only the naming differs between systems.
 //!
 //! This layer only creates, names, joins and detaches the thread; the crate's root runs inside
 //! `main` (see `thread.rs`).
@@ -141,10 +142,29 @@ pub(crate) fn set_current_name(name: &CStr) {
         }
     }
     buf[..len].copy_from_slice(&bytes[..len]);
-    // SAFETY: `buf` is NUL-terminated within 16 bytes, as `pthread_setname_np` requires on
-    // Linux; `pthread_self()` names the calling thread, which is alive.
+    set_name(&buf);
+}
+
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+fn set_name(buf: &[u8; 16]) {
+    // SAFETY: `buf` is NUL-terminated within 16 bytes; `pthread_self()` names the calling
+    // thread, which is alive.
     unsafe { libc::pthread_setname_np(libc::pthread_self(), buf.as_ptr().cast()) };
 }
+
+#[cfg(target_vendor = "apple")]
+fn set_name(buf: &[u8; 16]) {
+    // SAFETY: `buf` is NUL-terminated; Apple's call names the calling thread.
+    unsafe { libc::pthread_setname_np(buf.as_ptr().cast()) };
+}
+
+#[cfg(not(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_vendor = "apple"
+)))]
+fn set_name(_buf: &[u8; 16]) {}
 
 /// A `pthread_attr_t`, destroyed when dropped.
 struct Attr(Box<libc::pthread_attr_t>);
