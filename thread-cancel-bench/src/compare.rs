@@ -26,6 +26,7 @@
 //! | P6 | cancel + join of [`crate::p6::THREADS`] blocked lightweight threads (and, informative, `std`-spawned ones) | the same with `pthread_cancel` | futex wake + join |
 //! | P7 | `CancelScope::run(\|\| black_box(1))` on a reused scope; `with_timeout(5 s, ..)`, [`P7_BATCH`] calls | — | `catch_unwind` alone |
 //! | P8 | `scope.cancel()` → `Err` from `run` in `sleep`, `recv`, `io::read` ([`crate::p8`]) | `pthread_cancel` in `nanosleep`, `pthread_cond_wait`, `read` | the thread cancel on the same wait (P3/P4's ours) |
+//! | P8 | the same, with every thread of a sample on one CPU ([`latency_on_one_cpu`]) | — | the thread cancel on the same wait, on one CPU |
 //! | P8 | how late `with_deadline` returns `Err` after its deadline, in `sleep` and `io::read` | — | the scope cancel on the same wait (the P8 row above) |
 //!
 //! The bare unwind of P3/P4's floor is one `std::panic::resume_unwind` caught one frame up, to
@@ -201,6 +202,52 @@ impl Plans {
 /// A P3/P4 latency series, in µs.
 fn latency(f: impl Fn() -> io::Result<Duration> + 'static) -> Sampler {
     Box::new(move || f().map(us))
+}
+
+/// As [`latency`], with the sampling thread confined to the CPU it is on while `f` runs, and so
+/// every thread `f` spawns (they inherit the mask): the wake-up never crosses CPUs. On a 2-CPU
+/// VM whether it does decides between two modes of every latency (the futex floor is 3-4 us on
+/// the waker's CPU, 10-14 us across), and which mode a series gets depends on its place in the
+/// round-robin; confined, two series on the same wait are compared in the same mode.
+fn latency_on_one_cpu(f: impl Fn() -> io::Result<Duration> + 'static) -> Sampler {
+    Box::new(move || {
+        let _pin = OneCpu::here()?;
+        f().map(us)
+    })
+}
+
+/// The calling thread confined to its current CPU until dropped (the old mask is restored).
+struct OneCpu(libc::cpu_set_t);
+
+impl OneCpu {
+    fn here() -> io::Result<Self> {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: a `cpu_set_t` is plain bits, for which all-zero is the empty set.
+        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: pid 0 is the calling thread; `old` is a live set of `size` bytes.
+        if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: no arguments.
+        let cpu = unsafe { libc::sched_getcpu() };
+        let cpu = usize::try_from(cpu).map_err(|_| io::Error::last_os_error())?;
+        // SAFETY: as above.
+        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `cpu` is a CPU number the kernel just gave, below `CPU_SETSIZE`.
+        unsafe { libc::CPU_SET(cpu, &mut one) };
+        // SAFETY: pid 0 is the calling thread; `one` is a live set of `size` bytes.
+        if unsafe { libc::sched_setaffinity(0, size, &one) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self(old))
+    }
+}
+
+impl Drop for OneCpu {
+    fn drop(&mut self) {
+        // SAFETY: pid 0 is the calling thread; the set is the one `here` read.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.0) };
+    }
 }
 
 /// A batch of one-call-at-a-time operations, the mean of one call in `unit`.
@@ -628,6 +675,50 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
+    // The same comparison with every thread of a sample on one CPU (see `latency_on_one_cpu`):
+    // the scope cancel and the thread cancel on the same wait, in the same wake-up mode.
+    for (w, thread_cancel, scenario, short) in [
+        (
+            p8::Wait::Sleep,
+            Scenario3or4::P3(P3::OursSleep),
+            "P8 scope cancel -> Err, in sleep, one CPU",
+            "P8 sleep 1cpu",
+        ),
+        (
+            p8::Wait::Recv,
+            Scenario3or4::P3(P3::OursRecv),
+            "P8 scope cancel -> Err, in channel recv, one CPU",
+            "P8 recv 1cpu",
+        ),
+        (
+            p8::Wait::Read,
+            Scenario3or4::P4(P4::Ours(Call::Read)),
+            "P8 scope cancel -> Err, in read, one CPU",
+            "P8 read 1cpu",
+        ),
+    ] {
+        let floor = p.add(
+            &format!("{}, one CPU", thread_cancel.name()),
+            each,
+            latency_on_one_cpu(move || thread_cancel.sample()),
+        );
+        let s = p8::Scenario::ScopeCancel(w);
+        let ours = p.add(
+            &format!("{}, one CPU", s.name()),
+            each,
+            latency_on_one_cpu(move || p8::sample(s)),
+        );
+        p.rows.push(Row {
+            scenario,
+            short,
+            target: Target::P8,
+            unit: Unit::Us,
+            ours,
+            glibc: None,
+            floor: Some(floor),
+            floor_plus: None,
+        });
+    }
     for (w, scenario, short) in [
         (
             p8::Wait::Sleep,
@@ -654,6 +745,29 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         });
     }
     Ok(p)
+}
+
+/// A thread cancel's latency scenario of P3 or P4 (the floor of a P8 row).
+#[derive(Clone, Copy)]
+enum Scenario3or4 {
+    P3(P3),
+    P4(P4),
+}
+
+impl Scenario3or4 {
+    fn name(self) -> &'static str {
+        match self {
+            Self::P3(s) => s.name(),
+            Self::P4(s) => s.name(),
+        }
+    }
+
+    fn sample(self) -> io::Result<Duration> {
+        match self {
+            Self::P3(s) => p3::sample(s),
+            Self::P4(s) => p4::sample(s),
+        }
+    }
 }
 
 /// The figures of one row.
@@ -989,7 +1103,10 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
          alone. A P8 scope-cancel sample is one `scope.cancel()` of a fresh thread seen asleep \
          in its call, to `run` returning `Err` there; its \"floor\" is the thread \
          cancellation's latency on the same wait (the P3/P4 series of ours), which the target \
-         holds it to. A P8 deadline sample is how late `with_deadline(now + 2 ms, ..)` \
+         holds it to; the rows marked \"one CPU\" run both series with every thread of a \
+         sample on the CPU the sampling thread is on (no wake-up crosses CPUs: on a 2-CPU VM \
+         that decides between two modes of each latency, and which one a series gets depends \
+         on its place in the round-robin). A P8 deadline sample is how late `with_deadline(now + 2 ms, ..)` \
          returns `Err` after its deadline; its \"floor\" is the scope cancel's latency on the \
          same wait, and the target is 1 ms above it.\n",
         unwind_median.map_or_else(|| "-".to_string(), num)
