@@ -26,7 +26,7 @@
 //! | P6 | cancel + join of [`crate::p6::THREADS`] blocked lightweight threads (and, informative, `std`-spawned ones) | the same with `pthread_cancel` | futex wake + join |
 //! | P7 | `CancelScope::run(\|\| black_box(1))` on a reused scope; `with_timeout(5 s, ..)`, [`P7_BATCH`] calls | — | `catch_unwind` alone |
 //! | P8 | `scope.cancel()` → `Err` from `run` in `sleep`, `recv`, `io::read` ([`crate::p8`]) | `pthread_cancel` in `nanosleep`, `pthread_cond_wait`, `read` | the thread cancel on the same wait (P3/P4's ours) |
-//! | P8 | the same, with every thread of a sample on one CPU ([`latency_on_one_cpu`]) | — | the thread cancel on the same wait, on one CPU |
+//! | P8 | the same, with every thread of a sample on one CPU (`latency_on_one_cpu`) | — | the thread cancel on the same wait, on one CPU |
 //! | P8 | how late `with_deadline` returns `Err` after its deadline, in `sleep` and `io::read` | — | the scope cancel on the same wait (the P8 row above) |
 //!
 //! The bare unwind of P3/P4's floor is one `std::panic::resume_unwind` caught one frame up, to
