@@ -349,7 +349,7 @@ pub unsafe extern "C" fn tc_ppoll(
 
 fn ms_timespec(ms: c_int) -> libc::timespec {
     libc::timespec {
-        tv_sec: (ms / 1000) as libc::time_t,
+        tv_sec: (ms / 1000) as _,
         tv_nsec: ((ms % 1000) * 1_000_000) as libc::c_long,
     }
 }
@@ -453,7 +453,7 @@ pub unsafe extern "C" fn tc_nanosleep(
 #[no_mangle]
 pub extern "C" fn tc_sleep(seconds: libc::c_uint) -> libc::c_uint {
     let req = libc::timespec {
-        tv_sec: seconds as libc::time_t,
+        tv_sec: seconds as _,
         tv_nsec: 0,
     };
     let mut rem = libc::timespec {
@@ -465,14 +465,14 @@ pub extern "C" fn tc_sleep(seconds: libc::c_uint) -> libc::c_uint {
         0
     } else {
         // Interrupted by a signal: the seconds left, rounded up.
-        (rem.tv_sec + libc::time_t::from(rem.tv_nsec > 0)) as libc::c_uint
+        (rem.tv_sec as libc::c_uint).saturating_add(u32::from(rem.tv_nsec > 0))
     }
 }
 
 #[no_mangle]
 pub extern "C" fn tc_usleep(usec: libc::useconds_t) -> c_int {
     let req = libc::timespec {
-        tv_sec: (usec / 1_000_000) as libc::time_t,
+        tv_sec: (usec / 1_000_000) as _,
         tv_nsec: ((usec % 1_000_000) * 1000) as libc::c_long,
     };
     // SAFETY: `req` is a local, alive for the call.
@@ -927,7 +927,7 @@ pub unsafe extern "C" fn tc_aio_suspend(
                 .min(AIO_SLICE),
         };
         let slice = libc::timespec {
-            tv_sec: left.as_secs() as libc::time_t,
+            tv_sec: left.as_secs() as _,
             tv_nsec: left.subsec_nanos() as c_long,
         };
         // SAFETY: the caller's list (module docs); `slice` is a local, alive for the call.

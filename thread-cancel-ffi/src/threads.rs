@@ -43,14 +43,25 @@ struct Entry {
     /// Not created here (an id `tc_self` gave): its slot is freed when the thread ends.
     foreign: bool,
     /// The system's id: valid while the slot lives, except for a foreign thread that has
-    /// `ended` (the main thread after `tc_exit`, whose slot stays).
-    native: libc::pthread_t,
+    /// `ended` (the main thread after `tc_exit`, whose slot stays). `None` while `tc_create`
+    /// fills the slot.
+    native: Option<Native>,
 }
+
+/// A system thread id kept in the registry: an integer on glibc, a pointer on musl and bionic.
+#[derive(Clone, Copy)]
+struct Native(libc::pthread_t);
+
+// SAFETY: a `pthread_t` is an id, only passed back to the system's pthread calls (under the
+// registry lock that keeps it valid, see `with_native`); it is never dereferenced here.
+unsafe impl Send for Native {}
 
 impl Entry {
     /// The system's id of a thread that has not gone (an ended foreign thread has).
     fn live_native(&self) -> Option<libc::pthread_t> {
-        (self.native != 0 && !(self.foreign && self.ended)).then_some(self.native)
+        self.native
+            .filter(|_| !(self.foreign && self.ended))
+            .map(|n| n.0)
     }
 }
 
@@ -340,7 +351,7 @@ pub unsafe extern "C" fn tc_create(
         detached,
         ended: false,
         foreign: false,
-        native: 0,
+        native: None,
     }) else {
         return libc::EAGAIN;
     };
@@ -384,7 +395,7 @@ pub unsafe extern "C" fn tc_create(
         Ok(h) if !memory.ran_out() => {
             let e = reg.get(id).expect("the new slot");
             e.canceler = Some(h.canceler());
-            e.native = h.as_pthread_t();
+            e.native = Some(Native(h.as_pthread_t()));
             if !detached {
                 e.handle = Some(h);
             }
@@ -753,7 +764,7 @@ pub extern "C" fn tc_self() -> u64 {
         ended: false,
         foreign: true,
         // SAFETY: no preconditions; the slot is freed before the thread ends.
-        native: unsafe { libc::pthread_self() },
+        native: Some(Native(unsafe { libc::pthread_self() })),
     }) else {
         eprintln!("thread-cancel: out of memory for pthread_self's id; aborting");
         std::process::abort()
@@ -807,13 +818,15 @@ pub extern "C" fn tc_kill(thread: u64, sig: i32) -> i32 {
     with_native(thread, 0, |t| unsafe { libc::pthread_kill(t, sig) })
 }
 
-/// The system's `pthread_t` of a live thread of ours, or 0.
+/// The system's `pthread_t` of a live thread of ours, or 0 (a null pointer where `pthread_t`
+/// is a pointer).
 #[no_mangle]
 pub extern "C" fn tc_native(thread: u64) -> libc::pthread_t {
     registry()
         .get(thread)
         .and_then(|e| e.live_native())
-        .unwrap_or(0)
+        // SAFETY: `pthread_t` is an integer or a pointer, for both of which all-zero is valid.
+        .unwrap_or_else(|| unsafe { std::mem::zeroed() })
 }
 
 /// `pthread_getattr_np` on one of our ids (`ESRCH` for an id that is not a live thread).

@@ -1,0 +1,262 @@
+//! Waits on the system's condition variables and semaphores, as cancellation points.
+//!
+//! What is the same on every C library lives here; what reads a C library's private layout
+//! lives in one file per library, which is all a port to another C library writes:
+//! - `glibc.rs`: glibc (the mutex records its owner; the semaphore is a 64-bit futex word);
+//! - `any.rs`: any POSIX C library, reading no layout: musl and bionic use it (musl's
+//!   semaphore encoding changed between its releases), and on glibc
+//!   `--cfg thread_cancel_any_libc` selects it, so that it is tested against both.
+//!
+//! Condition variables: the wait is the C library's own `pthread_cond_wait`, so it works with
+//! every `pthread_cond_signal` of the program, mapped or not. A request wakes it with an
+//! `on_cancel` callback that broadcasts the condition (a spurious wake-up, which every waiter
+//! tolerates, so no notification is lost: the others re-check their predicate). The broadcast
+//! must not fall between the waiter's last check and its sleep, while it still holds the mutex
+//! and is not yet queued: the library file's `wake` makes sure of that. The waiter returns only
+//! after every waker has stopped touching the condition variable and the mutex ([`Waiter::finish`]),
+//! so a waker never touches a condition variable the program has destroyed. A wait that
+//! returned (and may have consumed a signal) and must then act broadcasts first, so no signal
+//! is lost; the mutex is held again when the first cleanup handler runs.
+//!
+//! Semaphores: a canceled wait took nothing; a wait that was woken takes its token before it
+//! looks at a request (the library file's `sem_wait`).
+
+use crate::cancel;
+use crate::SendPtr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use thread_cancel::ffi;
+
+#[cfg(not(all(target_env = "gnu", not(thread_cancel_any_libc))))]
+#[path = "any.rs"]
+mod imp;
+#[cfg(all(target_env = "gnu", not(thread_cancel_any_libc)))]
+#[path = "glibc.rs"]
+mod imp;
+
+/// A thread in a condition wait, shared with the `on_cancel` callback that wakes it.
+struct Waiter {
+    cond: SendPtr,
+    /// The mutex: glibc's waker reads its owner; the other C libraries' record none.
+    #[cfg_attr(
+        not(all(target_env = "gnu", not(thread_cancel_any_libc))),
+        allow(dead_code)
+    )]
+    mutex: SendPtr,
+    /// The waiting thread.
+    tid: i32,
+    /// Its wait has returned: no waker may start touching `cond` or `mutex`.
+    done: AtomicBool,
+    /// How many wakers are touching `cond` or `mutex` (under this lock, with `done`).
+    wakers: Mutex<usize>,
+    /// Signalled when `done` is set and when `wakers` drops to zero.
+    changed: Condvar,
+}
+
+impl Waiter {
+    fn cond(&self) -> *mut libc::pthread_cond_t {
+        self.cond.0.cast()
+    }
+
+    fn is_done(&self) -> bool {
+        self.done.load(Ordering::SeqCst)
+    }
+
+    /// A waker starts: `false` if the wait has returned (nothing may be touched then).
+    fn enter(&self) -> bool {
+        let mut n = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.is_done() {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    /// A waker has stopped touching `cond` and `mutex`.
+    fn leave(&self) {
+        let mut n = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        *n -= 1;
+        if *n == 0 {
+            self.changed.notify_all();
+        }
+    }
+
+    /// For the waiter, once its wait has returned: marks it done and waits for the wakers that
+    /// are still touching `cond` or `mutex`.
+    fn finish(&self) {
+        let mut n = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        self.done.store(true, Ordering::SeqCst);
+        self.changed.notify_all();
+        while *n > 0 {
+            n = self.changed.wait(n).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Broadcasts the condition.
+    fn broadcast(&self) {
+        // SAFETY: only called by a waker between `enter` and `leave`: the wait has not
+        // returned, so the condition variable is alive (the program may not destroy a
+        // condition variable a thread waits on).
+        unsafe { libc::pthread_cond_broadcast(self.cond()) };
+    }
+}
+
+/// The `on_cancel` callback: wakes the waiter (the library file's strategy).
+fn on_cancel(w: &Arc<Waiter>) {
+    // SAFETY: no preconditions.
+    if unsafe { libc::gettid() } == w.tid {
+        // Run at registration by the waiter itself (a request was already pending): it has not
+        // waited yet and checks for the request before it does.
+        return;
+    }
+    if w.enter() {
+        imp::wake(w);
+    }
+}
+
+fn system_cond_wait(
+    cond: *mut libc::pthread_cond_t,
+    mutex: *mut libc::pthread_mutex_t,
+    abstime: *const libc::timespec,
+) -> i32 {
+    // SAFETY: the caller's arguments, as for the system's call.
+    unsafe {
+        if abstime.is_null() {
+            libc::pthread_cond_wait(cond, mutex)
+        } else {
+            libc::pthread_cond_timedwait(cond, mutex, abstime)
+        }
+    }
+}
+
+fn cond_wait(
+    cond: *mut libc::pthread_cond_t,
+    mutex: *mut libc::pthread_mutex_t,
+    abstime: *const libc::timespec,
+) -> i32 {
+    if !ffi::in_c_region() {
+        return system_cond_wait(cond, mutex, abstime);
+    }
+    cancel::point();
+    let w = Arc::new(Waiter {
+        cond: SendPtr(cond.cast()),
+        mutex: SendPtr(mutex.cast()),
+        // SAFETY: no preconditions.
+        tid: unsafe { libc::gettid() },
+        done: AtomicBool::new(false),
+        wakers: Mutex::new(0),
+        changed: Condvar::new(),
+    });
+    let w2 = w.clone();
+    let guard = thread_cancel::on_cancel(move || on_cancel(&w2));
+    let r = if ffi::c_must_act() {
+        0
+    } else {
+        system_cond_wait(cond, mutex, abstime)
+    };
+    w.finish();
+    drop(guard);
+    // The mutex is held again here: a request is acted on with it held (R22). The wait may
+    // have consumed a signal meant for another waiter: pass it on (a spurious wake-up for the
+    // others, who re-check their predicate) before acting, so none is lost.
+    if ffi::c_must_act() {
+        // SAFETY: the caller's live condition variable.
+        unsafe { libc::pthread_cond_broadcast(cond) };
+        drop(w); // nothing of this frame is left to the abandoned stack
+        cancel::act();
+    }
+    r
+}
+
+/// `pthread_cond_wait` as a cancellation point (R22).
+///
+/// # Safety
+/// As `pthread_cond_wait`: initialised `cond`, `mutex` locked by the caller.
+#[no_mangle]
+pub unsafe extern "C" fn tc_cond_wait(
+    cond: *mut libc::pthread_cond_t,
+    mutex: *mut libc::pthread_mutex_t,
+) -> i32 {
+    cond_wait(cond, mutex, std::ptr::null())
+}
+
+/// `pthread_cond_timedwait` as a cancellation point (R22).
+///
+/// # Safety
+/// As `pthread_cond_timedwait`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_cond_timedwait(
+    cond: *mut libc::pthread_cond_t,
+    mutex: *mut libc::pthread_mutex_t,
+    abstime: *const libc::timespec,
+) -> i32 {
+    cond_wait(cond, mutex, abstime)
+}
+
+fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
+    // SAFETY: a non-null `abstime` is the caller's valid timespec.
+    if !abstime.is_null() && !(0..1_000_000_000).contains(&unsafe { (*abstime).tv_nsec }) {
+        crate::set_errno(libc::EINVAL);
+        return -1;
+    }
+    cancel::point();
+    // SAFETY: the caller's initialised semaphore and valid (or null) timespec.
+    unsafe { imp::sem_wait(sem, abstime) }
+}
+
+/// `sem_wait` as a cancellation point: a canceled wait decremented nothing.
+///
+/// # Safety
+/// As `sem_wait`: an initialised semaphore.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sem_wait(sem: *mut libc::sem_t) -> i32 {
+    sem_wait(sem, std::ptr::null())
+}
+
+/// `sem_timedwait` as a cancellation point (`abstime` on `CLOCK_REALTIME`).
+///
+/// # Safety
+/// As `sem_timedwait`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sem_timedwait(
+    sem: *mut libc::sem_t,
+    abstime: *const libc::timespec,
+) -> i32 {
+    sem_wait(sem, abstime)
+}
+
+/// A futex wait on a semaphore's word through the cancellable system call, as the C library
+/// would make it: `FUTEX_WAIT` while `*word == expected` (or `FUTEX_WAIT_BITSET` on
+/// `CLOCK_REALTIME` until `abstime`). `None` if a request was acted on before the call blocked
+/// or interrupted it (the call had no effect); `Some(r)` the raw result otherwise.
+///
+/// # Safety
+/// `word` is the live semaphore's futex word; `abstime` null or a valid timespec.
+#[cfg(all(target_env = "gnu", not(thread_cancel_any_libc)))]
+unsafe fn futex_wait(
+    word: *const u32,
+    expected: u32,
+    private: bool,
+    abstime: *const libc::timespec,
+) -> Option<libc::c_long> {
+    let flag = if private { libc::FUTEX_PRIVATE_FLAG } else { 0 };
+    let (op, timeout) = if abstime.is_null() {
+        (libc::FUTEX_WAIT | flag, 0)
+    } else {
+        (
+            libc::FUTEX_WAIT_BITSET | libc::FUTEX_CLOCK_REALTIME | flag,
+            abstime as libc::c_long,
+        )
+    };
+    let args = [
+        word as libc::c_long,
+        op as libc::c_long,
+        expected as libc::c_long,
+        timeout,
+        0,
+        libc::FUTEX_BITSET_MATCH_ANY as libc::c_long,
+    ];
+    // SAFETY: a futex wait on a word that outlives the call (the caller's contract); the
+    // timeout is null or the caller's valid timespec.
+    unsafe { ffi::syscall_point(ffi::calls::FUTEX, args) }
+}
