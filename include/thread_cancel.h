@@ -17,9 +17,13 @@
 #ifndef THREAD_CANCEL_H
 #define THREAD_CANCEL_H
 
+#ifndef __ANDROID__ /* bionic has neither header */
 #include <aio.h>
+#endif
 #include <errno.h>
+#ifndef __ANDROID__
 #include <mqueue.h>
+#endif
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -41,8 +45,10 @@
 extern "C" {
 #endif
 
-/* A thread id: generation-tagged, never reused; the same size as glibc's pthread_t. */
-typedef unsigned long tc_thread_t;
+/* A thread id: generation-tagged, never reused. Its type is the C library's pthread_t (an
+ * unsigned long in glibc, a long in bionic, a pointer in musl), so that a program's pthread_t
+ * variables hold it through pthread_compat.h; its 64 bits are our id, never the system's. */
+typedef pthread_t tc_thread_t;
 
 #define TC_CANCEL_ENABLE 0
 #define TC_CANCEL_DISABLE 1
@@ -79,8 +85,10 @@ int tc_setschedparam(tc_thread_t thread, int policy, const struct sched_param *p
 int tc_getschedparam(tc_thread_t thread, int *policy, struct sched_param *param);
 int tc_setschedprio(tc_thread_t thread, int prio);
 int tc_getcpuclockid(tc_thread_t thread, clockid_t *clock);
+#if defined(__GLIBC__) || defined(__ANDROID__) /* musl has no pthread_sigqueue */
 int tc_pthread_sigqueue(tc_thread_t thread, int sig, const union sigval value);
-#ifdef __USE_GNU /* cpu_set_t */
+#endif
+#if defined(__USE_GNU) || (defined(_GNU_SOURCE) && !defined(__GLIBC__) && !defined(__ANDROID__)) /* cpu_set_t */
 int tc_setaffinity_np(tc_thread_t thread, size_t size, const cpu_set_t *set);
 int tc_getaffinity_np(tc_thread_t thread, size_t size, cpu_set_t *set);
 #endif
@@ -241,10 +249,12 @@ int tc_msgsnd(int msqid, const void *msgp, size_t msgsz, int msgflg);
 /* (<sys/msg.h> is not included here: with the compatibility header, the program's own include
  * of it follows the program's feature macros, so its own struct msgbuf does not collide with
  * glibc's GNU one.) */
+#ifndef __ANDROID__ /* message queues: not in bionic */
 ssize_t tc_mq_receive(mqd_t mq, char *msg, size_t len, unsigned int *prio);
 ssize_t tc_mq_timedreceive(mqd_t mq, char *msg, size_t len, unsigned int *prio, const struct timespec *timeout);
 int tc_mq_send(mqd_t mq, const char *msg, size_t len, unsigned int prio);
 int tc_mq_timedsend(mqd_t mq, const char *msg, size_t len, unsigned int prio, const struct timespec *timeout);
+#endif
 
 /* More system-call points that glibc has (the ones a thread can block in). */
 struct mmsghdr;
@@ -258,17 +268,27 @@ int tc_recvmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags, struct 
 int tc_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout, const sigset_t *sigmask);
 pid_t tc_wait3(int *status, int options, struct rusage *usage);
 pid_t tc_wait4(pid_t pid, int *status, int options, struct rusage *usage);
-ssize_t tc_splice(int fd_in, __loff_t *off_in, int fd_out, __loff_t *off_out, size_t len, unsigned int flags);
+/* splice's offsets: __loff_t in glibc, off_t in musl, off64_t in bionic. */
+#if defined(__GLIBC__)
+typedef __loff_t tc_loff_t;
+#elif defined(__ANDROID__)
+typedef off64_t tc_loff_t;
+#else
+typedef off_t tc_loff_t;
+#endif
+ssize_t tc_splice(int fd_in, tc_loff_t *off_in, int fd_out, tc_loff_t *off_out, size_t len, unsigned int flags);
 ssize_t tc_tee(int fd_in, int fd_out, size_t len, unsigned int flags);
 ssize_t tc_vmsplice(int fd, const struct iovec *iov, size_t n, unsigned int flags);
 int tc_sigpause(int sig); /* X/Open: sig is removed from the mask for the wait */
 
+#ifndef __ANDROID__ /* not built for bionic: no aio, no posix_spawn binding */
 /* aio_suspend waits in slices of at most 10 ms with a cancellation point before each (glibc's
  * wait cannot be interrupted from outside); a canceled wait took nothing. */
 int tc_aio_suspend(const struct aiocb *const list[], int n, const struct timespec *timeout);
 /* system: sh -c command, waited for in a cancellation point; a canceled call kills the shell
  * (SIGKILL) and reaps it before the caller's cleanup handlers run, as glibc's does. */
 int tc_system(const char *command);
+#endif
 
 /* stdio. Each call holds the stream's lock; before glibc would read(2) into an empty buffer
  * it waits (a cancellation point) until the descriptor is readable, and before glibc would
@@ -278,7 +298,9 @@ int tc_system(const char *command);
  * left the bytes it had given to the stream there (written by a later flush) and dropped the
  * rest. Either way the stream's lock is released. Limits: a stream whose descriptor another
  * reader drains between the wait and the read can still block there, as can a scanf
- * conversion that needs a second refill; tc_fflush(NULL) is the system's (not a point). */
+ * conversion that needs a second refill; tc_fflush(NULL) is the system's (not a point).
+ * On a C library other than glibc (musl, bionic), an input call waits only before its first
+ * refill (musl; bionic: not at all) and an output call is a point at its entry only. */
 int tc_fgetc(FILE *stream);
 int tc_getc(FILE *stream);
 int tc_getchar(void);

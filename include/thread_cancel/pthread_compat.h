@@ -102,6 +102,7 @@
 #define pthread_detach tc_detach
 #define pthread_exit tc_exit
 #define pthread_self tc_self
+#undef pthread_equal /* a macro of musl's */
 #define pthread_equal tc_equal
 #define pthread_kill tc_kill
 #define pthread_cancel tc_cancel
@@ -132,7 +133,9 @@
 #define pthread_setaffinity_np tc_setaffinity_np
 #define pthread_getaffinity_np tc_getaffinity_np
 #define pthread_getcpuclockid tc_getcpuclockid
+#if defined(__GLIBC__) || defined(__ANDROID__)
 #define pthread_sigqueue tc_pthread_sigqueue
+#endif
 
 #undef pthread_cleanup_push
 #undef pthread_cleanup_pop
@@ -276,24 +279,34 @@ static inline int tc_compat_fcntl_(int fd, int cmd, ...) {
 #define msync(...) tc_msync(__VA_ARGS__)
 #define msgrcv(...) tc_msgrcv(__VA_ARGS__)
 #define msgsnd(...) tc_msgsnd(__VA_ARGS__)
+#ifndef __ANDROID__
 #define mq_receive(...) tc_mq_receive(__VA_ARGS__)
 #define mq_timedreceive(...) tc_mq_timedreceive(__VA_ARGS__)
 #define mq_send(...) tc_mq_send(__VA_ARGS__)
 #define mq_timedsend(...) tc_mq_timedsend(__VA_ARGS__)
+#endif
 
 /* More of glibc's points (issue 17): the explicit 64-bit names (the same calls on the 64-bit
  * targets this library supports), the calls added since, and the signal masks (the cancel
  * signal is never blocked nor waited for: see thread_cancel.h). */
+#undef open64 /* a macro of musl's */
 #define open64(...) tc_compat_open_(__VA_ARGS__)
+#undef openat64 /* a macro of musl's */
 #define openat64(...) tc_compat_openat_(__VA_ARGS__)
+#undef creat64 /* a macro of musl's */
 #define creat64(...) tc_creat(__VA_ARGS__)
+#undef pread64 /* a macro of musl's */
 #define pread64(...) tc_pread(__VA_ARGS__)
+#undef pwrite64 /* a macro of musl's */
 #define pwrite64(...) tc_pwrite(__VA_ARGS__)
+#undef preadv64 /* a macro of musl's */
 #define preadv64(...) tc_preadv(__VA_ARGS__)
+#undef pwritev64 /* a macro of musl's */
 #define pwritev64(...) tc_pwritev(__VA_ARGS__)
 #define preadv64v2(...) tc_preadv2(__VA_ARGS__)
 #define pwritev64v2(...) tc_pwritev2(__VA_ARGS__)
 #define fcntl64(...) tc_compat_fcntl_(__VA_ARGS__)
+#undef lockf64 /* a macro of musl's */
 #define lockf64(...) tc_lockf(__VA_ARGS__)
 #define preadv(...) tc_preadv(__VA_ARGS__)
 #define pwritev(...) tc_pwritev(__VA_ARGS__)
@@ -310,8 +323,10 @@ static inline int tc_compat_fcntl_(int fd, int cmd, ...) {
 #define sigpause(...) tc_sigpause(__VA_ARGS__)
 #define pthread_sigmask tc_pthread_sigmask
 #define sigprocmask(...) tc_sigprocmask(__VA_ARGS__)
+#ifndef __ANDROID__
 #define aio_suspend(...) tc_aio_suspend(__VA_ARGS__)
 #define system(...) tc_system(__VA_ARGS__)
+#endif
 
 /* stdio (see thread_cancel.h for what a canceled call did). The variadic calls format here
  * and go through the va_list ones. */

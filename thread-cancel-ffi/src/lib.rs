@@ -4,7 +4,7 @@
 //!
 //! Layout: `threads.rs` (ids, create/join/detach/exit/cancel/self), `cancel.rs` (state, type,
 //! testcancel, cleanup handlers, acting), `tsd.rs` (keys), `waits.rs` (condition variables and
-//! semaphores of the system's libc), `points.rs` (the system-call points), `once.rs`
+//! semaphores of the system's libc), `points.rs` (the system-call points), `system.rs` (`system`), `once.rs`
 //! (`pthread_once`, restartable when its init routine is canceled), `oom.rs` (the allocator's
 //! reserve: out of memory is an error on the C paths), `scope.rs` (`tc_scope_*`: cancel an
 //! operation, not the thread).
@@ -33,6 +33,8 @@ mod oom;
 mod points;
 mod scope;
 mod stdio;
+#[cfg(not(target_os = "android"))]
+mod system;
 mod threads;
 mod tsd;
 mod waits;
@@ -49,6 +51,14 @@ unsafe impl Sync for SendPtr {}
 
 /// Sets `errno`.
 fn set_errno(e: i32) {
+    #[cfg(target_os = "android")]
+    // SAFETY: `__errno` returns the calling thread's errno slot (bionic).
+    unsafe {
+        *libc::__errno() = e
+    };
+    #[cfg(not(target_os = "android"))]
     // SAFETY: `__errno_location` returns the calling thread's errno slot.
-    unsafe { *libc::__errno_location() = e };
+    unsafe {
+        *libc::__errno_location() = e
+    };
 }

@@ -22,7 +22,13 @@
  * The layout of glibc's FILE (struct _IO_FILE, bits/types/struct_FILE.h) is public ABI; the
  * flag values below are glibc's, stable since the stdio of glibc 2.0. Written in C rather than
  * Rust for that layout and for va_list; the exported names are Rust shims (stdio.rs), since a
- * Rust cdylib exports only Rust symbols. */
+ * Rust cdylib exports only Rust symbols.
+ *
+ * On any other C library (musl, bionic) the second half of this file reads no private layout:
+ * an input call waits until its descriptor is readable when nothing of the stream is in memory
+ * (musl's __freadahead), so a thread blocked waiting for input is canceled and took nothing;
+ * later refills inside the call, and every output call's write(2), are not interrupted (an
+ * output call is a point at its entry only). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +40,9 @@
 #include <string.h>
 #include <thread_cancel.h>
 #include <unistd.h>
+#ifndef __GLIBC__
+#include <stdio_ext.h>
+#endif
 
 #define TC_IO_UNBUFFERED 0x0002
 #define TC_IO_NO_READS 0x0004
@@ -48,6 +57,13 @@ static void wait_fd(int fd, short events) {
     while (tc_poll(&p, 1, -1) < 0 && errno == EINTR) {
     }
 }
+
+/* The cleanup handler of a call canceled while it holds the stream's lock. */
+static void unlock_canceled(void *arg) {
+    funlockfile((FILE *)arg);
+}
+
+#ifdef __GLIBC__
 
 /* Whether the next byte of `f` is in memory (the current get area, or the main area behind the
  * backup area that ungetc uses): reading it makes no system call. */
@@ -198,10 +214,6 @@ ssize_t tc_stdio_getdelim(char **line, size_t *cap, int delim, FILE *f) {
     if (*line != NULL && *cap > r.n) (*line)[r.n] = '\0';
     funlockfile(f);
     return result;
-}
-
-static void unlock_canceled(void *arg) {
-    funlockfile((FILE *)arg);
 }
 
 int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) {
@@ -380,6 +392,96 @@ int tc_stdio_fclose(FILE *f) {
     return flushed == 0 ? closed : EOF;
 }
 
+/* perror: the message is written to stderr as by fputs (a point when the write would block). */
+void tc_stdio_perror(const char *s) {
+    int e = errno;
+    char err[256], msg[1024];
+    const char *text = strerror_r(e, err, sizeof err); /* GNU: returns the message */
+    int n = snprintf(msg, sizeof msg, "%s%s%s\n", s && *s ? s : "", s && *s ? ": " : "", text);
+    if (n > 0) put_locked(stderr, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1, NULL, 0);
+    errno = e;
+}
+
+#else /* any other C library: no private layout is read */
+
+/* Before a call that may refill `f`: if nothing of it is in memory (musl: __freadahead; on a C
+ * library without it, bionic, unknown), waits until its descriptor is readable, so that the
+ * first refill does not block. The call's later refills (a long line arriving in pieces) can
+ * block without being interrupted. A call canceled in the wait took nothing from the stream. */
+static void wait_input(FILE *f) {
+#if defined(__ANDROID__)
+    (void)f;
+#else
+    if (__freadahead(f) > 0 || feof(f)) return;
+    int fd = fileno(f);
+    if (fd >= 0) wait_fd(fd, POLLIN);
+#endif
+}
+
+#define LOCKED_INPUT(f, type, call)                                                             \
+    do {                                                                                        \
+        type result_;                                                                           \
+        tc_testcancel();                                                                        \
+        flockfile(f);                                                                           \
+        tc_cleanup_push(unlock_canceled, f);                                                    \
+        wait_input(f);                                                                          \
+        result_ = call;                                                                         \
+        tc_cleanup_pop(0);                                                                      \
+        funlockfile(f);                                                                         \
+        return result_;                                                                         \
+    } while (0)
+
+int tc_stdio_fgetc(FILE *f) { LOCKED_INPUT(f, int, getc_unlocked(f)); }
+char *tc_stdio_fgets(char *s, int n, FILE *f) { LOCKED_INPUT(f, char *, fgets(s, n, f)); }
+size_t tc_stdio_fread(void *p, size_t size, size_t count, FILE *f) {
+    LOCKED_INPUT(f, size_t, fread(p, size, count, f));
+}
+ssize_t tc_stdio_getdelim(char **line, size_t *cap, int delim, FILE *f) {
+    LOCKED_INPUT(f, ssize_t, getdelim(line, cap, delim, f));
+}
+int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) { LOCKED_INPUT(f, int, vfscanf(f, fmt, ap)); }
+
+/* Output: a cancellation point at the call's entry; the write(2) the C library makes inside is
+ * its own and is not interrupted (a stream to a full pipe blocks until the reader reads). */
+size_t tc_stdio_fwrite(const void *p, size_t size, size_t count, FILE *f) {
+    tc_testcancel();
+    return fwrite(p, size, count, f);
+}
+int tc_stdio_fputc(int c, FILE *f) {
+    tc_testcancel();
+    return fputc(c, f);
+}
+int tc_stdio_fputs(const char *s, FILE *f) {
+    tc_testcancel();
+    return fputs(s, f);
+}
+int tc_stdio_puts(const char *s) {
+    tc_testcancel();
+    return puts(s);
+}
+int tc_stdio_vfprintf(FILE *f, const char *fmt, va_list ap) {
+    tc_testcancel();
+    return vfprintf(f, fmt, ap);
+}
+int tc_stdio_vdprintf(int fd, const char *fmt, va_list ap) {
+    tc_testcancel();
+    return vdprintf(fd, fmt, ap);
+}
+int tc_stdio_fflush(FILE *f) {
+    tc_testcancel();
+    return fflush(f);
+}
+int tc_stdio_fclose(FILE *f) {
+    tc_testcancel();
+    return fclose(f);
+}
+void tc_stdio_perror(const char *s) {
+    tc_testcancel();
+    perror(s);
+}
+
+#endif /* __GLIBC__ */
+
 /* fopen: glibc opens with its cancellable open(2) (unless the mode has 'c'); here the open is
  * ours (tc_open, a point: opening a FIFO waits for the other end), then fdopen makes the stream.
  * A mode this does not parse (a ",ccs=" encoding, 'c') is the system's fopen. */
@@ -404,14 +506,4 @@ FILE *tc_stdio_fopen(const char *path, const char *mode) {
         errno = e;
     }
     return f;
-}
-
-/* perror: the message is written to stderr as by fputs (a point when the write would block). */
-void tc_stdio_perror(const char *s) {
-    int e = errno;
-    char err[256], msg[1024];
-    const char *text = strerror_r(e, err, sizeof err); /* GNU: returns the message */
-    int n = snprintf(msg, sizeof msg, "%s%s%s\n", s && *s ? s : "", s && *s ? ": " : "", text);
-    if (n > 0) put_locked(stderr, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1, NULL, 0);
-    errno = e;
 }

@@ -133,9 +133,12 @@ extern "C" {
     fn pthread_setschedparam(thread: libc::pthread_t, policy: i32, param: *const c_void) -> i32;
     fn pthread_getschedparam(thread: libc::pthread_t, policy: *mut i32, param: *mut c_void) -> i32;
     fn pthread_setschedprio(thread: libc::pthread_t, prio: i32) -> i32;
+    #[cfg(not(target_os = "android"))] // bionic has neither
     fn pthread_setaffinity_np(thread: libc::pthread_t, size: usize, set: *const c_void) -> i32;
+    #[cfg(not(target_os = "android"))]
     fn pthread_getaffinity_np(thread: libc::pthread_t, size: usize, set: *mut c_void) -> i32;
     fn pthread_getcpuclockid(thread: libc::pthread_t, clock: *mut libc::clockid_t) -> i32;
+    #[cfg(not(target_env = "musl"))] // musl has none
     fn pthread_sigqueue(thread: libc::pthread_t, sig: i32, value: libc::sigval) -> i32;
 }
 
@@ -906,6 +909,7 @@ pub extern "C" fn tc_setschedprio(thread: u64, prio: i32) -> i32 {
 ///
 /// # Safety
 /// As glibc's: `set` must be valid for `size` bytes.
+#[cfg(not(target_os = "android"))]
 #[no_mangle]
 pub unsafe extern "C" fn tc_setaffinity_np(thread: u64, size: usize, set: *const c_void) -> i32 {
     // SAFETY: as in `tc_getattr_np`.
@@ -918,6 +922,7 @@ pub unsafe extern "C" fn tc_setaffinity_np(thread: u64, size: usize, set: *const
 ///
 /// # Safety
 /// As glibc's: `set` must be valid for `size` bytes.
+#[cfg(not(target_os = "android"))]
 #[no_mangle]
 pub unsafe extern "C" fn tc_getaffinity_np(thread: u64, size: usize, set: *mut c_void) -> i32 {
     // SAFETY: as in `tc_getattr_np`.
@@ -940,6 +945,7 @@ pub unsafe extern "C" fn tc_getcpuclockid(thread: u64, clock: *mut libc::clockid
 
 /// `pthread_sigqueue` on one of our ids: `ESRCH` if the id's lifetime has ended; 0 and no
 /// signal for the main thread after its `tc_exit` (as `tc_kill`).
+#[cfg(not(target_env = "musl"))]
 #[no_mangle]
 pub extern "C" fn tc_pthread_sigqueue(thread: u64, sig: i32, value: libc::sigval) -> i32 {
     // SAFETY: a live system id.
