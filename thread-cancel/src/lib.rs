@@ -21,7 +21,9 @@
 //! - [`async_region`] is not supported: it panics, saying so, before running anything;
 //! - [`io::set_signal`] does nothing (no signal is used); the `io` functions that only Linux
 //!   has exist only on Linux;
-//! - the C ABI (`thread-cancel-ffi`) is Linux and Android only.
+//! - the C ABI (`thread-cancel-ffi`) is Linux and Android only; its C test programs run
+//!   with glibc, and with musl and Android's bionic it compiles (its C programs do not run
+//!   there yet).
 //!
 //! The minimum Rust version is 1.87.
 //!
