@@ -32,6 +32,7 @@ static int real_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
     if (!real) real = (int (*)(pthread_cond_t *, pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_cond_wait");
     return real(c, m);
 #else
+#undef pthread_cond_timedwait /* the C library's, not the header's mapping */
     return pthread_cond_timedwait(c, m, NULL); /* musl: a wait without a time limit */
 #endif
 }
