@@ -102,7 +102,7 @@ impl Waiter {
 }
 
 /// The `on_cancel` callback: wakes the waiter (the library file's strategy).
-fn on_cancel(w: &Arc<Waiter>) {
+fn wake_waiter(w: &Arc<Waiter>) {
     // SAFETY: no preconditions.
     if unsafe { libc::gettid() } == w.tid {
         // Run at registration by the waiter itself (a request was already pending): it has not
@@ -148,7 +148,7 @@ fn cond_wait(
         changed: Condvar::new(),
     });
     let w2 = w.clone();
-    let guard = thread_cancel::on_cancel(move || on_cancel(&w2));
+    let guard = thread_cancel::on_cancel(move || wake_waiter(&w2));
     let r = if ffi::c_must_act() {
         0
     } else {

@@ -12,7 +12,7 @@ use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+use std::sync::{LockResult, TryLockError, TryLockResult};
 
 const UNLOCKED: u32 = 0;
 const LOCKED: u32 = 1;
@@ -60,13 +60,8 @@ impl<T> Mutex<T> {
 
     /// Consumes the mutex and returns the data (`Err` if poisoned, with the data).
     pub fn into_inner(self) -> LockResult<T> {
-        let poisoned = self.poisoned.get();
-        let v = self.data.into_inner();
-        if poisoned {
-            Err(PoisonError::new(v))
-        } else {
-            Ok(v)
-        }
+        let Self { poisoned, data, .. } = self;
+        poisoned.result(data.into_inner())
     }
 }
 
@@ -134,13 +129,7 @@ impl<T: ?Sized> Mutex<T> {
     /// *m.get_mut().unwrap() = 2;
     /// ```
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
-        let poisoned = self.poisoned.get();
-        let v = self.data.get_mut();
-        if poisoned {
-            Err(PoisonError::new(v))
-        } else {
-            Ok(v)
-        }
+        self.poisoned.result(self.data.get_mut())
     }
 
     fn guard(&self) -> LockResult<MutexGuard<'_, T>> {

@@ -158,13 +158,8 @@ impl<T> RwLock<T> {
     /// assert_eq!(l.into_inner().unwrap(), "xy");
     /// ```
     pub fn into_inner(self) -> LockResult<T> {
-        let poisoned = self.poisoned.get();
-        let v = self.data.into_inner();
-        if poisoned {
-            Err(PoisonError::new(v))
-        } else {
-            Ok(v)
-        }
+        let Self { poisoned, data, .. } = self;
+        poisoned.result(data.into_inner())
     }
 }
 
@@ -316,13 +311,7 @@ impl<T: ?Sized> RwLock<T> {
     /// assert_eq!(*l.read().unwrap(), 2);
     /// ```
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
-        let poisoned = self.poisoned.get();
-        let v = self.data.get_mut();
-        if poisoned {
-            Err(PoisonError::new(v))
-        } else {
-            Ok(v)
-        }
+        self.poisoned.result(self.data.get_mut())
     }
 
     /// A guard for the read lock just counted in `state`.
