@@ -113,6 +113,7 @@ pub(crate) fn link_spawned(control: Arc<Control>) {
 /// links `control` (which the caller keeps alive until [`unlink_unregistered`]) without
 /// registering any thread-local destructor — registering one takes the dynamic loader's lock,
 /// which the creating thread may hold (a library destructor run by `dlclose`).
+#[cfg(feature = "c-abi")]
 pub(crate) fn link_unregistered(control: &Arc<Control>) {
     crate::sys::prepare();
     control.set_pthread();
@@ -120,6 +121,7 @@ pub(crate) fn link_unregistered(control: &Arc<Control>) {
 }
 
 /// Undoes [`link_unregistered`], before the caller drops its `Arc`.
+#[cfg(feature = "c-abi")]
 pub(crate) fn unlink_unregistered() {
     CURRENT.with(|c| c.set(std::ptr::null()));
 }
@@ -195,8 +197,8 @@ pub(crate) fn debug_thread<'a, 'b>(
     let thread = thread.or(control.std_thread());
     d.field("name", &thread.and_then(|t| t.name()))
         .field("id", &thread.map(|t| t.id()))
-        .field("finished", &(word & crate::state::FINISHED != 0))
-        .field("cancel_requested", &(word & crate::state::PENDING != 0));
+        .field("finished", &(word & crate::word::FINISHED != 0))
+        .field("cancel_requested", &(word & crate::word::PENDING != 0));
     d
 }
 
@@ -263,7 +265,7 @@ impl Canceler {
     /// assert!(!thread_cancel::current().is_finished());
     /// ```
     pub fn is_finished(&self) -> bool {
-        self.control.state.load() & crate::state::FINISHED != 0
+        self.control.state.load() & crate::word::FINISHED != 0
     }
 }
 

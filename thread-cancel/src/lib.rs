@@ -110,7 +110,7 @@
 #![warn(missing_docs)]
 // Under `--cfg loom` only the state word is modelled: the platform layer is built but unused.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
-// Under the portable layer the C ABI's support (`ffi`) is not built: what only it uses is unused.
+// Under the portable layer the C ABI's support (`c_abi`) is not built: what only it uses is unused.
 #![cfg_attr(
     any(
         thread_cancel_portable,
@@ -119,46 +119,54 @@
     allow(dead_code)
 )]
 
+mod async_region;
 mod cancel_scope;
-mod cancel_state;
+mod cancelability;
 mod cleanup;
 mod control;
 mod current;
-mod deadline;
 // The C ABI's support needs the complete Linux layer (regions, the forced unwind, the signal).
 #[cfg(all(
+    feature = "c-abi",
     not(loom),
     any(target_os = "linux", target_os = "android"),
     not(thread_cancel_portable)
 ))]
 #[doc(hidden)]
-pub mod ffi;
+pub mod c_abi;
+// TEMPORARY (removed when the ffi crate's paths move): the module's former name.
+#[cfg(all(
+    feature = "c-abi",
+    not(loom),
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
+#[doc(hidden)]
+pub use c_abi as ffi;
 pub mod guide;
 #[cfg(not(loom))]
 pub mod io;
 #[cfg(not(loom))]
 pub mod net;
 mod on_cancel;
-mod parker;
 mod point;
 #[cfg(not(loom))]
 pub mod process;
-mod region;
-mod scope;
 mod sleep;
-mod state;
 pub mod sync;
 mod sys;
 mod thread;
 #[cfg(all(feature = "tokio", not(loom)))]
 pub mod tokio;
 mod tsd;
-mod wait;
+mod word;
 
+#[cfg(not(loom))]
+pub use async_region::async_region;
 pub use cancel_scope::{
     cancel_requested, with_deadline, with_timeout, CancelScope, Canceled, ScopeUnwind, TimedOut,
 };
-pub use cancel_state::{
+pub use cancelability::{
     disable, enable_and_test, set_cancel_state, set_cancel_type, CancelState, CancelType,
     DisableGuard, InvalidValue,
 };
@@ -166,10 +174,8 @@ pub use cleanup::{cleanup_push, CleanupGuard};
 pub use current::{current, Canceler};
 pub use on_cancel::{on_cancel, OnCancelGuard};
 pub use point::{exit, testcancel, CancelPayload};
-#[cfg(not(loom))]
-pub use region::async_region;
-pub use scope::{scope, Scope, ScopedJoinHandle};
 pub use sleep::{park, park_timeout, sleep};
+pub use thread::scoped::{scope, Scope, ScopedJoinHandle};
 pub use thread::{spawn, Builder, JoinHandle, Outcome};
 pub use tsd::{Key, DESTRUCTOR_ITERATIONS};
 

@@ -1,7 +1,7 @@
 //! `sleep`, `park`, `park_timeout`: cancellation points that a request wakes at once.
 
 use crate::current::{current_control, with_own};
-use crate::wait::{block_until, deadline_after};
+use crate::point::wait::{block_until, deadline_after};
 use std::time::Duration;
 
 /// Sleeps for `dur`; a cancellation point that a request interrupts at once (like C's `sleep`,

@@ -2,7 +2,7 @@
 
 use super::condvar::Condvar;
 use super::mutex::{Mutex, MutexGuard};
-use crate::wait::{act_current, Wake};
+use crate::point::wait::{act_current, Wake};
 use std::sync::PoisonError;
 
 /// Arrivals at the current generation (under `Barrier::state`).

@@ -3,7 +3,7 @@
 //! took a message returns it; a canceled `recv` took nothing.
 
 use super::{Condvar, Mutex, MutexGuard};
-use crate::wait::{act_current, Wake};
+use crate::point::wait::{act_current, Wake};
 use std::collections::VecDeque;
 use std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use std::sync::Arc;

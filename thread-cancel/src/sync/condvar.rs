@@ -3,7 +3,7 @@
 use super::mutex::{Mutex, MutexGuard};
 use crate::control::Control;
 use crate::current::current_control;
-use crate::wait::{act_current, deadline_after, wait_until, Wake};
+use crate::point::wait::{act_current, deadline_after, wait_until, Wake};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LockResult, PoisonError};

@@ -10,7 +10,7 @@
 use super::condvar::Condvar;
 use super::mutex::{Mutex, MutexGuard};
 use super::poison::{self, Flag};
-use crate::wait::{act_current, Wake};
+use crate::point::wait::{act_current, Wake};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};

@@ -44,15 +44,24 @@ pub use linux::calls;
 pub(crate) use linux::{
     fence::{observe as observe_in_syscall, publish as publish_in_syscall},
     futex::{futex_wait, futex_wake, timespec},
+    region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
+    syscall_cp::{
+        drain as drain_cancel_signal, kill, prepare, set_signal, signal, syscall_cp, CpResult,
+        SignalError,
+    },
+};
+/// What only the C ABI's support (`c_abi`, feature `c-abi`) uses.
+#[cfg(all(
+    feature = "c-abi",
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
+pub(crate) use linux::{
     region::{
         abandoning_frames, boundary as region_boundary, has_act as region_has_act,
-        leave as region_leave, resolve_sanitizer_hook, run as region_run, Exit as RegionExit,
-        RegionCtx, ASYNC_REGIONS,
+        leave as region_leave, resolve_sanitizer_hook,
     },
-    syscall_cp::{
-        default_signal, drain as drain_cancel_signal, kill, prepare, set_signal, signal,
-        syscall_cp, CpResult, SignalError,
-    },
+    syscall_cp::default_signal,
 };
 
 #[cfg(any(

@@ -9,7 +9,7 @@
 //! Every function carries CFI but `thread_cancel_region_act` (deliberately none, as on x86_64),
 //! so that a backtrace or an unwind started inside a region walks through to the thread's root.
 
-use crate::state::{ASYNC, BLOCK, REQUEST, ROOT, UNWINDING};
+use crate::word::{ASYNC, BLOCK, REQUEST, ROOT, UNWINDING};
 
 core::arch::global_asm!(
     ".text",

@@ -5,6 +5,8 @@
 //!
 //! Also here: the few kernel facts those callers need (the kernel's signal-set size, the
 //! split of a 64-bit offset, flags not in every C library's headers).
+// The table serves the C ABI too: the calls only it makes are unused without its feature.
+#![cfg_attr(not(feature = "c-abi"), allow(dead_code))]
 
 /// A system call the trampoline can make: on Linux, its number.
 pub type Call = libc::c_long;

@@ -94,6 +94,7 @@ pub(crate) unsafe fn run(
 /// # Safety
 /// `ctx` must be armed (its [`run`] is on the calling thread's stack), and no frame between
 /// may need its destructor to run.
+#[cfg(feature = "c-abi")]
 pub(crate) unsafe fn leave(ctx: *mut RegionCtx) -> ! {
     // Called at the deepest point, before the frames are abandoned: the sanitizer clears the
     // poisoning of the whole stack below its live part.
@@ -127,6 +128,7 @@ pub(crate) fn resolve_sanitizer_hook() {
 /// abandoned or unwound without returning, as `longjmp` and `throw` do: it clears their stack
 /// poisoning, without which its next check of that stack memory aborts the process
 /// (`CHECK failed ... kCurrentStackFrameMagic`). A no-op without the sanitizer.
+#[cfg(feature = "c-abi")]
 pub(crate) fn abandoning_frames() {
     let p = SANITIZER_HOOK.load(Ordering::Relaxed);
     if p > HOOK_ABSENT {
@@ -138,6 +140,7 @@ pub(crate) fn abandoning_frames() {
 }
 
 /// Whether the region has an `act` function (a C region).
+#[cfg(feature = "c-abi")]
 pub(crate) fn has_act(ctx: &RegionCtx) -> bool {
     ctx.act.is_some()
 }
@@ -145,6 +148,7 @@ pub(crate) fn has_act(ctx: &RegionCtx) -> bool {
 /// The region's boundary while armed: the stack pointer recorded at entry, which is the
 /// canonical frame address of the function the region calls (the frames inside the region all
 /// lie below it); 0 when disarmed.
+#[cfg(feature = "c-abi")]
 pub(crate) fn boundary(ctx: &RegionCtx) -> usize {
     ctx.sp.load(Ordering::Relaxed) as usize
 }

@@ -22,7 +22,7 @@
 //! so that a backtrace or an unwind started inside a region walks through to the thread's root.
 
 use super::syscall_cp::CANCELED;
-use crate::state::{ASYNC, BLOCK, REQUEST, ROOT, UNWINDING};
+use crate::word::{ASYNC, BLOCK, REQUEST, ROOT, UNWINDING};
 
 core::arch::global_asm!(
     ".text",

@@ -266,7 +266,7 @@ extern "C" fn on_signal(sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut 
 /// trampoline). Async-signal-safe: one `const` thread-local read and two atomic loads.
 fn in_call_must_act() -> bool {
     crate::current::with_current(|c| {
-        c.in_syscall.load(Ordering::Relaxed) && crate::state::acts(c.state.load())
+        c.in_syscall.load(Ordering::Relaxed) && crate::word::acts(c.state.load())
     })
     .unwrap_or(false)
 }

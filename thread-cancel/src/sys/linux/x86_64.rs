@@ -27,7 +27,7 @@
 //! `thread_cancel_region_act`, which calls the region's `act` function first, for C).
 
 use super::syscall_cp::CANCELED;
-use crate::state::{ASYNC, BLOCK, REQUEST, ROOT, UNWINDING};
+use crate::word::{ASYNC, BLOCK, REQUEST, ROOT, UNWINDING};
 
 core::arch::global_asm!(
     ".text",

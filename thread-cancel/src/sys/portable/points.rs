@@ -3,7 +3,7 @@
 //! fence and nothing to drain).
 
 use super::calls::{self, Call};
-use crate::state::{BLOCK, REQUEST, ROOT, UNWINDING};
+use crate::word::{BLOCK, REQUEST, ROOT, UNWINDING};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The result of a cancellable system call.

@@ -178,7 +178,11 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// });
     /// ```
     pub fn wait_timeout(&self, dur: std::time::Duration) -> bool {
-        wait_finished(&self.control, crate::wait::deadline_after(dur), false)
+        wait_finished(
+            &self.control,
+            crate::point::wait::deadline_after(dur),
+            false,
+        )
     }
 
     /// The underlying `std` thread.

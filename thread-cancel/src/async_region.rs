@@ -14,12 +14,12 @@
 //! cancellation point (as with deferred), at once when the type or state is switched with a
 //! request pending, and at the entry of the next region.
 
-use crate::cancel_state::{set_cancel_state, CancelState};
+use crate::cancelability::{set_cancel_state, CancelState};
 use crate::current::with_current;
 use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
 use {
-    crate::cancel_state::act_if_async,
+    crate::cancelability::act_if_async,
     crate::control::Control,
     crate::current::current_control,
     crate::point::raise,

@@ -7,8 +7,10 @@
 //! `thread.rs`) recognises the payload, runs the thread-specific-data destructors and reports
 //! the outcome.
 
+pub(crate) mod wait;
+
 use crate::current::{current_control, with_current};
-use crate::state::{self, Action};
+use crate::word::{self, Action};
 use std::any::TypeId;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -91,7 +93,7 @@ impl CancelPayload {
 pub fn testcancel() {
     with_current(|c| {
         let s = c.state.load();
-        if s & state::SLOW != 0 {
+        if s & word::SLOW != 0 {
             slow_point(c, s);
         }
     });
@@ -115,7 +117,7 @@ pub(crate) fn act_on(c: &crate::control::Control, s: u32) {
     if std::thread::panicking() {
         return;
     }
-    match state::classify(s) {
+    match word::classify(s) {
         Action::None => {}
         Action::Act => {
             c.state.begin_cancel();
@@ -130,7 +132,7 @@ pub(crate) fn act_on(c: &crate::control::Control, s: u32) {
 /// For the signal handler: whether the calling thread must act on a request now (the
 /// trampoline's test). Async-signal-safe: one `const` thread-local read and one atomic load.
 pub(crate) fn cp_must_act() -> bool {
-    with_current(|c| state::acts(c.state.load())).unwrap_or(false)
+    with_current(|c| word::acts(c.state.load())).unwrap_or(false)
 }
 
 /// For the signal handler: the calling thread's current asynchronous region, if it must leave
@@ -139,7 +141,7 @@ pub(crate) fn cp_must_act() -> bool {
 pub(crate) fn async_must_act() -> Option<*mut crate::sys::RegionCtx> {
     with_current(|c| {
         let s = c.state.load();
-        if s & state::ASYNC == 0 || !state::acts(s) {
+        if s & word::ASYNC == 0 || !word::acts(s) {
             return None;
         }
         let r = c.region.load(std::sync::atomic::Ordering::Relaxed);
@@ -154,7 +156,7 @@ pub(crate) fn terminating() -> bool {
     std::thread::panicking()
         && with_current(|c| {
             let s = c.state.load();
-            s & state::UNWINDING != 0 && s & state::ROOT == 0
+            s & word::UNWINDING != 0 && s & word::ROOT == 0
         })
         .unwrap_or(false)
 }
@@ -214,7 +216,7 @@ pub fn exit<V: Send + 'static>(value: V) -> ! {
             std::any::type_name::<V>()
         );
     }
-    if c.state.load() & state::TERMINATING == 0 {
+    if c.state.load() & word::TERMINATING == 0 {
         c.set_exit_value(Box::new(value));
         c.state.begin_exit();
     }

@@ -75,6 +75,7 @@ pub(crate) const fn acts(s: u32) -> bool {
 
 /// Whether the thread's own request (not a scope's) is acted on in word `s` (C points).
 #[inline(always)]
+#[cfg(feature = "c-abi")]
 pub(crate) const fn thread_acts(s: u32) -> bool {
     s & BLOCK == 0 && s & PENDING != 0
 }

@@ -18,7 +18,7 @@ use crate::sys::{
     abandoning_frames, region_boundary, region_has_act, region_leave, region_run, RegionCtx,
     RegionExit,
 };
-use crate::{state, Canceler, Outcome};
+use crate::{word, Canceler, Outcome};
 
 /// The system calls a point makes (by name, `calls::READ`, ...: on Linux, their numbers) and
 /// the kernel facts their callers need, for [`syscall_point`].
@@ -102,15 +102,15 @@ unsafe fn region_call(start: StartFn, arg: *mut c_void, act: ActFn, scope: bool)
             // Entered asynchronous with a request pending, or left by `act`/`c_leave` (which
             // began the cancellation, the exit or the scope's unwind already).
             let s = c.state.load();
-            if scope && s & state::TERMINATING == 0 {
-                if s & state::SCOPE_UNWIND != 0 {
+            if scope && s & word::TERMINATING == 0 {
+                if s & word::SCOPE_UNWIND != 0 {
                     crate::cancel_scope::raise_scope(&c, false);
                 }
-                if !state::thread_acts(s) && state::acts(s) {
+                if !word::thread_acts(s) && word::acts(s) {
                     crate::cancel_scope::raise_scope(&c, true); // at entry, asynchronous
                 }
             }
-            if s & state::TERMINATING == 0 {
+            if s & word::TERMINATING == 0 {
                 c.state.begin_cancel();
             }
             drop(c);
@@ -170,9 +170,9 @@ enum CAct {
 }
 
 fn c_decide(c: &Control, s: u32) -> CAct {
-    if state::thread_acts(s) {
+    if word::thread_acts(s) {
         CAct::Thread
-    } else if state::acts(s) && in_scope_region(c) {
+    } else if word::acts(s) && in_scope_region(c) {
         CAct::Scope
     } else {
         CAct::No
@@ -215,7 +215,7 @@ pub fn c_must_act() -> bool {
 pub fn begin_cancel() {
     with_current(|c| {
         let s = c.state.load();
-        if s & state::UNWINDING != 0 {
+        if s & word::UNWINDING != 0 {
             return;
         }
         if c_decide(c, s) == CAct::Scope {
@@ -228,7 +228,7 @@ pub fn begin_cancel() {
 
 /// Whether the calling thread has begun to act on a cancellation or an exit.
 pub fn terminating() -> bool {
-    with_current(|c| c.state.load() & state::TERMINATING != 0).unwrap_or(false)
+    with_current(|c| c.state.load() & word::TERMINATING != 0).unwrap_or(false)
 }
 
 /// Begins `exit(value)` in the calling thread (the value is type-checked against the thread's
@@ -236,7 +236,7 @@ pub fn terminating() -> bool {
 /// [`c_leave`]. Returns false if the thread was already terminating (the value is dropped).
 pub fn begin_exit<V: Send + 'static>(value: V) -> bool {
     let c = current_control();
-    if c.state.load() & state::TERMINATING != 0 {
+    if c.state.load() & word::TERMINATING != 0 {
         return false;
     }
     if let Some(expected) = c.exit_type {
@@ -286,15 +286,15 @@ pub fn wait_finished(c: &Canceler, deadline: Option<Instant>) -> bool {
 /// destructor would run).
 pub fn wait_finished_uncancelable(c: &Canceler, deadline: Option<Instant>) -> bool {
     let target = &c.control;
-    let finished = || target.state.load() & state::FINISHED != 0;
+    let finished = || target.state.load() & word::FINISHED != 0;
     if finished() {
         return true;
     }
     let me = Arc::new(Control::new(None)); // a parker for this wait only
     target.add_waiter(me.clone());
-    let wake = crate::wait::wait_until(&me, finished, deadline);
+    let wake = crate::point::wait::wait_until(&me, finished, deadline);
     target.remove_waiter(&me);
-    wake == crate::wait::Wake::Ready
+    wake == crate::point::wait::Wake::Ready
 }
 
 /// Leaves the calling thread's C region: its frames are abandoned and the thread goes on
@@ -620,7 +620,7 @@ pub fn set_async(asynchronous: bool) -> bool {
 
 /// Whether the calling thread's type is asynchronous.
 pub fn is_async() -> bool {
-    with_current(|c| c.state.load() & state::ASYNC != 0).unwrap_or(false)
+    with_current(|c| c.state.load() & word::ASYNC != 0).unwrap_or(false)
 }
 
 /// The cancel signal: the one in use, or (before the first thread is spawned or adopted) the
@@ -698,9 +698,9 @@ fn c_thread_main<T: Send + 'static>(start: CStart<T>) {
     crate::current::link_unregistered(&control);
     let result = catch_unwind(AssertUnwindSafe(body));
     let s = control.state.enter_root();
-    let o = if s & state::CANCELING != 0 {
+    let o = if s & word::CANCELING != 0 {
         Outcome::Canceled
-    } else if s & state::EXITING != 0 {
+    } else if s & word::EXITING != 0 {
         match control.take_exit_value().map(|b| b.downcast::<T>()) {
             Some(Ok(v)) => Outcome::Exited(*v),
             _ => Outcome::Canceled, // `begin_exit` checks the type: not reached
@@ -1022,7 +1022,7 @@ pub unsafe fn c_scope_run(
                 // Our unwinds only (`start` is C): the thread's termination, or a scope's
                 // unwind to an enclosing run; the word says which, and `c_unwind` goes on.
                 drop(payload);
-                if c.state.load() & state::UNWINDING == 0 {
+                if c.state.load() & word::UNWINDING == 0 {
                     eprintln!("thread-cancel: a panic passed a scope's run in C code; aborting");
                     std::process::abort();
                 }

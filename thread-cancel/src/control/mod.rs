@@ -1,7 +1,9 @@
 //! The per-thread control block, shared (`Arc`) by the thread and every handle that can cancel it.
 
-use crate::parker::Parker;
-use crate::state::{Request, StateWord};
+pub(crate) mod parker;
+
+use crate::word::{Request, StateWord};
+use parker::Parker;
 use std::any::{Any, TypeId};
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, Once, PoisonError};
@@ -42,7 +44,7 @@ thread_local! {
 extern "C" fn before_fork() {
     let process = (
         crate::cancel_scope::lock_registry(),
-        crate::deadline::lock(),
+        crate::cancel_scope::deadline::lock(),
     );
     let _ = PROCESS_HELD_AT_FORK.try_with(|h| *h.borrow_mut() = Some(process));
     let Some(c) = crate::current::current_ptr() else {
@@ -72,7 +74,7 @@ extern "C" fn after_fork_in_parent() {
 /// then the deadline timer's state. No other path holds both.
 type ProcessHeldAtFork = (
     std::sync::MutexGuard<'static, Vec<std::sync::Weak<Control>>>,
-    std::sync::MutexGuard<'static, crate::deadline::Timer>,
+    std::sync::MutexGuard<'static, crate::cancel_scope::deadline::Timer>,
 );
 
 thread_local! {
@@ -214,9 +216,9 @@ impl Control {
     /// its own cancellation (or `exit`) inside one, that unwind goes on once every callback has
     /// run and the locks are released.
     pub(crate) fn cancel(&self) -> Result<(), crate::NoSuchThread> {
-        let shield = crate::region::shield();
+        let shield = crate::async_region::shield();
         let r = self.request();
-        crate::region::unshield(shield);
+        crate::async_region::unshield(shield);
         r.map(resume_own)
     }
 
@@ -258,7 +260,7 @@ impl Control {
             return false;
         }
         let prev = self.state.scope_request();
-        prev & (crate::state::FINISHED | crate::state::SCOPE) == 0 && self.wake(prev, true)
+        prev & (crate::word::FINISHED | crate::word::SCOPE) == 0 && self.wake(prev, true)
     }
 
     /// Ends a wake-up that [`scope_request`](Self::scope_request) left to its caller.
@@ -289,12 +291,11 @@ impl Control {
         // asynchronous needs the signal, and never the caller itself (it acts when it
         // leaves `cancel`). `ASYNC` is read from the same word as the request: a thread
         // that turns it on after this request sees the request when it does.
-        let in_async_region =
-            prev & crate::state::ASYNC != 0 && !self.region.load(SeqCst).is_null();
+        let in_async_region = prev & crate::word::ASYNC != 0 && !self.region.load(SeqCst).is_null();
         // A disabled thread is never signalled: it acts only after it enables, an owner
         // read-modify-write that sees this request, and its next point acts on it. (A
         // signal now would only make its calls fail with EINTR.)
-        let me = crate::current::is_current(self) || prev & crate::state::DISABLED != 0;
+        let me = crate::current::is_current(self) || prev & crate::word::DISABLED != 0;
         // A thread blocked in a call has published the flag long ago: signal it first.
         let signalled = in_async_region || self.in_syscall.load(SeqCst);
         if signalled && !me {
@@ -376,7 +377,7 @@ impl Control {
     /// once if one is already canceled.
     pub(crate) fn add_callback(&self, f: Box<dyn FnOnce() + Send>, runs: usize) -> Option<u64> {
         let mut cbs = lock(&self.callbacks);
-        if self.state.load() & crate::state::PENDING != 0
+        if self.state.load() & crate::word::PENDING != 0
             || crate::cancel_scope::own_canceled_run_depth().is_some_and(|d| d < runs)
         {
             drop(cbs);
@@ -445,7 +446,7 @@ impl Control {
     /// Whether the thread finished with a request pending that it never acted on; `None` while
     /// it has not finished.
     pub(crate) fn request_ignored(&self) -> Option<bool> {
-        if self.state.load() & crate::state::FINISHED == 0 {
+        if self.state.load() & crate::word::FINISHED == 0 {
             return None;
         }
         // `finish` stores the verdict just after setting `FINISHED`: a few instructions.
@@ -464,7 +465,7 @@ impl Control {
         let prev = self.state.finish();
         // Decided from the word `FINISHED` replaced: a request that sees `FINISHED` fails (and
         // is no request), one that does not is in `prev`.
-        let ignored = prev & crate::state::PENDING != 0 && prev & crate::state::CANCELING == 0;
+        let ignored = prev & crate::word::PENDING != 0 && prev & crate::word::CANCELING == 0;
         self.ignored.store(
             if ignored { IGNORED_YES } else { IGNORED_NO },
             std::sync::atomic::Ordering::Release,

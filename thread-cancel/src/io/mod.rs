@@ -21,8 +21,8 @@
 //! error.
 
 use crate::control::Control;
+use crate::point::wait::{act, must_act};
 use crate::sys::{self, calls, CpResult};
-use crate::wait::{act, must_act};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 

@@ -1,8 +1,10 @@
 //! Spawning cancelable threads, their root, [`JoinHandle`] and [`Outcome`].
 
+pub(crate) mod scoped;
+
 use crate::control::Control;
 use crate::current::{current_control, link_spawned, try_current_control};
-use crate::state::{self, CANCELING, EXITING};
+use crate::word::{self, CANCELING, EXITING};
 use crate::{tsd, Canceler, NoSuchThread};
 use std::any::{Any, TypeId};
 use std::io;
@@ -216,10 +218,10 @@ pub(crate) fn wait_finished(
     }
     // A cancellation point at entry too, even if the target has already finished.
     crate::testcancel();
-    let finished = || target.state.load() & state::FINISHED != 0;
+    let finished = || target.state.load() & word::FINISHED != 0;
     let me = if then_std_join {
         match try_current_control() {
-            Some(me) if me.state.load() & state::DISABLED == 0 => me,
+            Some(me) if me.state.load() & word::DISABLED == 0 => me,
             _ => return finished(),
         }
     } else {
@@ -245,14 +247,14 @@ pub(crate) fn wait_finished(
         }
     }
     let unregister = Unregister(target, &me);
-    let wake = crate::wait::wait_until(&me, finished, deadline);
+    let wake = crate::point::wait::wait_until(&me, finished, deadline);
     // Undone before acting, so that the unwind starts with nothing to drop here.
     drop(unregister);
     drop(me);
     match wake {
-        crate::wait::Wake::Ready => true,
-        crate::wait::Wake::Timeout => false,
-        crate::wait::Wake::Cancel => crate::wait::act_current(),
+        crate::point::wait::Wake::Ready => true,
+        crate::point::wait::Wake::Timeout => false,
+        crate::point::wait::Wake::Cancel => crate::point::wait::act_current(),
     }
 }
 
@@ -429,7 +431,11 @@ impl<T> JoinHandle<T> {
     /// assert!(h.wait_timeout(std::time::Duration::from_secs(60)));
     /// ```
     pub fn wait_timeout(&self, dur: std::time::Duration) -> bool {
-        wait_finished(&self.control, crate::wait::deadline_after(dur), false)
+        wait_finished(
+            &self.control,
+            crate::point::wait::deadline_after(dur),
+            false,
+        )
     }
 
     /// The system's thread id (for the C ABI's `tc_kill` / `tc_native`).
@@ -679,7 +685,7 @@ impl Builder {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'static,
     {
-        crate::scope::spawn_in(self.std_builder()?, scope, f)
+        crate::thread::scoped::spawn_in(self.std_builder()?, scope, f)
     }
 }
 

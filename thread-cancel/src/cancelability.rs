@@ -2,7 +2,7 @@
 
 use crate::current::with_own;
 use crate::point::slow_point;
-use crate::state;
+use crate::word;
 
 /// Whether requests are acted on (a new thread starts `Enabled`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -158,7 +158,7 @@ pub fn set_cancel_type(new: CancelType) -> CancelType {
 /// Acts at once if the type is asynchronous and a request must be acted on.
 pub(crate) fn act_if_async(c: &crate::control::Control) {
     let s = c.state.load();
-    if s & state::ASYNC != 0 && s & state::SLOW != 0 {
+    if s & word::ASYNC != 0 && s & word::SLOW != 0 {
         slow_point(c, s);
     }
 }

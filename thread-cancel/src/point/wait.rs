@@ -2,7 +2,7 @@
 
 use crate::control::Control;
 use crate::point::{act_on, raise};
-use crate::state::{self, Action};
+use crate::word::{self, Action};
 use std::time::Instant;
 
 /// Why [`wait_until`] returned.
@@ -20,7 +20,7 @@ pub(crate) enum Wake {
 /// Whether the word `s` makes a point act now (or resume a swallowed termination).
 #[inline]
 pub(crate) fn must_act(s: u32) -> bool {
-    s & state::SLOW != 0 && state::classify(s) != Action::None && !std::thread::panicking()
+    s & word::SLOW != 0 && word::classify(s) != Action::None && !std::thread::panicking()
 }
 
 /// Blocks the calling thread (whose control block is `me`) until `ready()` holds, a
@@ -56,7 +56,7 @@ pub(crate) fn wait_until(
                 return if ready() { Wake::Ready } else { Wake::Timeout };
             }
         }
-        if s & state::DISABLED != 0 || std::thread::panicking() {
+        if s & word::DISABLED != 0 || std::thread::panicking() {
             scope_deadline = None;
         }
         if let (Some(d), Some(now)) = (scope_deadline, now) {

@@ -9,8 +9,10 @@
 //! canceled, where `run` catches it and returns `Err(Canceled)`. Invariant I6 (`state.rs`) is
 //! what makes the end of a run clean; ARCHITECTURE.md argues it.
 
+pub(crate) mod deadline;
+
 use crate::control::Control;
-use crate::state;
+use crate::word;
 use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{fence, AtomicU8, Ordering};
@@ -32,7 +34,7 @@ pub(crate) struct Inner {
     /// Scopes made by `child()`, canceled with this one.
     children: Mutex<Vec<Weak<Inner>>>,
     /// The registration with the deadline timer, if the scope has a deadline.
-    timer: OnceLock<crate::deadline::Key>,
+    timer: OnceLock<crate::cancel_scope::deadline::Key>,
 }
 
 impl Inner {
@@ -67,9 +69,9 @@ impl Inner {
     fn cancel(&self, why: u8) {
         // A canceler inside an asynchronous region holds its own cancellation while it takes
         // locks (as `Control::cancel`).
-        let shield = crate::region::shield();
+        let shield = crate::async_region::shield();
         self.cancel_shielded(why);
-        crate::region::unshield(shield);
+        crate::async_region::unshield(shield);
     }
 
     fn cancel_shielded(&self, why: u8) {
@@ -91,7 +93,7 @@ impl Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         if let Some(k) = self.timer.get() {
-            crate::deadline::unregister(k);
+            crate::cancel_scope::deadline::unregister(k);
         }
         if let Some(p) = &self.parent {
             let me = self as *const Inner;
@@ -480,9 +482,10 @@ impl CancelScope {
                     Ordering::Relaxed,
                 );
             } else if !inner.marked() {
-                let _ = inner
-                    .timer
-                    .set(crate::deadline::register(d, Arc::downgrade(&inner)));
+                let _ = inner.timer.set(crate::cancel_scope::deadline::register(
+                    d,
+                    Arc::downgrade(&inner),
+                ));
             }
         }
         Self { inner }
@@ -685,7 +688,7 @@ fn leave(c: &Control, frame: &Frame) -> bool {
     }
     TOP.with(|t| t.set(frame.parent));
     let s = c.state.load();
-    if s & (state::SCOPE | state::SCOPE_UNWIND) == 0 {
+    if s & (word::SCOPE | word::SCOPE_UNWIND) == 0 {
         return false;
     }
     leave_slow(c, frame.depth)
@@ -695,11 +698,11 @@ fn leave(c: &Control, frame: &Frame) -> bool {
 #[inline(never)]
 fn leave_slow(c: &Control, depth: usize) -> bool {
     let mut caught = false;
-    if c.state.load() & state::SCOPE_UNWIND != 0 && TARGET.with(Cell::get) == depth {
+    if c.state.load() & word::SCOPE_UNWIND != 0 && TARGET.with(Cell::get) == depth {
         c.state.end_scope_unwind();
         caught = true;
     }
-    if c.state.load() & state::SCOPE != 0 {
+    if c.state.load() & word::SCOPE != 0 {
         // Drop the request, then look again: a cancel of an enclosing run's scope that
         // delivered before the `fetch_and` is seen as canceled here and re-queued.
         c.state.clear_scope_request();
@@ -762,7 +765,7 @@ pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, T
 /// assert_eq!(r, Ok(3)); // it finished its loop: no point acted
 /// ```
 pub fn cancel_requested() -> bool {
-    if crate::current::with_current(|c| c.state.load() & state::PENDING != 0).unwrap_or(false) {
+    if crate::current::with_current(|c| c.state.load() & word::PENDING != 0).unwrap_or(false) {
         return true;
     }
     let canceled = any_frame(|_, sc| sc.is_canceled());
@@ -780,7 +783,7 @@ pub fn cancel_requested() -> bool {
 fn own_request_now() {
     if outermost_canceled().is_some() {
         crate::current::with_current(|c| {
-            if c.state.load() & state::SCOPE == 0 {
+            if c.state.load() & word::SCOPE == 0 {
                 c.state.scope_request();
             }
         });
@@ -812,6 +815,7 @@ pub(crate) fn expire() {
 /// only then is raised in Rust ([`raise_scope`], `begin == false`): the word says it has begun
 /// from now on (so no point in a cleanup handler acts meanwhile), and its target is recorded
 /// now, as [`raise_scope`] does when it begins.
+#[cfg(feature = "c-abi")]
 pub(crate) fn begin_scope_unwind_in_c(c: &Control) {
     c.state.begin_scope_unwind();
     if let Some(d) = outermost_canceled() {
