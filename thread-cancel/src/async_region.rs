@@ -15,7 +15,7 @@
 //! request pending, and at the entry of the next region.
 
 use crate::cancelability::{set_cancel_state, CancelState};
-use crate::current::with_current;
+use crate::control::with_current;
 use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
 use {

@@ -73,7 +73,7 @@ impl<F: FnOnce()> Drop for CleanupGuard<F> {
         if let Some(f) = self.routine.take() {
             if terminating() {
                 // A panic escaping a destructor during an unwind aborts the process: contain it.
-                let _ = crate::point::contain(f);
+                let _ = crate::control::contain(f);
             }
         }
     }

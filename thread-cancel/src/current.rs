@@ -1,20 +1,16 @@
-//! The link between a thread and its control block, and [`Canceler`] / [`current`].
+//! The link between a thread and its control block, and the adoption of threads the crate did
+//! not spawn.
 //!
 //! Every thread that has a control block keeps an `Arc` of it in the thread-local `LINK` and a
-//! raw pointer to it in `CURRENT`, a `const`-initialised thread-local without a destructor, so a
-//! cancellation point reads it with one TLS load and no lazy-initialisation check.
-//! Threads the crate did not spawn are adopted on first use ([`current`], `set_cancel_state`,
-//! ...); until then no one can hold a [`Canceler`] for them, so they have nothing to act on.
+//! raw pointer to it in `control::tls` (the pointer a cancellation point reads). Threads the
+//! crate did not spawn are adopted on first use (`thread_cancel::current`, `set_cancel_state`,
+//! ...); until then no one can hold a `Canceler` for them, so they have nothing to act on.
 
-use crate::control::Control;
-use crate::NoSuchThread;
-use std::cell::{Cell, RefCell};
+use crate::control::{current_ptr, set_current, with_current, Control};
+use std::cell::RefCell;
 use std::sync::Arc;
 
 thread_local! {
-    /// Non-null exactly while `LINK` holds the `Arc` it points into, or (a thread created for
-    /// the C ABI, [`link_unregistered`]) while the thread's root holds it.
-    static CURRENT: Cell<*const Control> = const { Cell::new(std::ptr::null()) };
     static LINK: RefCell<Option<Link>> = const { RefCell::new(None) };
 }
 
@@ -27,31 +23,11 @@ struct Link {
 
 impl Drop for Link {
     fn drop(&mut self) {
-        CURRENT.with(|c| c.set(std::ptr::null()));
+        set_current(std::ptr::null());
         if self.adopted {
             self.control.finish();
         }
     }
-}
-
-/// The calling thread's control block if it has one (no adoption), as a raw pointer: valid
-/// until the thread's thread-local destructors run, so for any borrow that ends before the
-/// caller returns.
-#[inline(always)]
-pub(crate) fn current_ptr() -> Option<*const Control> {
-    let p = CURRENT.with(Cell::get);
-    (!p.is_null()).then_some(p)
-}
-
-/// Runs `f` on the calling thread's control block if it has one (no adoption). The fast path of
-/// every cancellation point.
-#[inline(always)]
-pub(crate) fn with_current<R>(f: impl FnOnce(&Control) -> R) -> Option<R> {
-    // SAFETY: `CURRENT` is set to `Arc::as_ptr` of the `Arc` stored in this thread's `LINK`, and
-    // reset to null in `Link::drop` before that `Arc` is released (or of the `Arc` a C thread's
-    // root holds, reset by `unlink_unregistered` before the root drops it). It is only read on
-    // this thread, so the pointee is alive for the whole of `f`.
-    current_ptr().map(|p| f(unsafe { &*p }))
 }
 
 /// Runs `f` on the calling thread's control block, adopting the thread if it has none. Once the
@@ -62,11 +38,6 @@ pub(crate) fn with_own<R>(f: impl Fn(&Control) -> R) -> R {
         Some(r) => r,
         None => f(&current_control()),
     }
-}
-
-/// Whether `c` is the calling thread's control block.
-pub(crate) fn is_current(c: &Control) -> bool {
-    with_current(|me| std::ptr::eq(me, c)).unwrap_or(false)
 }
 
 /// The calling thread's control block, adopting the thread if needed.
@@ -117,168 +88,20 @@ pub(crate) fn link_spawned(control: Arc<Control>) {
 pub(crate) fn link_unregistered(control: &Arc<Control>) {
     crate::sys::prepare();
     control.set_pthread();
-    CURRENT.with(|c| c.set(Arc::as_ptr(control)));
+    set_current(Arc::as_ptr(control));
 }
 
 /// Undoes [`link_unregistered`], before the caller drops its `Arc`.
 #[cfg(feature = "c-abi")]
 pub(crate) fn unlink_unregistered() {
-    CURRENT.with(|c| c.set(std::ptr::null()));
+    set_current(std::ptr::null());
 }
 
 fn install(slot: &mut Option<Link>, control: Arc<Control>, adopted: bool) {
     // Before the thread can make a cancellable call: the signal handler and the fence.
     crate::sys::prepare();
     control.set_thread(std::thread::current());
-    CURRENT.with(|c| c.set(Arc::as_ptr(&control)));
+    set_current(Arc::as_ptr(&control));
     *slot = Some(Link { control, adopted });
 }
 
-/// A handle that can send cancellation requests to one thread; `Clone + Send + Sync`.
-///
-/// It stays memory-safe forever: once its thread has finished, [`Canceler::cancel`] returns
-/// [`NoSuchThread`].
-///
-/// ```
-/// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });
-/// let c = h.canceler();
-/// std::thread::spawn(move || c.cancel().unwrap()).join().unwrap();
-/// assert!(h.join().is_canceled());
-/// ```
-///
-/// Two cancelers are equal (and hash alike) exactly when they reach the same thread:
-///
-/// ```
-/// use std::collections::HashSet;
-/// let h = thread_cancel::spawn(|| ());
-/// let (a, b) = (h.canceler(), h.canceler());
-/// assert_eq!(a, b);
-/// assert_ne!(a, thread_cancel::current());
-/// assert_eq!(HashSet::from([a, b]).len(), 1);
-/// h.join();
-/// ```
-///
-/// Its `Debug` shows the thread's name and id (once it has started), whether it has finished
-/// and whether a request is pending.
-#[derive(Clone)]
-pub struct Canceler {
-    pub(crate) control: Arc<Control>,
-}
-
-impl PartialEq for Canceler {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.control, &other.control)
-    }
-}
-
-impl Eq for Canceler {}
-
-impl std::hash::Hash for Canceler {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        std::ptr::hash(Arc::as_ptr(&self.control), state);
-    }
-}
-
-impl std::fmt::Debug for Canceler {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        debug_thread(&self.control, None, f.debug_struct("Canceler")).finish()
-    }
-}
-
-/// The fields a user can act on, for the `Debug` of the handles: the thread's name and id,
-/// whether it has finished, whether a request is pending.
-/// `thread` is `std`'s handle if the caller knows it before the thread has started.
-pub(crate) fn debug_thread<'a, 'b>(
-    control: &Control,
-    thread: Option<&std::thread::Thread>,
-    mut d: std::fmt::DebugStruct<'a, 'b>,
-) -> std::fmt::DebugStruct<'a, 'b> {
-    let word = control.state.load();
-    let thread = thread.or(control.std_thread());
-    d.field("name", &thread.and_then(|t| t.name()))
-        .field("id", &thread.map(|t| t.id()))
-        .field("finished", &(word & crate::word::FINISHED != 0))
-        .field("cancel_requested", &(word & crate::word::PENDING != 0));
-    d
-}
-
-impl Canceler {
-    /// Queues a cancellation request for the thread. Returns as soon as it is queued, whether
-    /// or when the thread acts on it; several requests before the thread acts count as one.
-    ///
-    /// ```
-    /// let h = thread_cancel::spawn(|| thread_cancel::testcancel());
-    /// let c = h.canceler();
-    /// h.join();
-    /// assert_eq!(c.cancel(), Err(thread_cancel::NoSuchThread));
-    /// ```
-    pub fn cancel(&self) -> Result<(), NoSuchThread> {
-        self.control.cancel()
-    }
-
-    /// Sends signal `sig` to the thread (for the C ABI's `tc_kill`): `pthread_kill`'s
-    /// result, or `Err` if the thread has finished.
-    #[doc(hidden)]
-    pub fn signal(&self, sig: i32) -> Result<i32, NoSuchThread> {
-        self.control.send_signal(sig).ok_or(NoSuchThread)
-    }
-
-    /// Whether the thread finished with a cancellation request pending that it never acted on
-    /// (it was in code that is not a cancellation point, or had cancellation disabled, and
-    /// then returned, exited or panicked). `false` while it runs, and once it acted on one.
-    ///
-    /// The handle outlives [`JoinHandle::join`](crate::JoinHandle::join), whose
-    /// [`Outcome::Returned`](crate::Outcome::Returned) alone does not tell a thread that was
-    /// never asked to stop from one that did not hear the request:
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// let h = thread_cancel::spawn(|| std::thread::sleep(Duration::from_millis(50)));
-    /// let c = h.canceler();
-    /// c.cancel().unwrap(); // `std::thread::sleep` is not a cancellation point
-    /// let outcome = h.join();
-    /// assert!(matches!(outcome, thread_cancel::Outcome::Returned(())));
-    /// assert!(c.request_ignored()); // but the request was never acted on
-    /// ```
-    pub fn request_ignored(&self) -> bool {
-        self.control.request_ignored().unwrap_or(false)
-    }
-
-    /// The thread's `std` id, once it has started (`None` before, and for a thread created
-    /// through the C ABI).
-    ///
-    /// ```
-    /// let me = thread_cancel::current();
-    /// assert_eq!(me.thread_id(), Some(std::thread::current().id()));
-    /// let h = thread_cancel::spawn(|| std::thread::current().id());
-    /// let c = h.canceler();
-    /// let id = h.join().unwrap();
-    /// assert_eq!(c.thread_id(), Some(id));
-    /// ```
-    pub fn thread_id(&self) -> Option<std::thread::ThreadId> {
-        self.control.std_thread().map(|t| t.id())
-    }
-
-    /// Whether the thread has finished (its handlers and destructors have all run).
-    ///
-    /// ```
-    /// assert!(!thread_cancel::current().is_finished());
-    /// ```
-    pub fn is_finished(&self) -> bool {
-        self.control.state.load() & crate::word::FINISHED != 0
-    }
-}
-
-/// A [`Canceler`] for the calling thread, which need not have been spawned by this crate (the
-/// main thread, a `std` or rayon thread): such a thread is adopted on first use.
-///
-/// ```
-/// let me = thread_cancel::current();
-/// let _guard = thread_cancel::disable();
-/// me.cancel().unwrap(); // held pending while disabled
-/// ```
-pub fn current() -> Canceler {
-    Canceler {
-        control: current_control(),
-    }
-}

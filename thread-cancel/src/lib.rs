@@ -121,6 +121,7 @@
 
 mod async_region;
 mod cancel_scope;
+mod canceler;
 mod cancelability;
 mod cleanup;
 mod control;
@@ -171,9 +172,10 @@ pub use cancelability::{
     DisableGuard, InvalidValue,
 };
 pub use cleanup::{cleanup_push, CleanupGuard};
-pub use current::{current, Canceler};
+pub use canceler::{current, Canceler};
 pub use on_cancel::{on_cancel, OnCancelGuard};
-pub use point::{exit, testcancel, CancelPayload};
+pub use control::CancelPayload;
+pub use point::{exit, testcancel};
 pub use sleep::{park, park_timeout, sleep};
 pub use thread::scoped::{scope, Scope, ScopedJoinHandle};
 pub use thread::{spawn, Builder, JoinHandle, Outcome};

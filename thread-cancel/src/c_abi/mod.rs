@@ -12,7 +12,8 @@
 //! interrupted frame) are abandoned instead, after the remaining cleanup handlers ran.
 
 use crate::control::Control;
-use crate::current::{current_control, with_current};
+use crate::control::with_current;
+use crate::current::current_control;
 use crate::point::raise;
 use crate::sys::{
     abandoning_frames, region_boundary, region_has_act, region_leave, region_run, RegionCtx,
@@ -122,7 +123,7 @@ unsafe fn region_call(start: StartFn, arg: *mut c_void, act: ActFn, scope: bool)
 /// Whether the calling thread has a control block (created by the crate, or adopted): a thread
 /// without one cannot be canceled.
 pub fn has_control() -> bool {
-    crate::current::current_ptr().is_some()
+    crate::control::current_ptr().is_some()
 }
 
 /// Whether the calling thread acts on a cancellation in C code: a thread created from C (in
@@ -568,7 +569,7 @@ unsafe extern "C" fn not_rethrown(_reason: c_int, _exc: *mut unwinder::Exception
 /// The arguments must be valid for system call `nr`, as for `libc::syscall`.
 pub unsafe fn syscall_point(nr: calls::Call, a: [libc::c_long; 6]) -> Option<libc::c_long> {
     // A thread in a C region has a control block (borrowed: no `Arc` count per call).
-    let c = match crate::current::current_ptr() {
+    let c = match crate::control::current_ptr() {
         // SAFETY: the calling thread's control block, alive until its thread-local destructors.
         Some(c) if in_c_region() => unsafe { &*c },
         // SAFETY: forwarded from the caller.

@@ -631,11 +631,11 @@ fn after(d: Duration) -> Instant {
 /// The calling thread's control block (adopting the thread), borrowed until the thread's
 /// thread-local destructors: `None` if they have begun.
 fn own_control<'a>() -> Option<&'a Control> {
-    let p = match crate::current::current_ptr() {
+    let p = match crate::control::current_ptr() {
         Some(p) => p,
         None => {
             let _ = crate::current::current_control();
-            crate::current::current_ptr()?
+            crate::control::current_ptr()?
         }
     };
     // SAFETY: the calling thread's control block stays alive until its thread-local
@@ -765,7 +765,7 @@ pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, T
 /// assert_eq!(r, Ok(3)); // it finished its loop: no point acted
 /// ```
 pub fn cancel_requested() -> bool {
-    if crate::current::with_current(|c| c.state.load() & word::PENDING != 0).unwrap_or(false) {
+    if crate::control::with_current(|c| c.state.load() & word::PENDING != 0).unwrap_or(false) {
         return true;
     }
     let canceled = any_frame(|_, sc| sc.is_canceled());
@@ -782,7 +782,7 @@ pub fn cancel_requested() -> bool {
 #[cold]
 fn own_request_now() {
     if outermost_canceled().is_some() {
-        crate::current::with_current(|c| {
+        crate::control::with_current(|c| {
             if c.state.load() & word::SCOPE == 0 {
                 c.state.scope_request();
             }

@@ -1,6 +1,16 @@
 //! The per-thread control block, shared (`Arc`) by the thread and every handle that can cancel it.
 
 pub(crate) mod parker;
+mod callbacks;
+mod payload;
+mod tls;
+
+pub(crate) use callbacks::{contain, contained};
+pub use payload::CancelPayload;
+pub(crate) use callbacks::{resume_own, Payload};
+use callbacks::{run_callback, Callbacks};
+
+pub(crate) use tls::{current_ptr, is_current, set_current, with_current};
 
 use crate::word::{Request, StateWord};
 use parker::Parker;
@@ -14,13 +24,15 @@ use std::sync::{Arc, Mutex, Once, PoisonError};
 /// exist here (only the forking thread lives on in the child, and the handler moves its own
 /// control block to the new generation).
 static FORK_GENERATION: AtomicU32 = AtomicU32::new(0);
-static ATFORK: Once = Once::new();
+/// The process-wide set-up the first control block makes: the fork handlers and the signal
+/// handler's decisions.
+static SETUP: Once = Once::new();
 
 /// Runs in the child of a `fork`, in the forking thread, while it is the only thread:
 /// atomics, a `const` thread-local read, and the release of the locks `before_fork` took.
 extern "C" fn after_fork_in_child() {
     let g = FORK_GENERATION.fetch_add(1, Relaxed).wrapping_add(1);
-    crate::current::with_current(|c| c.generation.store(g, Relaxed));
+    tls::with_current(|c| c.generation.store(g, Relaxed));
     after_fork_in_parent();
 }
 
@@ -47,7 +59,7 @@ extern "C" fn before_fork() {
         crate::cancel_scope::deadline::lock(),
     );
     let _ = PROCESS_HELD_AT_FORK.try_with(|h| *h.borrow_mut() = Some(process));
-    let Some(c) = crate::current::current_ptr() else {
+    let Some(c) = tls::current_ptr() else {
         return;
     };
     // SAFETY: the calling thread's control block lives until the thread ends (it holds a
@@ -143,29 +155,12 @@ const IGNORED_UNKNOWN: u8 = 0;
 const IGNORED_NO: u8 = 1;
 const IGNORED_YES: u8 = 2;
 
-/// An `on_cancel` callback.
-type Callback = Box<dyn FnOnce() + Send>;
-
-#[derive(Default)]
-struct Callbacks {
-    next_id: u64,
-    /// (id, the number of `CancelScope::run`s the owner was in when it registered, callback).
-    list: Vec<(u64, usize, Callback)>,
-}
-
-impl std::fmt::Debug for Callbacks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Callbacks")
-            .field("len", &self.list.len())
-            .finish()
-    }
-}
-
 impl Control {
     pub(crate) fn new(exit_type: Option<TypeId>) -> Self {
         // Registered before the first control block exists, so every fork after any block was
         // made runs the handler.
-        ATFORK.call_once(|| {
+        SETUP.call_once(|| {
+            crate::sys::set_decisions(&tls::DECISIONS);
             // SAFETY: registers plain `extern "C"` functions that stay valid for the life of
             // the process.
             unsafe {
@@ -206,22 +201,6 @@ impl Control {
         }
     }
 
-    /// Queues a cancellation request and wakes the thread if it waits.
-    ///
-    /// Async-cancel-safe: a caller inside an asynchronous region holds its own cancellation
-    /// while this takes locks, and acts on it (if it canceled itself) once they are released.
-    ///
-    /// The `on_cancel` callbacks the request runs are contained: a panic in one is reported by
-    /// the panic hook and caught, and the others still run. If the caller itself began to act on
-    /// its own cancellation (or `exit`) inside one, that unwind goes on once every callback has
-    /// run and the locks are released.
-    pub(crate) fn cancel(&self) -> Result<(), crate::NoSuchThread> {
-        let shield = crate::async_region::shield();
-        let r = self.request();
-        crate::async_region::unshield(shield);
-        r.map(resume_own)
-    }
-
     /// Whether this block belongs to this process: false for a thread of the parent process,
     /// seen from a forked child (it does not exist here; its pthread id may name another
     /// thread of the child).
@@ -229,7 +208,14 @@ impl Control {
         self.generation.load(Relaxed) == FORK_GENERATION.load(Relaxed)
     }
 
-    fn request(&self) -> Result<Option<Payload>, crate::NoSuchThread> {
+    /// Queues a cancellation request, wakes the thread if it waits, and runs the `on_cancel`
+    /// callbacks. Returns the payload of a termination the caller began in a callback (see
+    /// [`resume_own`]), which it resumes once it holds no lock: `canceler::cancel` does that,
+    /// with the caller's own cancellation held meanwhile if it is in an asynchronous region.
+    ///
+    /// The callbacks are contained: a panic in one is reported by the panic hook and caught,
+    /// and the others still run.
+    pub(crate) fn request(&self) -> Result<Option<Payload>, crate::NoSuchThread> {
         if !self.in_this_process() {
             return Err(crate::NoSuchThread);
         }
@@ -295,7 +281,7 @@ impl Control {
         // A disabled thread is never signalled: it acts only after it enables, an owner
         // read-modify-write that sees this request, and its next point acts on it. (A
         // signal now would only make its calls fail with EINTR.)
-        let me = crate::current::is_current(self) || prev & crate::word::DISABLED != 0;
+        let me = tls::is_current(self) || prev & crate::word::DISABLED != 0;
         // A thread blocked in a call has published the flag long ago: signal it first.
         let signalled = in_async_region || self.in_syscall.load(SeqCst);
         if signalled && !me {
@@ -474,36 +460,6 @@ impl Control {
         let waiters = std::mem::take(&mut *lock(&self.waiters));
         for w in waiters {
             w.parker.unpark();
-        }
-    }
-}
-
-/// The payload of an unwind caught out of an `on_cancel` callback.
-type Payload = Box<dyn Any + Send>;
-
-/// Runs an `on_cancel` callback, contained: a panic does not escape (the panic hook has
-/// reported it; the payload is dropped). Returns the payload of a termination the calling
-/// thread began in it (a cancellation point that acted, an `exit`): that one is resumed by
-/// [`resume_own`] once the caller's work is done, not lost.
-fn run_callback(f: Box<dyn FnOnce() + Send>) -> Option<Payload> {
-    match crate::point::contain(f) {
-        Ok(()) => None,
-        Err(p) if p.is::<crate::CancelPayload>() => Some(p),
-        Err(p) => {
-            // A payload whose own `Drop` panics must not escape either.
-            let _ = crate::point::contain(move || drop(p));
-            None
-        }
-    }
-}
-
-/// Resumes the calling thread's own termination caught by [`run_callback`]. During another
-/// unwind (a `cancel()` from a `Drop`) it cannot start again: the thread's root reports the
-/// termination from the state word.
-fn resume_own(own: Option<Payload>) {
-    if let Some(p) = own {
-        if !std::thread::panicking() {
-            std::panic::resume_unwind(p);
         }
     }
 }

@@ -78,7 +78,7 @@ pub fn set_signal(sig: i32) -> io::Result<()> {
 #[inline(always)]
 pub(crate) unsafe fn cp(nr: calls::Call, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
     // A thread without a control block cannot be canceled: it makes the plain call.
-    let r = match crate::current::current_ptr() {
+    let r = match crate::control::current_ptr() {
         // SAFETY: forwarded from this function's contract; `c` is the calling thread's
         // control block, alive for the whole call (`current_ptr`).
         Some(c) => unsafe { cp_on(&*c, nr, a) },

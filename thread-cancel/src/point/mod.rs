@@ -9,29 +9,12 @@
 
 pub(crate) mod wait;
 
-use crate::current::{current_control, with_current};
+use crate::control::{with_current, CancelPayload};
+use crate::current::current_control;
 use crate::word::{self, Action};
 use std::any::TypeId;
-use std::cell::Cell;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
-thread_local! {
-    /// How many [`contain`] calls the thread is inside: an unwind started there is caught
-    /// before it can leave a destructor, so [`exit`] may start one even during another unwind.
-    static CONTAINED: Cell<u32> = const { Cell::new(0) };
-}
-
-/// Runs `f`, catching any unwind out of it: for code the crate runs on the user's behalf
-/// whose panic must not stop the rest (cleanup handlers, `on_cancel` callbacks). While `f`
-/// runs, [`exit`] may start its unwind even if the thread is already unwinding: it ends here.
-pub(crate) fn contain<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
-    CONTAINED.with(|c| c.set(c.get() + 1));
-    let r = catch_unwind(AssertUnwindSafe(f));
-    CONTAINED.with(|c| c.set(c.get() - 1));
-    r
-}
-
-/// `exit` reached while the thread unwinds, outside [`contain`]: the unwind it would start
+/// `exit` reached while the thread unwinds, outside `control::contain`: the unwind it would start
 /// would leave a destructor that runs during another unwind, which Rust turns into an abort
 /// with a generic message. Abort here instead, saying why.
 #[cold]
@@ -45,32 +28,6 @@ fn exit_while_unwinding() -> ! {
          thread cannot end any other way; aborting the process"
     );
     std::process::abort()
-}
-
-/// The payload of the unwind by which a thread acts on a cancellation or on [`exit`].
-///
-/// Code that catches unwinds (`catch_unwind`) can recognise it with
-/// `payload.is::<CancelPayload>()`; it should resume the unwind. If it does not, the thread's
-/// next cancellation point raises it again, and a join still reports the thread canceled.
-///
-/// ```
-/// let h = thread_cancel::spawn(|| {
-///     let r = std::panic::catch_unwind(|| loop { thread_cancel::testcancel() });
-///     r.unwrap_err().is::<thread_cancel::CancelPayload>()
-/// });
-/// h.cancel().unwrap();
-/// assert!(h.join().is_canceled()); // the swallowed cancellation still counts
-/// ```
-#[derive(Debug)]
-pub struct CancelPayload {
-    _private: (),
-}
-
-impl CancelPayload {
-    /// The payload, for reporting a canceled thread where `std` expects an unwind's payload.
-    pub(crate) fn new() -> Self {
-        CancelPayload { _private: () }
-    }
 }
 
 /// A cancellation point: if cancellation is enabled and a request is pending, the calling
@@ -129,27 +86,6 @@ pub(crate) fn act_on(c: &crate::control::Control, s: u32) {
     }
 }
 
-/// For the signal handler: whether the calling thread must act on a request now (the
-/// trampoline's test). Async-signal-safe: one `const` thread-local read and one atomic load.
-pub(crate) fn cp_must_act() -> bool {
-    with_current(|c| word::acts(c.state.load())).unwrap_or(false)
-}
-
-/// For the signal handler: the calling thread's current asynchronous region, if it must leave
-/// it now (type asynchronous, enabled, a request pending, not terminating, not panicking).
-/// Async-signal-safe: thread-local reads and atomic loads.
-pub(crate) fn async_must_act() -> Option<*mut crate::sys::RegionCtx> {
-    with_current(|c| {
-        let s = c.state.load();
-        if s & word::ASYNC == 0 || !word::acts(s) {
-            return None;
-        }
-        let r = c.region.load(std::sync::atomic::Ordering::Relaxed);
-        (!r.is_null() && !std::thread::panicking()).then_some(r)
-    })
-    .flatten()
-}
-
 /// Whether the calling thread is unwinding because it acts on a cancellation, an exit or a
 /// scope's cancellation (the condition under which cleanup handlers run).
 pub(crate) fn terminating() -> bool {
@@ -172,7 +108,7 @@ pub(crate) fn raise() -> ! {
         std::process::abort();
     }
     #[cfg(not(panic = "abort"))]
-    std::panic::resume_unwind(Box::new(CancelPayload { _private: () }))
+    std::panic::resume_unwind(Box::new(CancelPayload::new()))
 }
 
 /// Terminates the calling thread with `value`: cleanup handlers run (last pushed first),
@@ -205,7 +141,7 @@ pub(crate) fn raise() -> ! {
 /// assert_eq!(h.join().unwrap(), 7);
 /// ```
 pub fn exit<V: Send + 'static>(value: V) -> ! {
-    if std::thread::panicking() && CONTAINED.with(Cell::get) == 0 {
+    if std::thread::panicking() && !crate::control::contained() {
         exit_while_unwinding();
     }
     let c = current_control();

@@ -95,7 +95,7 @@ pub(crate) fn act(me: &Control) -> ! {
 /// If the calling thread has no control block (it could not have been asked to act).
 #[inline(always)]
 pub(crate) fn act_current() -> ! {
-    let c = crate::current::current_ptr().expect("a thread that acts has a control block");
+    let c = crate::control::current_ptr().expect("a thread that acts has a control block");
     // SAFETY: `current_ptr` is the calling thread's control block, alive until its
     // thread-local destructors run, so for the whole unwind that starts here.
     act(unsafe { &*c })

@@ -27,6 +27,20 @@
 
 pub(crate) mod pthread;
 
+/// What the signal handler asks about the thread it interrupted. The answers come from the
+/// thread's control block, which lives above this layer: the control layer registers its
+/// table once ([`set_decisions`], before any thread can be signalled), so this layer depends on
+/// nothing but the state word. Each function must be async-signal-safe.
+pub(crate) struct Decisions {
+    /// Whether the thread must act on a request now (the trampoline's test).
+    pub(crate) cp_must_act: fn() -> bool,
+    /// The thread's current asynchronous region, if it must leave it now.
+    pub(crate) async_must_act: fn() -> Option<*mut RegionCtx>,
+    /// Whether the thread is inside one of our system calls and must act on a request (the
+    /// signal landed in a handler of the user's that interrupted the call).
+    pub(crate) in_call_must_act: fn() -> bool,
+}
+
 #[cfg(all(
     any(target_os = "linux", target_os = "android"),
     not(thread_cancel_portable)
@@ -46,8 +60,8 @@ pub(crate) use linux::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        drain as drain_cancel_signal, kill, prepare, set_signal, signal, syscall_cp, CpResult,
-        SignalError,
+        drain as drain_cancel_signal, kill, prepare, set_decisions, set_signal, signal,
+        syscall_cp, CpResult, SignalError,
     },
 };
 /// What only the C ABI's support (`c_abi`, feature `c-abi`) uses.
@@ -82,7 +96,7 @@ pub(crate) use portable::{
     futex::{futex_wait, futex_wake, timespec},
     points::{
         drain as drain_cancel_signal, kill, observe as observe_in_syscall, prepare,
-        publish as publish_in_syscall, set_signal, signal, syscall_cp, CpResult, SignalError,
+        publish as publish_in_syscall, set_decisions, set_signal, signal, syscall_cp, CpResult, SignalError,
     },
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
 };

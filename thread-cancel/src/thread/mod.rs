@@ -213,7 +213,7 @@ pub(crate) fn wait_finished(
     deadline: Option<Instant>,
     then_std_join: bool,
 ) -> bool {
-    if crate::current::is_current(target) {
+    if crate::control::is_current(target) {
         own_thread(if then_std_join { "join" } else { "wait for" });
     }
     // A cancellation point at entry too, even if the target has already finished.
@@ -284,7 +284,7 @@ impl<T> std::fmt::Debug for JoinHandle<T> {
             Native::Light { packet, .. } => packet.thread.get(),
         };
         let mut d =
-            crate::current::debug_thread(&self.control, thread, f.debug_struct("JoinHandle"));
+            crate::canceler::debug_thread(&self.control, thread, f.debug_struct("JoinHandle"));
         if matches!(self.inner, Native::Light { .. }) {
             d.field("lightweight", &true);
         }
@@ -335,7 +335,7 @@ impl<T> JoinHandle<T> {
     /// assert!(h.join().is_canceled());
     /// ```
     pub fn cancel(&self) -> Result<(), NoSuchThread> {
-        self.control.cancel()
+        crate::canceler::cancel(&self.control)
     }
 
     /// A handle that can cancel the thread from anywhere, and outlives this one.

@@ -97,7 +97,7 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// });
     /// ```
     pub fn cancel(&self) -> Result<(), NoSuchThread> {
-        self.control.cancel()
+        crate::canceler::cancel(&self.control)
     }
 
     /// A handle that can cancel the thread from anywhere.

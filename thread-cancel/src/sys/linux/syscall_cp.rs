@@ -8,7 +8,7 @@ use super::riscv64 as arch;
 use super::x86_64 as arch;
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 extern "C" {
@@ -84,6 +84,15 @@ pub(crate) unsafe fn syscall_cp(
 /// 0 until the handler is installed; then the signal used to interrupt blocked cancellable
 /// calls. Written once, under `INSTALL`.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// The control layer's answers to the handler's questions ([`set_decisions`]); null until the
+/// first control block exists, when no thread can have been signalled by us.
+static DECISIONS: AtomicPtr<crate::sys::Decisions> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Registers the table the signal handler decides with (once, by the first control block).
+pub(crate) fn set_decisions(d: &'static crate::sys::Decisions) {
+    DECISIONS.store((d as *const crate::sys::Decisions).cast_mut(), Ordering::Release);
+}
 /// Serialises the choice and installation of the signal.
 static INSTALL: Mutex<()> = Mutex::new(());
 
@@ -245,30 +254,23 @@ extern "C" fn on_signal(sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut 
     let pc = unsafe { arch::pc(uc) };
     // SAFETY: `pc` points into that context, valid for the handler's duration.
     let at = unsafe { *pc };
+    // SAFETY: null or a `&'static Decisions` (`set_decisions`).
+    let Some(decide) = (unsafe { DECISIONS.load(Ordering::Acquire).as_ref() }) else {
+        return;
+    };
     if (begin..end).contains(&at) {
-        if crate::point::cp_must_act() {
+        if (decide.cp_must_act)() {
             // SAFETY: as above; the kernel resumes the thread at the new program counter,
             // where the trampoline returns `CANCELED` with the stack as it was at its entry.
             unsafe { *pc = cancel };
         }
-    } else if let Some(region) = crate::point::async_must_act() {
+    } else if let Some(region) = (decide.async_must_act)() {
         // SAFETY: `uc` is this handler's context; `region` is the thread's current region.
         unsafe { super::region::on_signal(uc, region) };
-    } else if at != end && in_call_must_act() {
+    } else if at != end && (decide.in_call_must_act)() {
         // SAFETY: `uc` is this handler's context and `sig` the signal being handled.
         unsafe { defer(uc, sig) };
     }
-}
-
-/// Whether the calling thread is inside one of our calls (`in_syscall`) and must act on a
-/// request: the signal arrived outside the trampoline while the thread is in a call, so in a
-/// handler of the user's that interrupted it (or in the few instructions around the
-/// trampoline). Async-signal-safe: one `const` thread-local read and two atomic loads.
-fn in_call_must_act() -> bool {
-    crate::current::with_current(|c| {
-        c.in_syscall.load(Ordering::Relaxed) && crate::word::acts(c.state.load())
-    })
-    .unwrap_or(false)
 }
 
 /// The signal landed in code that interrupted our call — a handler of the user's. The call

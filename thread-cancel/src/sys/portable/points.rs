@@ -83,6 +83,9 @@ pub(crate) fn signal() -> Option<i32> {
 #[inline]
 pub(crate) fn prepare() {}
 
+/// No signal handler asks anything.
+pub(crate) fn set_decisions(_d: &'static crate::sys::Decisions) {}
+
 /// Sends nothing (never called: [`signal`] is `None`).
 ///
 /// # Safety

@@ -1,0 +1,85 @@
+//! The calling thread's own control block: a `const`-initialised thread-local raw pointer
+//! without a destructor, so a cancellation point reads it with one TLS load and no
+//! lazy-initialisation check; and the signal handler's per-thread decisions, which read it.
+//!
+//! The pointer is owned by `current.rs` (the link that keeps the block alive): it sets it when it
+//! links a block to the thread and clears it before the block can be released.
+
+use super::Control;
+use crate::word;
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+
+thread_local! {
+    /// Non-null exactly while the thread's link (`current.rs`) holds the `Arc` it points into,
+    /// or (a thread created for the C ABI) while the thread's root holds it.
+    static CURRENT: Cell<*const Control> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Links (or, with null, unlinks) the calling thread's control block. The caller keeps the
+/// block alive until it unlinks it.
+pub(crate) fn set_current(p: *const Control) {
+    CURRENT.with(|c| c.set(p));
+}
+
+/// The calling thread's control block if it has one (no adoption), as a raw pointer: valid
+/// until the thread's thread-local destructors run, so for any borrow that ends before the
+/// caller returns.
+#[inline(always)]
+pub(crate) fn current_ptr() -> Option<*const Control> {
+    let p = CURRENT.with(Cell::get);
+    (!p.is_null()).then_some(p)
+}
+
+/// Runs `f` on the calling thread's control block if it has one (no adoption). The fast path of
+/// every cancellation point.
+#[inline(always)]
+pub(crate) fn with_current<R>(f: impl FnOnce(&Control) -> R) -> Option<R> {
+    // SAFETY: `CURRENT` is set (`set_current`) to `Arc::as_ptr` of an `Arc` that its setter keeps
+    // alive until it resets it to null (the thread's link, `current.rs`, or a C thread's root).
+    // It is only read on this thread, so the pointee is alive for the whole of `f`.
+    current_ptr().map(|p| f(unsafe { &*p }))
+}
+
+/// Whether `c` is the calling thread's control block.
+pub(crate) fn is_current(c: &Control) -> bool {
+    with_current(|me| std::ptr::eq(me, c)).unwrap_or(false)
+}
+
+/// The signal handler's questions about the thread it interrupted, answered from the thread's
+/// word (registered with the platform layer once, by the first control block: `sys` does not
+/// know the control block). Each is async-signal-safe: a `const` thread-local read and atomic
+/// loads.
+pub(crate) static DECISIONS: crate::sys::Decisions = crate::sys::Decisions {
+    cp_must_act,
+    async_must_act,
+    in_call_must_act,
+};
+
+/// Whether the calling thread must act on a request now (the trampoline's test).
+fn cp_must_act() -> bool {
+    with_current(|c| word::acts(c.state.load())).unwrap_or(false)
+}
+
+/// The calling thread's current asynchronous region, if it must leave it now (type
+/// asynchronous, enabled, a request pending, not terminating, not panicking).
+fn async_must_act() -> Option<*mut crate::sys::RegionCtx> {
+    with_current(|c| {
+        let s = c.state.load();
+        if s & word::ASYNC == 0 || !word::acts(s) {
+            return None;
+        }
+        let r = c.region.load(Ordering::Relaxed);
+        (!r.is_null() && !std::thread::panicking()).then_some(r)
+    })
+    .flatten()
+}
+
+/// Whether the calling thread is inside one of our calls (`in_syscall`) and must act on a
+/// request: the signal arrived outside the trampoline while the thread is in a call, so in a
+/// handler of the user's that interrupted it (or in the few instructions around the
+/// trampoline).
+fn in_call_must_act() -> bool {
+    with_current(|c| c.in_syscall.load(Ordering::Relaxed) && word::acts(c.state.load()))
+        .unwrap_or(false)
+}
