@@ -104,4 +104,3 @@ fn install(slot: &mut Option<Link>, control: Arc<Control>, adopted: bool) {
     set_current(Arc::as_ptr(&control));
     *slot = Some(Link { control, adopted });
 }
-

@@ -121,8 +121,8 @@
 
 mod async_region;
 mod cancel_scope;
-mod canceler;
 mod cancelability;
+mod canceler;
 mod cleanup;
 mod control;
 mod current;
@@ -165,16 +165,16 @@ mod word;
 #[cfg(not(loom))]
 pub use async_region::async_region;
 pub use cancel_scope::{
-    cancel_requested, with_deadline, with_timeout, CancelScope, Canceled, ScopeUnwind, TimedOut,
+    cancel_requested, with_deadline, with_timeout, CancelScope, Canceled, TimedOut,
 };
 pub use cancelability::{
     disable, enable_and_test, set_cancel_state, set_cancel_type, CancelState, CancelType,
     DisableGuard, InvalidValue,
 };
-pub use cleanup::{cleanup_push, CleanupGuard};
 pub use canceler::{current, Canceler};
+pub use cleanup::{cleanup_push, CleanupGuard};
+pub use control::{CancelPayload, ScopeUnwind};
 pub use on_cancel::{on_cancel, OnCancelGuard};
-pub use control::CancelPayload;
 pub use point::{exit, testcancel};
 pub use sleep::{park, park_timeout, sleep};
 pub use thread::scoped::{scope, Scope, ScopedJoinHandle};

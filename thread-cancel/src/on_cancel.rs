@@ -2,6 +2,7 @@
 
 use crate::control::Control;
 use crate::current::current_control;
+use crate::point::runs;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -71,7 +72,9 @@ use std::sync::Arc;
 #[must_use = "the callback is unregistered when the guard is dropped"]
 pub fn on_cancel<F: FnOnce() + Send + 'static>(f: F) -> OnCancelGuard {
     let control = current_control();
-    let id = control.add_callback(Box::new(f), crate::cancel_scope::run_count());
+    let id = control.add_callback(Box::new(f), runs::run_count(), || {
+        runs::own_canceled_run_depth()
+    });
     OnCancelGuard {
         control,
         id,

@@ -11,8 +11,8 @@
 //! Frames the unwinder cannot pass (no unwind information; an asynchronous cancellation's
 //! interrupted frame) are abandoned instead, after the remaining cleanup handlers ran.
 
-use crate::control::Control;
 use crate::control::with_current;
+use crate::control::Control;
 use crate::current::current_control;
 use crate::point::raise;
 use crate::sys::{
@@ -105,10 +105,10 @@ unsafe fn region_call(start: StartFn, arg: *mut c_void, act: ActFn, scope: bool)
             let s = c.state.load();
             if scope && s & word::TERMINATING == 0 {
                 if s & word::SCOPE_UNWIND != 0 {
-                    crate::cancel_scope::raise_scope(&c, false);
+                    crate::point::runs::raise_scope(&c, false);
                 }
                 if !word::thread_acts(s) && word::acts(s) {
-                    crate::cancel_scope::raise_scope(&c, true); // at entry, asynchronous
+                    crate::point::runs::raise_scope(&c, true); // at entry, asynchronous
                 }
             }
             if s & word::TERMINATING == 0 {
@@ -220,7 +220,7 @@ pub fn begin_cancel() {
             return;
         }
         if c_decide(c, s) == CAct::Scope {
-            crate::cancel_scope::begin_scope_unwind_in_c(c);
+            crate::point::runs::begin_scope_unwind_in_c(c);
         } else {
             c.state.begin_cancel();
         }
@@ -596,7 +596,7 @@ pub unsafe fn syscall_point(nr: calls::Call, a: [libc::c_long; 6]) -> Option<lib
                 None
             }
             CAct::Scope => {
-                crate::cancel_scope::begin_scope_unwind_in_c(c);
+                crate::point::runs::begin_scope_unwind_in_c(c);
                 None
             }
             // Already acting (a cleanup handler's call, R19), or a scope's request, which C

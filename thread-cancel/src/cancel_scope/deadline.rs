@@ -10,7 +10,7 @@
 //! deadline and cancels the scope itself (`cancel_scope::expire`), without this thread.
 
 use std::collections::BTreeMap;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Condvar, Mutex, PoisonError, Weak};
 use std::time::Instant;
 
 use crate::cancel_scope::Inner;
@@ -34,9 +34,9 @@ static TIMER: Mutex<Timer> = Mutex::new(Timer {
 });
 static WAKE: Condvar = Condvar::new();
 
-/// Locks the timer's state (also taken across `fork`, see `control.rs`).
-pub(crate) fn lock() -> MutexGuard<'static, Timer> {
-    TIMER.lock().unwrap_or_else(PoisonError::into_inner)
+crate::control::fork::fork_safe_lock! {
+    /// Locks the timer's state (held across `fork`).
+    fn lock() -> Timer = TIMER;
 }
 
 /// A registration, removed by [`unregister`].
@@ -49,7 +49,7 @@ pub(crate) fn register(at: Instant, scope: Weak<Inner>) -> Key {
     let key = t.next_key;
     t.next_key += 1;
     t.map.insert((at, key), scope);
-    let generation = crate::control::fork_generation();
+    let generation = crate::control::fork::fork_generation();
     if t.started_in != Some(generation) {
         t.started_in = Some(generation);
         t.wake_at = Some(at);

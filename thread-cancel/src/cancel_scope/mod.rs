@@ -11,12 +11,12 @@
 
 pub(crate) mod deadline;
 
-use crate::control::Control;
+use crate::control::{lock, Control, ScopeUnwind};
+use crate::point::runs::{self, any_frame, outermost_canceled, Frame, RunScope};
 use crate::word;
-use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{fence, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 const LIVE: u8 = 0;
@@ -59,7 +59,7 @@ impl Inner {
         false
     }
 
-    /// The deadline timer (or a wait that saw the clock pass it) cancels the scope.
+    /// The deadline timer cancels the scope.
     pub(crate) fn expire(&self) {
         self.cancel(TIMED_OUT);
     }
@@ -90,6 +90,24 @@ impl Inner {
     }
 }
 
+impl RunScope for Inner {
+    fn marked(&self) -> bool {
+        Inner::marked(self)
+    }
+
+    fn is_canceled(&self) -> bool {
+        Inner::is_canceled(self)
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    fn expire(&self) {
+        self.cancel(TIMED_OUT);
+    }
+}
+
 impl Drop for Inner {
     fn drop(&mut self) {
         if let Some(k) = self.timer.get() {
@@ -111,16 +129,12 @@ impl std::fmt::Debug for Inner {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// The threads that have run a scope (each registers once, at its first `run`).
 static SCOPED_THREADS: Mutex<Vec<Weak<Control>>> = Mutex::new(Vec::new());
 
-/// Locks the registry (also taken across `fork`, see `control.rs`).
-pub(crate) fn lock_registry() -> std::sync::MutexGuard<'static, Vec<Weak<Control>>> {
-    lock(&SCOPED_THREADS)
+crate::control::fork::fork_safe_lock! {
+    /// Locks the registry (held across `fork`).
+    fn lock_registry() -> Vec<Weak<Control>> = SCOPED_THREADS;
 }
 
 /// Delivers a scope request for scope `id` to every thread registered in a run of it.
@@ -164,109 +178,6 @@ fn deliver(id: usize) {
     for (t, depth) in reached {
         t.run_scope_callbacks(depth);
     }
-}
-
-/// How many runs the calling thread is in (`on_cancel` records it with a callback).
-pub(crate) fn run_count() -> usize {
-    let p = TOP.with(Cell::get);
-    // SAFETY: see `any_frame`.
-    unsafe { p.as_ref() }.map_or(0, |f| f.depth + 1)
-}
-
-/// The depth of the outermost of the calling thread's runs whose scope is canceled.
-pub(crate) fn own_canceled_run_depth() -> Option<usize> {
-    outermost_canceled()
-}
-
-/// A run in progress on this thread: a frame on its stack, linked from `TOP` (owner-only).
-struct Frame {
-    scope: *const Inner,
-    parent: *const Frame,
-    depth: usize,
-    /// The earliest deadline of this run and every enclosing one.
-    deadline: Option<Instant>,
-}
-
-thread_local! {
-    /// The innermost run in progress on this thread, or null.
-    static TOP: Cell<*const Frame> = const { Cell::new(std::ptr::null()) };
-    /// The depth of the run that the scope unwind in progress ends at.
-    static TARGET: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Calls `f` on each run in progress on this thread, innermost first, until it returns true.
-fn any_frame(mut f: impl FnMut(&Frame, &Inner) -> bool) -> bool {
-    let mut p = TOP.with(Cell::get);
-    while !p.is_null() {
-        // SAFETY: `TOP` and the `parent` links point at frames of runs in progress on this
-        // thread: each lives on the stack of its `run` until that run unlinks it (LIFO), and
-        // each holds its scope alive (a clone of the `Arc` in the `run` call's `self`).
-        let (fr, sc) = unsafe { (&*p, &*(*p).scope) };
-        if f(fr, sc) {
-            return true;
-        }
-        p = fr.parent;
-    }
-    false
-}
-
-/// The depth of the outermost run on this thread whose scope is canceled.
-fn outermost_canceled() -> Option<usize> {
-    let mut found = None;
-    any_frame(|fr, sc| {
-        if sc.marked() {
-            found = Some(fr.depth);
-        }
-        false
-    });
-    found
-}
-
-/// Acts on a scope request (`begin`) or raises a swallowed scope unwind again: unwinds to the
-/// outermost run whose scope is canceled. Called by a point that decided
-/// `ActScope`/`ResumeScope` (never while panicking).
-#[inline(never)]
-#[cold]
-pub(crate) fn raise_scope(c: &Control, begin: bool) -> ! {
-    if begin {
-        c.state.begin_scope_unwind();
-    }
-    let target = match outermost_canceled() {
-        Some(d) if begin => d,
-        Some(d) => d.min(TARGET.with(Cell::get)),
-        None => TARGET.with(Cell::get),
-    };
-    TARGET.with(|t| t.set(target));
-    #[cfg(panic = "abort")]
-    {
-        eprintln!("thread-cancel: a scope was canceled in a panic=abort build; aborting");
-        std::process::abort();
-    }
-    #[cfg(not(panic = "abort"))]
-    resume_unwind(Box::new(ScopeUnwind { _private: () }))
-}
-
-/// The payload of the unwind by which a thread acts on a scope's cancellation; the scope's
-/// [`CancelScope::run`] catches it and returns `Err(Canceled)`.
-///
-/// Code that catches unwinds should resume it; if it does not, the thread's next cancellation
-/// point raises it again (and a `run` that returns after swallowing it still returns
-/// `Err(Canceled)`).
-///
-/// ```
-/// use thread_cancel::{CancelScope, ScopeUnwind};
-/// let scope = CancelScope::new();
-/// let r = scope.run(|| {
-///     scope.cancel();
-///     let e = std::panic::catch_unwind(thread_cancel::testcancel).unwrap_err();
-///     assert!(e.is::<ScopeUnwind>());
-///     std::panic::resume_unwind(e)
-/// });
-/// assert!(r.is_err());
-/// ```
-#[derive(Debug)]
-pub struct ScopeUnwind {
-    _private: (),
 }
 
 /// The error of a [`CancelScope::run`] whose scope was canceled: `f` was stopped at a
@@ -580,14 +491,14 @@ impl CancelScope {
             c.region.load(Ordering::Relaxed).is_null(),
             "CancelScope::run inside an async_region: the region can abandon the run's frame"
         );
-        let parent = TOP.with(Cell::get);
+        let parent = runs::top();
         // SAFETY: see `any_frame`.
         let (depth, outer_deadline) = match unsafe { parent.as_ref() } {
             Some(p) => (p.depth + 1, p.deadline),
             None => (0, None),
         };
         let frame = Frame {
-            scope: inner,
+            scope: inner as *const Inner as *const dyn RunScope,
             parent,
             depth,
             deadline: match (inner.deadline, outer_deadline) {
@@ -595,7 +506,7 @@ impl CancelScope {
                 (a, b) => a.or(b),
             },
         };
-        TOP.with(|t| t.set(&frame));
+        runs::set_top(&frame);
         register(c, depth, inner.id());
         // Registered (and fenced) before reading the state: a cancel that this misses sees
         // the registration and delivers (I6).
@@ -677,7 +588,7 @@ fn leave(c: &Control, frame: &Frame) -> bool {
         Some(slot) => slot.store(0, Ordering::Relaxed),
         None => {
             let mut deep = lock(&c.runs_deep);
-            if let Some(i) = deep.iter().rposition(|&id| id == frame.scope as usize) {
+            if let Some(i) = deep.iter().rposition(|&id| id == frame.scope_id()) {
                 deep.remove(i);
             }
         }
@@ -686,7 +597,7 @@ fn leave(c: &Control, frame: &Frame) -> bool {
     while c.scope_deliveries.load(Ordering::Acquire) != 0 {
         std::thread::yield_now();
     }
-    TOP.with(|t| t.set(frame.parent));
+    runs::set_top(frame.parent);
     let s = c.state.load();
     if s & (word::SCOPE | word::SCOPE_UNWIND) == 0 {
         return false;
@@ -698,7 +609,7 @@ fn leave(c: &Control, frame: &Frame) -> bool {
 #[inline(never)]
 fn leave_slow(c: &Control, depth: usize) -> bool {
     let mut caught = false;
-    if c.state.load() & word::SCOPE_UNWIND != 0 && TARGET.with(Cell::get) == depth {
+    if c.state.load() & word::SCOPE_UNWIND != 0 && runs::target() == depth {
         c.state.end_scope_unwind();
         caught = true;
     }
@@ -787,39 +698,6 @@ fn own_request_now() {
                 c.state.scope_request();
             }
         });
-    }
-}
-
-/// For a wait: the innermost deadline of the runs in progress on this thread, if any.
-#[inline]
-pub(crate) fn wait_deadline() -> Option<Instant> {
-    let p = TOP.with(Cell::get);
-    // SAFETY: see `any_frame`.
-    unsafe { p.as_ref() }.and_then(|f| f.deadline)
-}
-
-/// For a wait whose scope deadline passed: cancels (times out) every scope of this thread's
-/// runs whose deadline passed.
-pub(crate) fn expire() {
-    let now = Instant::now();
-    any_frame(|_, sc| {
-        if sc.deadline.is_some_and(|d| now >= d) {
-            sc.expire();
-        }
-        false
-    });
-}
-
-/// For the C ABI (`ffi.rs`): begins acting on a scope request in C code without raising yet.
-/// There the unwind starts as a forced unwind of the C frames up to the scope's C region, and
-/// only then is raised in Rust ([`raise_scope`], `begin == false`): the word says it has begun
-/// from now on (so no point in a cleanup handler acts meanwhile), and its target is recorded
-/// now, as [`raise_scope`] does when it begins.
-#[cfg(feature = "c-abi")]
-pub(crate) fn begin_scope_unwind_in_c(c: &Control) {
-    c.state.begin_scope_unwind();
-    if let Some(d) = outermost_canceled() {
-        TARGET.with(|t| t.set(d));
     }
 }
 

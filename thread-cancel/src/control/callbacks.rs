@@ -74,4 +74,3 @@ pub(crate) fn resume_own(own: Option<Payload>) {
         }
     }
 }
-

@@ -1,14 +1,15 @@
 //! The per-thread control block, shared (`Arc`) by the thread and every handle that can cancel it.
 
-pub(crate) mod parker;
 mod callbacks;
+pub(crate) mod fork;
+pub(crate) mod parker;
 mod payload;
 mod tls;
 
 pub(crate) use callbacks::{contain, contained};
-pub use payload::CancelPayload;
 pub(crate) use callbacks::{resume_own, Payload};
 use callbacks::{run_callback, Callbacks};
+pub use payload::{CancelPayload, ScopeUnwind};
 
 pub(crate) use tls::{current_ptr, is_current, set_current, with_current};
 
@@ -18,86 +19,9 @@ use std::any::{Any, TypeId};
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, Once, PoisonError};
 
-/// The process's fork generation: 0 in the original process, bumped in the child of every
-/// `fork` (a `pthread_atfork` child handler). A control block records the generation it was
-/// made in; one from an older generation names a thread of a parent process, which does not
-/// exist here (only the forking thread lives on in the child, and the handler moves its own
-/// control block to the new generation).
-static FORK_GENERATION: AtomicU32 = AtomicU32::new(0);
 /// The process-wide set-up the first control block makes: the fork handlers and the signal
 /// handler's decisions.
 static SETUP: Once = Once::new();
-
-/// Runs in the child of a `fork`, in the forking thread, while it is the only thread:
-/// atomics, a `const` thread-local read, and the release of the locks `before_fork` took.
-extern "C" fn after_fork_in_child() {
-    let g = FORK_GENERATION.fetch_add(1, Relaxed).wrapping_add(1);
-    tls::with_current(|c| c.generation.store(g, Relaxed));
-    after_fork_in_parent();
-}
-
-/// The forking thread's own control block's locks, held across `fork`: the child's only thread
-/// goes on with that block (its end takes them), and another thread of the parent (a joiner
-/// registering, a canceler signalling) may hold one of them at the moment of the fork.
-type HeldAtFork = (
-    std::sync::MutexGuard<'static, Option<crate::sys::pthread::Id>>,
-    std::sync::MutexGuard<'static, Vec<Arc<Control>>>,
-    std::sync::MutexGuard<'static, Callbacks>,
-    std::sync::MutexGuard<'static, Option<Box<dyn Any + Send>>>,
-);
-
-thread_local! {
-    static HELD_AT_FORK: std::cell::RefCell<Option<HeldAtFork>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Before `fork`, in the forking thread: takes its control block's locks (no other path holds
-/// two of them at once, so the order cannot deadlock).
-extern "C" fn before_fork() {
-    let process = (
-        crate::cancel_scope::lock_registry(),
-        crate::cancel_scope::deadline::lock(),
-    );
-    let _ = PROCESS_HELD_AT_FORK.try_with(|h| *h.borrow_mut() = Some(process));
-    let Some(c) = tls::current_ptr() else {
-        return;
-    };
-    // SAFETY: the calling thread's control block lives until the thread ends (it holds a
-    // reference), and the thread cannot end before the parent or child handler releases these
-    // guards, which run in this same thread right after the fork.
-    let c: &'static Control = unsafe { &*c };
-    let held = (
-        lock(&c.pthread),
-        lock(&c.waiters),
-        lock(&c.callbacks),
-        lock(&c.exit_value),
-    );
-    let _ = HELD_AT_FORK.try_with(|h| *h.borrow_mut() = Some(held));
-}
-
-/// After `fork`, in the parent and (through `after_fork_in_child`) in the child.
-extern "C" fn after_fork_in_parent() {
-    let _ = HELD_AT_FORK.try_with(|h| drop(h.borrow_mut().take()));
-    let _ = PROCESS_HELD_AT_FORK.try_with(|h| drop(h.borrow_mut().take()));
-}
-
-/// The process-wide locks of operation-level cancellation, held across `fork` by the forking
-/// thread (a child must never inherit them locked): the registry of threads that run scopes,
-/// then the deadline timer's state. No other path holds both.
-type ProcessHeldAtFork = (
-    std::sync::MutexGuard<'static, Vec<std::sync::Weak<Control>>>,
-    std::sync::MutexGuard<'static, crate::cancel_scope::deadline::Timer>,
-);
-
-thread_local! {
-    static PROCESS_HELD_AT_FORK: std::cell::RefCell<Option<ProcessHeldAtFork>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// The current fork generation (see `FORK_GENERATION`).
-pub(crate) fn fork_generation() -> u32 {
-    FORK_GENERATION.load(Relaxed)
-}
 
 /// Everything another thread may touch of a thread: its state word and its wake-up token.
 #[derive(Debug)]
@@ -165,9 +89,9 @@ impl Control {
             // the process.
             unsafe {
                 libc::pthread_atfork(
-                    Some(before_fork),
-                    Some(after_fork_in_parent),
-                    Some(after_fork_in_child),
+                    Some(fork::before_fork),
+                    Some(fork::after_fork_in_parent),
+                    Some(fork::after_fork_in_child),
                 )
             };
         });
@@ -175,7 +99,7 @@ impl Control {
             state: StateWord::new(),
             parker: Parker::new(),
             waiters: Mutex::new(Vec::new()),
-            generation: AtomicU32::new(FORK_GENERATION.load(Relaxed)),
+            generation: AtomicU32::new(fork::fork_generation()),
             exit_value: Mutex::new(None),
             exit_type,
             thread: std::sync::OnceLock::new(),
@@ -205,7 +129,7 @@ impl Control {
     /// seen from a forked child (it does not exist here; its pthread id may name another
     /// thread of the child).
     fn in_this_process(&self) -> bool {
-        self.generation.load(Relaxed) == FORK_GENERATION.load(Relaxed)
+        self.generation.load(Relaxed) == fork::fork_generation()
     }
 
     /// Queues a cancellation request, wakes the thread if it waits, and runs the `on_cancel`
@@ -361,10 +285,15 @@ impl Control {
     /// A callback registered inside `CancelScope::run`s (`runs` of them) is also run by a cancel
     /// of one of those runs' scopes ([`run_scope_callbacks`](Self::run_scope_callbacks)), or at
     /// once if one is already canceled.
-    pub(crate) fn add_callback(&self, f: Box<dyn FnOnce() + Send>, runs: usize) -> Option<u64> {
+    pub(crate) fn add_callback(
+        &self,
+        f: Box<dyn FnOnce() + Send>,
+        runs: usize,
+        canceled_run_depth: impl FnOnce() -> Option<usize>,
+    ) -> Option<u64> {
         let mut cbs = lock(&self.callbacks);
         if self.state.load() & crate::word::PENDING != 0
-            || crate::cancel_scope::own_canceled_run_depth().is_some_and(|d| d < runs)
+            || canceled_run_depth().is_some_and(|d| d < runs)
         {
             drop(cbs);
             resume_own(run_callback(f));
@@ -465,6 +394,6 @@ impl Control {
 }
 
 /// Locks a mutex that protects plain data; a poisoned lock still holds valid data.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -27,3 +27,32 @@ impl CancelPayload {
     }
 }
 
+/// The payload of the unwind by which a thread acts on a scope's cancellation; the scope's
+/// [`CancelScope::run`](crate::CancelScope::run) catches it and returns `Err(Canceled)`.
+///
+/// Code that catches unwinds should resume it; if it does not, the thread's next cancellation
+/// point raises it again (and a `run` that returns after swallowing it still returns
+/// `Err(Canceled)`).
+///
+/// ```
+/// use thread_cancel::{CancelScope, ScopeUnwind};
+/// let scope = CancelScope::new();
+/// let r = scope.run(|| {
+///     scope.cancel();
+///     let e = std::panic::catch_unwind(thread_cancel::testcancel).unwrap_err();
+///     assert!(e.is::<ScopeUnwind>());
+///     std::panic::resume_unwind(e)
+/// });
+/// assert!(r.is_err());
+/// ```
+#[derive(Debug)]
+pub struct ScopeUnwind {
+    _private: (),
+}
+
+impl ScopeUnwind {
+    /// The payload of a scope unwind.
+    pub(crate) fn new() -> Self {
+        ScopeUnwind { _private: () }
+    }
+}

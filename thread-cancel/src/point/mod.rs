@@ -7,6 +7,7 @@
 //! `thread.rs`) recognises the payload, runs the thread-specific-data destructors and reports
 //! the outcome.
 
+pub(crate) mod runs;
 pub(crate) mod wait;
 
 use crate::control::{with_current, CancelPayload};
@@ -81,8 +82,8 @@ pub(crate) fn act_on(c: &crate::control::Control, s: u32) {
             raise();
         }
         Action::Resume => raise(),
-        Action::ActScope => crate::cancel_scope::raise_scope(c, true),
-        Action::ResumeScope => crate::cancel_scope::raise_scope(c, false),
+        Action::ActScope => runs::raise_scope(c, true),
+        Action::ResumeScope => runs::raise_scope(c, false),
     }
 }
 

@@ -40,7 +40,7 @@ pub(crate) fn wait_until(
     // passes, this thread cancels those scopes itself (no timer needed), and the next turn
     // acts on that. Only while a request could be acted on (enabled, not unwinding): else the
     // expired deadline would make this loop spin.
-    let mut scope_deadline = crate::cancel_scope::wait_deadline();
+    let mut scope_deadline = super::runs::wait_deadline();
     loop {
         if ready() {
             return Wake::Ready;
@@ -61,7 +61,7 @@ pub(crate) fn wait_until(
         }
         if let (Some(d), Some(now)) = (scope_deadline, now) {
             if now >= d {
-                crate::cancel_scope::expire();
+                super::runs::expire();
                 scope_deadline = None;
                 continue;
             }

@@ -60,8 +60,8 @@ pub(crate) use linux::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        drain as drain_cancel_signal, kill, prepare, set_decisions, set_signal, signal,
-        syscall_cp, CpResult, SignalError,
+        drain as drain_cancel_signal, kill, prepare, set_decisions, set_signal, signal, syscall_cp,
+        CpResult, SignalError,
     },
 };
 /// What only the C ABI's support (`c_abi`, feature `c-abi`) uses.
@@ -96,7 +96,8 @@ pub(crate) use portable::{
     futex::{futex_wait, futex_wake, timespec},
     points::{
         drain as drain_cancel_signal, kill, observe as observe_in_syscall, prepare,
-        publish as publish_in_syscall, set_decisions, set_signal, signal, syscall_cp, CpResult, SignalError,
+        publish as publish_in_syscall, set_decisions, set_signal, signal, syscall_cp, CpResult,
+        SignalError,
     },
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
 };

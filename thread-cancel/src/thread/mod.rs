@@ -701,9 +701,7 @@ fn check_name(name: &str) -> io::Result<std::ffi::CString> {
 }
 
 /// Locks a mutex that protects plain data; a poisoned lock still holds valid data.
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use crate::control::lock;
 
 /// Spawns a cancelable thread (panics if the OS refuses, like `std::thread::spawn`).
 ///

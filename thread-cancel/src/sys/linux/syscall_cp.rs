@@ -91,7 +91,10 @@ static DECISIONS: AtomicPtr<crate::sys::Decisions> = AtomicPtr::new(std::ptr::nu
 
 /// Registers the table the signal handler decides with (once, by the first control block).
 pub(crate) fn set_decisions(d: &'static crate::sys::Decisions) {
-    DECISIONS.store((d as *const crate::sys::Decisions).cast_mut(), Ordering::Release);
+    DECISIONS.store(
+        (d as *const crate::sys::Decisions).cast_mut(),
+        Ordering::Release,
+    );
 }
 /// Serialises the choice and installation of the signal.
 static INSTALL: Mutex<()> = Mutex::new(());
