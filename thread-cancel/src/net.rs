@@ -3,7 +3,8 @@
 //! Reading and writing a stream is [`io::Cancelable`](crate::io::Cancelable) (or
 //! [`io::recv`](crate::io::recv) / [`io::send`](crate::io::send)).
 
-use crate::io::{accept, cp};
+use crate::io::accept;
+use crate::point::syscall::cp;
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};

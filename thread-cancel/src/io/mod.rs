@@ -20,9 +20,8 @@
 //! shorter than a POSIX message queue's message size) the kernel itself rejects, with C's
 //! error.
 
-use crate::control::Control;
-use crate::point::wait::{act, must_act};
-use crate::sys::{self, calls, CpResult};
+use crate::point::syscall::cp;
+use crate::sys::{self, calls};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 
@@ -64,96 +63,6 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 /// ```
 pub fn set_signal(sig: i32) -> io::Result<()> {
     sys::set_signal(sig).map_err(|e: sys::SignalError| io::Error::new(e.kind(), e.to_string()))
-}
-
-/// Runs system call `nr` as a cancellation point.
-///
-/// The fast path — a thread with a control block, nothing to act on, a call that does not
-/// fail with `EINTR` — is inlined into every caller: one TLS load, the flag stores around the
-/// trampoline, and the result test.
-///
-/// # Safety
-/// The arguments must be valid for system call `nr`: every pointer valid (for reads or writes,
-/// as the call does them) for the sizes passed, for the whole call.
-#[inline(always)]
-pub(crate) unsafe fn cp(nr: calls::Call, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
-    // A thread without a control block cannot be canceled: it makes the plain call.
-    let r = match crate::control::current_ptr() {
-        // SAFETY: forwarded from this function's contract; `c` is the calling thread's
-        // control block, alive for the whole call (`current_ptr`).
-        Some(c) => unsafe { cp_on(&*c, nr, a) },
-        // SAFETY: forwarded from this function's contract.
-        None => unsafe { plain_cold(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
-    };
-    if (-4095..0).contains(&r) {
-        Err(io::Error::from_raw_os_error(-r as i32))
-    } else {
-        Ok(r)
-    }
-}
-
-/// [`calls::plain`] out of line. Its arguments are scalars, so that the hot path never has to
-/// store them in memory for it (an array argument would be passed by reference).
-///
-/// # Safety
-/// As [`cp`].
-#[cold]
-#[inline(never)]
-unsafe fn plain_cold(
-    nr: calls::Call,
-    a1: libc::c_long,
-    a2: libc::c_long,
-    a3: libc::c_long,
-    a4: libc::c_long,
-    a5: libc::c_long,
-    a6: libc::c_long,
-) -> libc::c_long {
-    // SAFETY: forwarded from the caller.
-    unsafe { calls::plain(nr, [a1, a2, a3, a4, a5, a6]) }
-}
-
-/// # Safety
-/// As [`cp`].
-#[inline(always)]
-unsafe fn cp_on(c: &Control, nr: calls::Call, a: [libc::c_long; 6]) -> libc::c_long {
-    use std::sync::atomic::Ordering;
-    // The trampoline's one load of the word decides: act on a pending request, or raise again
-    // a cancellation that `catch_unwind` swallowed (`act` tells the two apart).
-    // A call made by a signal handler that interrupted one of our calls leaves the flag as it
-    // found it: the interrupted call is still inside (and must still get the signal).
-    let outer = c.in_syscall.load(Ordering::Relaxed);
-    sys::publish_in_syscall(&c.in_syscall);
-    // SAFETY: the word is this thread's (borrowed `c` outlives the call); the arguments are
-    // valid for `nr` by this function's contract.
-    let r = unsafe { sys::syscall_cp(c.state.as_ptr(), nr, a) };
-    c.in_syscall.store(outer, Ordering::Release);
-    match r {
-        CpResult::Done(r) if r != -(libc::EINTR as libc::c_long) => r,
-        _ => match cp_slow(c, r) {
-            Some(r) => r,
-            // A point inside an unwind (a `Drop` during a panic) does not act: the plain call.
-            // SAFETY: forwarded from this function's contract.
-            None => unsafe { plain_cold(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
-        },
-    }
-}
-
-/// The rare outcomes of [`cp_on`]: the trampoline said act, or the call failed with `EINTR`.
-/// Acts (and does not return), or returns the call's result (`Some`), or `None` if the call
-/// must be made again without cancellation (the thread is already unwinding).
-#[cold]
-#[inline(never)]
-fn cp_slow(c: &Control, r: CpResult) -> Option<libc::c_long> {
-    let canceled = match r {
-        CpResult::Canceled => true,
-        // A call that cannot be restarted, interrupted by our signal: nothing happened.
-        CpResult::Done(r) => must_act(c.state.load()) && r == -(libc::EINTR as libc::c_long),
-    };
-    match r {
-        CpResult::Done(r) if !canceled => Some(r),
-        _ if std::thread::panicking() => None,
-        _ => act(c),
-    }
 }
 
 /// The error of a call rejected before it is made (see "Invalid arguments" in the module

@@ -8,6 +8,7 @@
 //! the outcome.
 
 pub(crate) mod runs;
+pub(crate) mod syscall;
 pub(crate) mod wait;
 
 use crate::control::{with_current, CancelPayload};

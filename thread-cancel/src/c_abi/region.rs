@@ -1,0 +1,353 @@
+//! C regions: a C start routine run in a region the thread can leave from any instruction, and
+//! what C code asks of the calling thread (its state, its points: [`syscall_point`]).
+
+use super::*;
+
+/// A C region's start routine, its argument and its result.
+struct Call {
+    start: StartFn,
+    arg: *mut c_void,
+    ret: *mut c_void,
+}
+
+/// The function a C region calls: runs the start routine. A forced unwind stops at this frame
+/// (see [`stop`]): it is Rust, and the region's assembly frame is below it.
+pub(super) unsafe extern "C" fn call_start(p: *mut c_void) {
+    // SAFETY: `p` is the `Call` of `c_region`, alive for the region.
+    let c = unsafe { &mut *p.cast::<Call>() };
+    // SAFETY: the caller of `c_region` vouches for `start`.
+    c.ret = unsafe { (c.start)(c.arg) };
+}
+
+/// Runs `start(arg)` in a C region of the calling thread, whose `act` is `act`. Returns what
+/// `start` returned; if the region is left ([`c_leave`], or `act` after the signal), the
+/// thread acts on its cancellation or exit: this unwinds (Rust frames only) and does not return.
+///
+/// # Safety
+/// `start` must be a C function that does not unwind; `act` must end with [`c_unwind`] or
+/// [`c_leave`]; the frames that `start` creates may be unwound by a forced unwind or
+/// abandoned.
+pub unsafe fn c_region(start: StartFn, arg: *mut c_void, act: ActFn) -> *mut c_void {
+    // SAFETY: forwarded from the caller.
+    unsafe { region_call(start, arg, act, false) }
+}
+
+/// [`c_region`]'s body; `scope`: the region of a scope's run ([`c_scope_run`]), where a C point
+/// acts on the scope's cancel too, and which a scope's unwind leaves as a Rust [`ScopeUnwind`]
+/// (caught by the run).
+///
+/// [`ScopeUnwind`]: crate::ScopeUnwind
+///
+/// # Safety
+/// As [`c_region`].
+pub(super) unsafe fn region_call(
+    start: StartFn,
+    arg: *mut c_void,
+    act: ActFn,
+    scope: bool,
+) -> *mut c_void {
+    let c = current_control();
+    // SAFETY: an `ActFn` and the region's `act` differ only in the pointer type of their
+    // argument (both are thin pointers passed in the same register).
+    let act =
+        unsafe { std::mem::transmute::<ActFn, unsafe extern "C" fn(*mut RegionCtx) -> !>(act) };
+    let ctx = RegionCtx::new(c.state.as_ptr(), Some(act));
+    let mut call = Call {
+        start,
+        arg,
+        ret: std::ptr::null_mut(),
+    };
+    let me = &ctx as *const RegionCtx as *mut RegionCtx;
+    let outer = c.region.swap(me, Ordering::SeqCst);
+    let outer_scope =
+        SCOPE_REGION.with(|r| r.replace(if scope { me } else { std::ptr::null_mut() }));
+    // SAFETY: `ctx` stays on this frame for the region and is the thread's region meanwhile;
+    // `call` does not unwind (C code); its frames may be abandoned (the caller's contract).
+    let exit = unsafe { region_run(&ctx, call_start, (&mut call as *mut Call).cast()) };
+    SCOPE_REGION.with(|r| r.set(outer_scope));
+    c.region.store(outer, Ordering::SeqCst);
+    match exit {
+        RegionExit::Returned => call.ret,
+        RegionExit::Left => {
+            // Entered asynchronous with a request pending, or left by `act`/`c_leave` (which
+            // began the cancellation, the exit or the scope's unwind already).
+            let s = c.state.load();
+            if scope && s & word::TERMINATING == 0 {
+                if s & word::SCOPE_UNWIND != 0 {
+                    crate::point::runs::raise_scope(&c, false);
+                }
+                if !word::thread_acts(s) && word::acts(s) {
+                    crate::point::runs::raise_scope(&c, true); // at entry, asynchronous
+                }
+            }
+            if s & word::TERMINATING == 0 {
+                c.state.begin_cancel();
+            }
+            drop(c);
+            raise()
+        }
+    }
+}
+
+/// Whether the calling thread has a control block (created by the crate, or adopted): a thread
+/// without one cannot be canceled.
+pub fn has_control() -> bool {
+    crate::control::current_ptr().is_some()
+}
+
+/// Whether the calling thread acts on a cancellation in C code: a thread created from C (in
+/// its C region), or a *foreign C thread*: one the library did not create (the main thread, a
+/// thread the C library created, such as a `SIGEV_THREAD` timer's) whose stack holds only C and
+/// C++ frames (and this library's own). Threads spawned by the Rust API, and threads with Rust
+/// frames of another copy of `std` on their stack (a Rust program's main or `std` threads), never
+/// act in C code: they unwind to their own root in Rust.
+pub fn in_c_region() -> bool {
+    with_current(|c| in_region(c) || (c.exit_type.is_none() && foreign_stack_is_c()))
+        .unwrap_or(false)
+}
+
+/// Whether the calling thread, whose control block is `c`, is in a C region.
+fn in_region(c: &Control) -> bool {
+    let r = c.region.load(Ordering::Relaxed);
+    // SAFETY: a non-null region of the calling thread is alive (its `run` is on the stack).
+    !r.is_null() && region_has_act(unsafe { &*r })
+}
+
+thread_local! {
+    /// The calling thread's innermost region of a scope's run ([`c_scope_run`]), while it is
+    /// the thread's current region; null otherwise (owner-only).
+    pub(super) static SCOPE_REGION: std::cell::Cell<*mut RegionCtx> =
+        const { std::cell::Cell::new(std::ptr::null_mut()) };
+}
+
+/// Whether the calling thread, whose control block is `c`, runs C code in the region of a
+/// scope's run (its current region is the innermost such region).
+fn in_scope_region(c: &Control) -> bool {
+    let r = c.region.load(Ordering::Relaxed);
+    !r.is_null() && SCOPE_REGION.with(std::cell::Cell::get) == r
+}
+
+/// What a C point of a thread that acts in C code does with the word `s`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CAct {
+    /// Nothing (the call is made).
+    No,
+    /// Act on the thread's own request (it wins over a scope's).
+    Thread,
+    /// Act on a scope's request: only in the region of a scope's run, whose boundary the C
+    /// frames are unwound to.
+    Scope,
+}
+
+fn c_decide(c: &Control, s: u32) -> CAct {
+    if word::thread_acts(s) {
+        CAct::Thread
+    } else if word::acts(s) && in_scope_region(c) {
+        CAct::Scope
+    } else {
+        CAct::No
+    }
+}
+
+thread_local! {
+    /// For a thread the library did not create: whether its stack is C (`C_STACK_YES`), as
+    /// found by [`stack::only_c_frames`] the first time it was asked.
+    static C_STACK: std::cell::Cell<u8> = const { std::cell::Cell::new(C_STACK_UNKNOWN) };
+}
+const C_STACK_UNKNOWN: u8 = 0;
+const C_STACK_YES: u8 = 1;
+const C_STACK_NO: u8 = 2;
+
+/// Whether the calling thread (not created by the library) has a C stack: decided once per
+/// thread (its bottom frames, which say who started it, do not change); [`c_unwind`] checks
+/// again, the whole stack, before it unwinds.
+pub(super) fn foreign_stack_is_c() -> bool {
+    match C_STACK.with(std::cell::Cell::get) {
+        C_STACK_YES => true,
+        C_STACK_NO => false,
+        _ => {
+            let yes = stack::only_c_frames();
+            C_STACK.with(|v| v.set(if yes { C_STACK_YES } else { C_STACK_NO }));
+            yes
+        }
+    }
+}
+
+/// Whether the calling thread, in a C region, must act on a request now (enabled, pending,
+/// not already terminating): its own, or, in the region of a scope's run, a scope's.
+pub fn c_must_act() -> bool {
+    with_current(|c| c_decide(c, c.state.load()) != CAct::No).unwrap_or(false) && in_c_region()
+}
+
+/// Begins acting on the pending request: from now on cancellation is disabled. In the region
+/// of a scope's run with only a scope's request pending, begins the scope's unwind instead.
+/// Nothing if an unwind has begun already (the thread's termination, or a scope's: it goes on).
+pub fn begin_cancel() {
+    with_current(|c| {
+        let s = c.state.load();
+        if s & word::UNWINDING != 0 {
+            return;
+        }
+        if c_decide(c, s) == CAct::Scope {
+            crate::point::runs::begin_scope_unwind_in_c(c);
+        } else {
+            c.state.begin_cancel();
+        }
+    });
+}
+
+/// Whether the calling thread has begun to act on a cancellation or an exit.
+pub fn terminating() -> bool {
+    with_current(|c| c.state.load() & word::TERMINATING != 0).unwrap_or(false)
+}
+
+/// Begins `exit(value)` in the calling thread (the value is type-checked against the thread's
+/// result type, as [`exit`](crate::exit)); the caller then runs its cleanup handlers and calls
+/// [`c_leave`]. Returns false if the thread was already terminating (the value is dropped).
+pub fn begin_exit<V: Send + 'static>(value: V) -> bool {
+    let c = current_control();
+    if c.state.load() & word::TERMINATING != 0 {
+        return false;
+    }
+    if let Some(expected) = c.exit_type {
+        assert!(
+            expected == std::any::TypeId::of::<V>(),
+            "thread-cancel: exit value of the wrong type"
+        );
+    }
+    c.set_exit_value(Box::new(value));
+    c.state.begin_exit();
+    true
+}
+
+/// The exit value that [`begin_exit`] stored for the calling thread, if any (for a thread the
+/// library did not create, whose end the C side handles itself).
+pub fn take_exit_value<V: 'static>() -> Option<V> {
+    let c = current_control();
+    c.take_exit_value()
+        .and_then(|b| b.downcast::<V>().ok())
+        .map(|b| *b)
+}
+
+/// For a thread the crate did not spawn that ends without its thread-local destructors (the
+/// main thread's `pthread_exit`, or a cancellation it acted on in C code, after which it runs
+/// nothing more): runs its thread-specific-data destructors now (they would otherwise run at
+/// its thread-local teardown, which never comes), and marks it finished, so that requests
+/// report it gone and its waiters wake.
+pub fn end_adopted_thread() {
+    crate::tsd::run_destructors();
+    if let Some(c) = crate::current::try_current_control() {
+        c.finish();
+    }
+}
+
+/// Waits until the thread of `c` has finished, or until `deadline` (`None`: no limit);
+/// returns whether it finished. A cancellation point for the caller (as
+/// [`JoinHandle::wait`](crate::JoinHandle::wait)), which is adopted if it has no control
+/// block.
+pub fn wait_finished(c: &Canceler, deadline: Option<Instant>) -> bool {
+    crate::thread::wait_finished(&c.control, deadline, false)
+}
+
+/// [`wait_finished`] for a caller that no one can cancel (it has no control block, see
+/// [`has_control`]): not a cancellation point, and the caller is not adopted (adopting it
+/// would register a thread-local destructor, which takes the dynamic loader's lock: a library
+/// destructor run by `dlclose` may be the caller, and its library is gone by the time such a
+/// destructor would run).
+pub fn wait_finished_uncancelable(c: &Canceler, deadline: Option<Instant>) -> bool {
+    let target = &c.control;
+    let finished = || target.state.load() & word::FINISHED != 0;
+    if finished() {
+        return true;
+    }
+    let me = Arc::new(Control::new(None)); // a parker for this wait only
+    target.add_waiter(me.clone());
+    let wake = crate::point::wait::wait_until(&me, finished, deadline);
+    target.remove_waiter(&me);
+    wake == crate::point::wait::Wake::Ready
+}
+
+/// Leaves the calling thread's C region: its frames are abandoned and the thread goes on
+/// terminating from the region's boundary. Aborts if the thread is not in a C region.
+///
+/// # Safety
+/// No frame between the caller and the region's boundary may need its destructor to run.
+pub unsafe fn c_leave() -> ! {
+    let r = with_current(|c| c.region.load(Ordering::Relaxed)).unwrap_or(std::ptr::null_mut());
+    // SAFETY: checked non-null: the thread's current region, whose `run` is on the stack.
+    if r.is_null() || !region_has_act(unsafe { &*r }) {
+        eprintln!("thread-cancel: a C thread left a region it is not in; aborting");
+        std::process::abort();
+    }
+    // SAFETY: the region is armed (its `run` is on this stack); the caller vouches for the
+    // frames in between.
+    unsafe { region_leave(r) }
+}
+
+/// A system call as a C cancellation point: `Some(raw result)` (`-errno` on failure) if the
+/// call ran, `None` if the thread must act on a cancellation instead (the call had no effect;
+/// the cancellation, or in the region of a scope's run the scope's unwind, has begun: the
+/// caller goes on with [`c_unwind`]). Only threads in a C region act; in others this is the
+/// plain call.
+///
+/// # Safety
+/// The arguments must be valid for system call `nr`, as for `libc::syscall`.
+pub unsafe fn syscall_point(nr: calls::Call, a: [libc::c_long; 6]) -> Option<libc::c_long> {
+    // A thread in a C region has a control block (borrowed: no `Arc` count per call).
+    let c = match crate::control::current_ptr() {
+        // SAFETY: the calling thread's control block, alive until its thread-local destructors.
+        Some(c) if in_c_region() => unsafe { &*c },
+        // SAFETY: forwarded from the caller.
+        _ => return Some(unsafe { crate::sys::calls::plain(nr, a) }),
+    };
+    // SAFETY: `c` is the calling thread's block; the arguments are valid for `nr` by this
+    // function's contract.
+    let r = unsafe { crate::point::syscall::in_call(c, nr, a) };
+    let s = c.state.load();
+    let act = c_decide(c, s);
+    match r {
+        crate::sys::CpResult::Done(r)
+            if !(r == -(libc::EINTR as libc::c_long) && act != CAct::No) =>
+        {
+            Some(r)
+        }
+        _ => match act {
+            CAct::Thread => {
+                c.state.begin_cancel();
+                None
+            }
+            CAct::Scope => {
+                crate::point::runs::begin_scope_unwind_in_c(c);
+                None
+            }
+            // Already acting (a cleanup handler's call, R19), or a scope's request, which C
+            // code outside a `tc_scope_run` does not act on: the call is made.
+            // SAFETY: forwarded from the caller.
+            CAct::No => Some(unsafe { crate::sys::calls::plain(nr, a) }),
+        },
+    }
+}
+
+/// Sets the calling thread's cancel state (`disabled`) without acting; returns the previous
+/// one. The C side acts itself (`c_must_act`) when it enables.
+pub fn set_disabled(disabled: bool) -> bool {
+    crate::current::with_own(|c| c.state.set_disabled(disabled))
+}
+
+/// Sets the calling thread's cancel type (`asynchronous`) without acting; returns the previous
+/// one.
+pub fn set_async(asynchronous: bool) -> bool {
+    crate::current::with_own(|c| c.state.set_async(asynchronous))
+}
+
+/// Whether the calling thread's type is asynchronous.
+pub fn is_async() -> bool {
+    with_current(|c| c.state.load() & word::ASYNC != 0).unwrap_or(false)
+}
+
+/// The cancel signal: the one in use, or (before the first thread is spawned or adopted) the
+/// one that will be used, as the C side cannot choose another. Masks that C code sets or
+/// passes to a call never block it, and signal waits never take it.
+pub fn cancel_signal() -> i32 {
+    crate::sys::signal().unwrap_or_else(crate::sys::default_signal)
+}
