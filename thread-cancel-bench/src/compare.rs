@@ -277,14 +277,50 @@ fn p2_series<R>(
 /// P6 runs, kept for the notes below the table.
 type P6Log = Rc<RefCell<Vec<(mass_cancel::Side, mass_cancel::Sample)>>>;
 
+/// Every series and row of a run, one scenario family after another in the table's order (the
+/// later families compare with series of the earlier: P4 and P4c with P3's unwind and P4's
+/// signal floor, P8 with P3's and P4's).
 fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
     let mut p = Plans::default();
     let each = Plan {
         warmup: cfg.warmup,
         samples: cfg.samples,
     };
+    p1_plans(&mut p, each);
+    p2_plans(&mut p, each)?;
+    let p3 = p3_plans(&mut p, each);
+    let p4 = p4_plans(&mut p, each, p3.unwind);
+    p4c_plans(&mut p, each, p4.signal);
+    r06_plans(&mut p, each);
+    p5_plans(&mut p, each);
+    p6_plans(&mut p, cfg, p6_log);
+    p7_plans(&mut p, each);
+    p8_plans(&mut p, each, &p3, &p4);
+    Ok(p)
+}
 
-    // P1.
+/// The P3 series the later families compare with.
+struct P3Series {
+    /// The bare unwind, added to the P3 and P4 floors.
+    unwind: usize,
+    /// glibc's `nanosleep` canceled (a P8 row's glibc column).
+    nanosleep: usize,
+    /// glibc's `pthread_cond_wait` canceled (a P8 row's glibc column).
+    cond_wait: usize,
+    /// Ours, per scenario (P8's floors).
+    ours: Vec<(P3, usize)>,
+}
+
+/// The P4 series the later families compare with.
+struct P4Series {
+    /// Signal to handler (P4's and P4c's floor).
+    signal: usize,
+    /// Per call: ours, glibc's (P8's read row).
+    calls: Vec<(Call, usize, usize)>,
+}
+
+/// P1: a cancellation point with nothing pending, beside `pthread_testcancel()`.
+fn p1_plans(p: &mut Plans, each: Plan) {
     let ours = p.add(
         "thread_cancel::testcancel()",
         each,
@@ -308,29 +344,32 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         floor: None,
         floor_plus: None,
     });
+}
 
-    // P2: ours, glibc, the floor, each on its own descriptor.
+/// P2: `io::read`/`io::write` of 1 byte, beside glibc's and the raw system call, each on
+/// its own descriptor.
+fn p2_plans(p: &mut Plans, each: Plan) -> io::Result<()> {
     let zero = || File::open("/dev/zero");
     let null = || File::options().write(true).open("/dev/null");
     let read = [
-        p2_series(&mut p, "thread_cancel::io::read", each, zero()?, |fd| {
+        p2_series(p, "thread_cancel::io::read", each, zero()?, |fd| {
             micro::read_ours(fd, &mut [0u8; 1])
         }),
-        p2_series(&mut p, "glibc read", each, zero()?, |fd| {
+        p2_series(p, "glibc read", each, zero()?, |fd| {
             micro::read_glibc(fd, &mut [0u8; 1])
         }),
-        p2_series(&mut p, "raw syscall(SYS_read)", each, zero()?, |fd| {
+        p2_series(p, "raw syscall(SYS_read)", each, zero()?, |fd| {
             micro::read_raw(fd, &mut [0u8; 1])
         }),
     ];
     let write = [
-        p2_series(&mut p, "thread_cancel::io::write", each, null()?, |fd| {
+        p2_series(p, "thread_cancel::io::write", each, null()?, |fd| {
             micro::write_ours(fd, &[0u8; 1])
         }),
-        p2_series(&mut p, "glibc write", each, null()?, |fd| {
+        p2_series(p, "glibc write", each, null()?, |fd| {
             micro::write_glibc(fd, &[0u8; 1])
         }),
-        p2_series(&mut p, "raw syscall(SYS_write)", each, null()?, |fd| {
+        p2_series(p, "raw syscall(SYS_write)", each, null()?, |fd| {
             micro::write_raw(fd, &[0u8; 1])
         }),
     ];
@@ -349,9 +388,14 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
+    Ok(())
+}
 
-    // P3: the floors, the bare unwind and glibc's two waits, each shared by several rows.
-    let mut p3_ours = Vec::new();
+/// P3: ours canceled in a wait, beside glibc's canceled in `nanosleep` and
+/// `pthread_cond_wait`, and the futex floor plus the bare unwind (series shared by several
+/// rows).
+fn p3_plans(p: &mut Plans, each: Plan) -> P3Series {
+    let mut ours_by_scenario = Vec::new();
     let p3_of = |s: P3| latency(move || wait_latency::sample(s));
     let futex = p.add("futex wake-to-run", each, p3_of(P3::FutexFloor));
     let unwind = p.add(
@@ -396,7 +440,7 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         ),
     ] {
         let ours = p.add(s.name(), each, p3_of(s));
-        p3_ours.push((s, ours));
+        ours_by_scenario.push((s, ours));
         p.rows.push(Row {
             scenario,
             short,
@@ -408,9 +452,18 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: Some(unwind),
         });
     }
+    P3Series {
+        unwind,
+        nanosleep,
+        cond_wait,
+        ours: ours_by_scenario,
+    }
+}
 
-    // P4.
-    let mut p4_series = Vec::new();
+/// P4: ours canceled in a system call, beside glibc's in the same call and the
+/// signal-to-handler floor plus the bare unwind (`unwind`, from [`p3_plans`]).
+fn p4_plans(p: &mut Plans, each: Plan, unwind: usize) -> P4Series {
+    let mut calls = Vec::new();
     let signal = p.add(
         "signal -> handler (C thread in read)",
         each,
@@ -431,7 +484,7 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             each,
             latency(move || syscall_latency::sample(P4::Glibc(call))),
         );
-        p4_series.push((call, ours, glibc));
+        calls.push((call, ours, glibc));
         p.rows.push(Row {
             scenario,
             short,
@@ -443,8 +496,12 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: Some(unwind),
         });
     }
+    P4Series { signal, calls }
+}
 
-    // P4c: a C thread through the C ABI, beside the same C code on glibc (one driver process).
+/// P4c: a C thread through the C ABI, beside the same C code on glibc (one driver process),
+/// with P4's signal floor.
+fn p4c_plans(p: &mut Plans, each: Plan, signal: usize) {
     let ours = p.add(
         crate::c_thread_latency::Side::Ours.name(),
         each,
@@ -465,8 +522,11 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         floor: Some(signal),
         floor_plus: None,
     });
+}
 
-    // R06 (informative): a compute loop in an async region vs PTHREAD_CANCEL_ASYNCHRONOUS.
+/// R06 (informative): a compute loop in an asynchronous region, beside
+/// `PTHREAD_CANCEL_ASYNCHRONOUS`.
+fn r06_plans(p: &mut Plans, each: Plan) {
     let ours = p.add(
         "async_region compute loop",
         each,
@@ -487,8 +547,10 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         floor: None,
         floor_plus: None,
     });
+}
 
-    // P5: ours spawned through std (held to std) and lightweight (held to glibc).
+/// P5: ours spawned through `std` (held to `std`) and lightweight (held to glibc).
+fn p5_plans(p: &mut Plans, each: Plan) {
     let ours = p.add(
         "thread_cancel::spawn + join",
         each,
@@ -529,8 +591,11 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
+}
 
-    // P6: lightweight threads (the target) and std-spawned ones (informative).
+/// P6: lightweight threads (the target) and `std`-spawned ones (informative); every run is
+/// logged in `p6_log` for the notes below the table.
+fn p6_plans(p: &mut Plans, cfg: &Config, p6_log: &P6Log) {
     let p6_plan = Plan {
         warmup: cfg.p6_warmup,
         samples: cfg.p6_samples,
@@ -580,8 +645,10 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
+}
 
-    // P7: a run on a reused scope and `with_timeout`, beside `catch_unwind` alone.
+/// P7: a run on a reused scope and `with_timeout`, beside `catch_unwind` alone.
+fn p7_plans(p: &mut Plans, each: Plan) {
     let scope = thread_cancel::CancelScope::new();
     let run = p.add(
         "CancelScope::run on a reused scope",
@@ -626,12 +693,15 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
+}
 
-    // P8: a scope cancel beside the thread cancel on the same wait (P3/P4's series of ours),
-    // with glibc's thread cancel on that wait for the gap; then the deadlines' lateness beside
-    // the scope cancel's latency on the same wait.
-    let p3_at = |s: P3| p3_ours.iter().find(|(x, _)| *x == s).map(|(_, i)| *i);
-    let (read_ours, read_glibc) = p4_series
+/// P8: a scope cancel beside the thread cancel on the same wait (P3/P4's series of ours),
+/// with glibc's thread cancel on that wait for the gap; the same on one CPU; then the
+/// deadlines' lateness beside the scope cancel's latency on the same wait.
+fn p8_plans(p: &mut Plans, each: Plan, p3: &P3Series, p4: &P4Series) {
+    let p3_at = |s: P3| p3.ours.iter().find(|(x, _)| *x == s).map(|(_, i)| *i);
+    let (read_ours, read_glibc) = p4
+        .calls
         .iter()
         .find(|(c, _, _)| *c == Call::Read)
         .map(|(_, o, g)| (*o, *g))
@@ -644,14 +714,14 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             "P8 scope cancel -> Err, in sleep",
             "P8 sleep",
             p3_at(P3::OursSleep),
-            nanosleep,
+            p3.nanosleep,
         ),
         (
             scope_latency::Wait::Recv,
             "P8 scope cancel -> Err, in channel recv",
             "P8 channel recv",
             p3_at(P3::OursRecv),
-            cond_wait,
+            p3.cond_wait,
         ),
         (
             scope_latency::Wait::Read,
@@ -744,7 +814,6 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
-    Ok(p)
 }
 
 /// A thread cancel's latency scenario of P3 or P4 (the floor of a P8 row).
