@@ -1,4 +1,4 @@
-//! Every SPEC §4 timing target in one run: ours, glibc's and the floors, interleaved, as one
+//! Every timing target (P1–P8, P4c, defined in REQUIREMENTS.md) in one run: ours, glibc's and the floors, interleaved, as one
 //! table, `docs/compare.md` and `docs/compare.svg` (see `thread_cancel_bench::compare`). With
 //! `--test` a quick run that writes into the target directory instead.
 

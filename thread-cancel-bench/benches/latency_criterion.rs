@@ -11,15 +11,17 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::Duration;
-use thread_cancel_bench::{p3, p4, p6};
+use thread_cancel_bench::{mass_cancel, syscall_latency, wait_latency};
 
 fn p3_latency(c: &mut Criterion) {
     let mut g = c.benchmark_group("P3 cancel latency (blocked target)");
-    for s in p3::Scenario::MAIN {
+    for s in wait_latency::Scenario::MAIN {
         g.bench_function(s.name(), |b| {
             b.iter_custom(|iters| {
                 (0..iters)
-                    .map(|_| p3::sample(s).unwrap_or_else(|e| panic!("P3 {}: {e}", s.name())))
+                    .map(|_| {
+                        wait_latency::sample(s).unwrap_or_else(|e| panic!("P3 {}: {e}", s.name()))
+                    })
                     .sum::<Duration>()
             })
         });
@@ -29,11 +31,14 @@ fn p3_latency(c: &mut Criterion) {
 
 fn p4_latency(c: &mut Criterion) {
     let mut g = c.benchmark_group("P4 cancel latency (target in a system call)");
-    for s in p4::Scenario::all() {
+    for s in syscall_latency::Scenario::all() {
         g.bench_function(s.name(), |b| {
             b.iter_custom(|iters| {
                 (0..iters)
-                    .map(|_| p4::sample(s).unwrap_or_else(|e| panic!("P4 {}: {e}", s.name())))
+                    .map(|_| {
+                        syscall_latency::sample(s)
+                            .unwrap_or_else(|e| panic!("P4 {}: {e}", s.name()))
+                    })
                     .sum::<Duration>()
             })
         });
@@ -44,12 +49,12 @@ fn p4_latency(c: &mut Criterion) {
 fn p6_mass_cancel(c: &mut Criterion) {
     let mut g = c.benchmark_group("P6 10,000 blocked threads canceled and joined");
     g.sample_size(10);
-    for side in p6::Side::ALL {
+    for side in mass_cancel::Side::ALL {
         g.bench_function(side.name(), |b| {
             b.iter_custom(|iters| {
                 (0..iters)
                     .map(|_| {
-                        p6::run(side, p6::THREADS, p6::STACK)
+                        mass_cancel::run(side, mass_cancel::THREADS, mass_cancel::STACK)
                             .unwrap_or_else(|e| panic!("P6 {}: {e}", side.name()))
                             .total
                     })

@@ -1,7 +1,7 @@
 //! P6: 10,000 blocked threads (a quarter each in a sleep, a channel-like wait, a pipe `read`,
 //! a condition wait; 64 KiB stacks) canceled and joined — ours (lightweight threads, and
 //! threads spawned through `std`), glibc's `pthread_cancel` on C threads, and the futex wake +
-//! join floor — interleaved (see `thread_cancel_bench::p6`). Target: ours with
+//! join floor — interleaved (see `thread_cancel_bench::mass_cancel`). Target: ours with
 //! `Builder::lightweight()` not slower than glibc.
 //!
 //! `--bench` alone is the full run (10 runs per side after one dropped); `--test` or no
@@ -11,18 +11,18 @@
 //! `ours std-spawned`, `glibc`, `floor`; `ours` is both of ours), for profiling (e.g. under
 //! `perf record`).
 
-use thread_cancel_bench::p6::{self, Side};
+use thread_cancel_bench::mass_cancel::{self, Side};
+use thread_cancel_bench::perf_targets::{verdict, Target};
 use thread_cancel_bench::rounds::{interleave, Plan};
 use thread_cancel_bench::stats::{env_usize, Mode};
-use thread_cancel_bench::target::{verdict, Target};
 
 fn main() {
     let Some(mode) = Mode::for_bench("p6_mass_cancel") else {
         return;
     };
     let quick = mode == Mode::Quick;
-    let threads = env_usize("P6_THREADS").unwrap_or(if quick { 200 } else { p6::THREADS });
-    let stack = env_usize("P6_STACK").unwrap_or(p6::STACK);
+    let threads = env_usize("P6_THREADS").unwrap_or(if quick { 200 } else { mass_cancel::THREADS });
+    let stack = env_usize("P6_STACK").unwrap_or(mass_cancel::STACK);
     let plan = Plan {
         warmup: usize::from(!quick),
         samples: env_usize("P6_SAMPLES")
@@ -51,7 +51,7 @@ fn main() {
     interleave(
         &plans,
         |i| {
-            let s = p6::run(Side::ALL[i], threads, stack)?;
+            let s = mass_cancel::run(Side::ALL[i], threads, stack)?;
             runs[i].push(s);
             Ok::<f64, std::io::Error>(s.total.as_secs_f64())
         },
@@ -65,12 +65,12 @@ fn main() {
         stack >> 10,
         if quick { " (quick run)" } else { "" }
     );
-    let kept: Vec<Vec<p6::Sample>> = runs
+    let kept: Vec<Vec<mass_cancel::Sample>> = runs
         .iter()
         .map(|r| r.get(plan.warmup..).unwrap_or_default().to_vec())
         .collect();
     for (side, r) in Side::ALL.iter().zip(&kept) {
-        if let Some(line) = p6::summary(*side, r, threads) {
+        if let Some(line) = mass_cancel::summary(*side, r, threads) {
             println!("  {line}");
         }
     }

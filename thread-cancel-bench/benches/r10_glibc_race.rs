@@ -1,5 +1,5 @@
 //! R10 beside glibc: cancel races against a `read` that is returning data, every byte counted
-//! (see `thread_cancel_bench::r10`), for glibc's `read` + `pthread_cancel` and for
+//! (see `thread_cancel_bench::read_race`), for glibc's `read` + `pthread_cancel` and for
 //! `thread_cancel::io::read` + `cancel`, interleaved in one run (race `i` of glibc, then race
 //! `i` of ours, with the same byte count and jitter). Prints, per side: races, readers
 //! canceled, bytes written, bytes lost, and the share of races that lost a byte; then glibc's
@@ -11,7 +11,7 @@
 //! Exits with status 1 if ours lost a byte or left a reader uncanceled (R10 is a guarantee of
 //! ours; glibc's figures are only reported).
 
-use thread_cancel_bench::r10::{race, Reader};
+use thread_cancel_bench::read_race::{race, Reader};
 use thread_cancel_bench::stats::{env_usize, Mode};
 
 const FULL_RACES: usize = 20_000;
@@ -30,7 +30,7 @@ struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, i: usize, r: &thread_cancel_bench::r10::Race) {
+    fn add(&mut self, i: usize, r: &thread_cancel_bench::read_race::Race) {
         self.races += 1;
         self.canceled += usize::from(r.canceled);
         self.written += r.written;

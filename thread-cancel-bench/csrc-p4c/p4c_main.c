@@ -1,4 +1,4 @@
-/* P4c's driver, a program of its own (built and run by src/p4c.rs; it links libthread_cancel,
+/* P4c's driver, a program of its own (built and run by src/c_thread_latency.rs; it links libthread_cancel,
  * which the bench process cannot: two copies of the crate's state in one process). It reads
  * one command per line on stdin and answers one line on stdout:
  *

@@ -1,9 +1,9 @@
 /* P4c, one sample: a C thread blocked in read(2) on an empty pipe, canceled; the time from the
  * cancel call to its first cleanup handler starting. Plain POSIX code, compiled twice by
- * src/p4c.rs into the driver: once through thread_cancel/pthread_compat.h (-include; the
+ * src/c_thread_latency.rs into the driver: once through thread_cancel/pthread_compat.h (-include; the
  * thread is created by tc_create, read is tc_read, pthread_cancel is tc_cancel) with
  * -DP4C_SAMPLE=p4c_sample_ours, and once against glibc alone with -DP4C_SAMPLE=p4c_sample_glibc.
- * The protocol is P3's and P4's (src/p3.rs): the target publishes its kernel tid before it
+ * The protocol is P3's and P4's (src/wait_latency.rs): the target publishes its kernel tid before it
  * blocks; the driver waits until /proc says it is asleep in read, settles, cancels, joins. */
 
 #include "glibc_common.h"

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Where thread i blocks: i % 4 (keep in sync with src/p6.rs). */
+/* Where thread i blocks: i % 4 (keep in sync with src/mass_cancel.rs). */
 enum glibc_p6_wait {
     GLIBC_P6_NANOSLEEP = 0, /* nanosleep(1 h) */
     GLIBC_P6_READ = 1,      /* read(fd, buf, 1) on an empty pipe whose writer stays open */

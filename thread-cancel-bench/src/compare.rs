@@ -1,4 +1,4 @@
-//! `compare`: every SPEC §4 timing target (P1–P8, P4c) in one process run — ours, glibc's (C
+//! `compare`: every timing target of REQUIREMENTS.md (P1–P8, P4c) in one process run — ours, glibc's (C
 //! built by `cc`) and the floors, sampled interleaved ([`crate::rounds`]) — printed as one table, and
 //! written as markdown (with the machine's description) and as an SVG chart of the
 //! distributions ([`crate::chart`]).
@@ -11,7 +11,7 @@
 //!
 //! Environment: `COMPARE_SAMPLES` (samples per scenario, after `COMPARE_WARMUP` dropped ones),
 //! `COMPARE_P6_SAMPLES`, `COMPARE_P6_THREADS`, `COMPARE_P6_STACK` (bytes), `COMPARE_OUT` (the
-//! output directory), `P3_TARGET_CPU` (see [`crate::p3::target_cpu`]).
+//! output directory), `P3_TARGET_CPU` (see [`crate::wait_latency::target_cpu`]).
 //!
 //! What is measured, per scenario (a sample is one batch for the per-call figures):
 //!
@@ -21,17 +21,17 @@
 //! | P2 | `io::read`/`io::write` of 1 byte (`/dev/zero`, `/dev/null`), [`P2_BATCH`] calls | glibc `read`/`write` | `syscall(SYS_read/SYS_write)` |
 //! | P3 | cancel → first cleanup in `sleep`, `Condvar::wait`, `recv`, `join` | `pthread_cancel` in `nanosleep`, `pthread_cond_wait` | futex wake-to-run + one bare unwind |
 //! | P4 | cancel → first cleanup in `io::read`, `io::accept`, `io::poll` | `pthread_cancel` in `read`, `accept`, `poll` | signal → handler + one bare unwind |
-//! | P4c | cancel → first C cleanup handler, C thread through `pthread_compat.h` in `read` ([`crate::p4c`]) | the same C code on glibc, same driver process | signal → handler |
+//! | P4c | cancel → first C cleanup handler, C thread through `pthread_compat.h` in `read` ([`crate::c_thread_latency`]) | the same C code on glibc, same driver process | signal → handler |
 //! | P5 | `spawn` + `join` (and with `Builder::lightweight()`), [`P5_BATCH`] | `pthread_create` + `pthread_join` | `std::thread::spawn` + `join` |
-//! | P6 | cancel + join of [`crate::p6::THREADS`] blocked lightweight threads (and, informative, `std`-spawned ones) | the same with `pthread_cancel` | futex wake + join |
+//! | P6 | cancel + join of [`crate::mass_cancel::THREADS`] blocked lightweight threads (and, informative, `std`-spawned ones) | the same with `pthread_cancel` | futex wake + join |
 //! | P7 | `CancelScope::run(\|\| black_box(1))` on a reused scope; `with_timeout(5 s, ..)`, [`P7_BATCH`] calls | — | `catch_unwind` alone |
-//! | P8 | `scope.cancel()` → `Err` from `run` in `sleep`, `recv`, `io::read` ([`crate::p8`]) | `pthread_cancel` in `nanosleep`, `pthread_cond_wait`, `read` | the thread cancel on the same wait (P3/P4's ours) |
+//! | P8 | `scope.cancel()` → `Err` from `run` in `sleep`, `recv`, `io::read` ([`crate::scope_latency`]) | `pthread_cancel` in `nanosleep`, `pthread_cond_wait`, `read` | the thread cancel on the same wait (P3/P4's ours) |
 //! | P8 | the same, with every thread of a sample on one CPU (`latency_on_one_cpu`) | — | the thread cancel on the same wait, on one CPU |
 //! | P8 | how late `with_deadline` returns `Err` after its deadline, in `sleep` and `io::read` | — | the scope cancel on the same wait (the P8 row above) |
 //!
 //! The bare unwind of P3/P4's floor is one `std::panic::resume_unwind` caught one frame up, to
-//! a `Drop` ([`crate::p3::Scenario::StdResumeUnwind`]), sampled as a series of its own; its
-//! median is added to the floor's. So "ours/floor" is the ratio SPEC §4 holds P3/P4 to, and
+//! a `Drop` ([`crate::wait_latency::Scenario::StdResumeUnwind`]), sampled as a series of its own; its
+//! median is added to the floor's. So "ours/floor" is the ratio the P3/P4 targets hold them to, and
 //! "ours/glibc" the gap to glibc.
 //!
 //! The main thread is adopted (`thread_cancel::current()`) before anything is measured: ours
@@ -40,14 +40,14 @@
 use crate::async_cancel;
 use crate::chart::{self, Line, Panel, Who};
 use crate::machine::Machine;
+use crate::mass_cancel;
 use crate::micro;
-use crate::p3::{self, Scenario as P3};
-use crate::p4::{self, Call, Scenario as P4};
-use crate::p6;
-use crate::p8;
+use crate::perf_targets::{verdict, Target};
 use crate::rounds::{interleave, Plan, Series};
+use crate::scope_latency;
 use crate::stats::{env_usize, num, ratio, us, Mode, Stats};
-use crate::target::{verdict, Target};
+use crate::syscall_latency::{self, Call, Scenario as P4};
+use crate::wait_latency::{self, Scenario as P3};
 use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::fs::File;
@@ -146,9 +146,9 @@ impl Config {
                 .max(1),
             p6_warmup: pick(1, 0),
             p6_threads: env_usize("COMPARE_P6_THREADS")
-                .unwrap_or(pick(p6::THREADS, QUICK_P6_THREADS))
+                .unwrap_or(pick(mass_cancel::THREADS, QUICK_P6_THREADS))
                 .max(1),
-            p6_stack: env_usize("COMPARE_P6_STACK").unwrap_or(p6::STACK),
+            p6_stack: env_usize("COMPARE_P6_STACK").unwrap_or(mass_cancel::STACK),
             out_dir: std::env::var_os("COMPARE_OUT").map_or_else(
                 || if quick { quick_dir } else { full_dir }.to_path_buf(),
                 PathBuf::from,
@@ -275,16 +275,52 @@ fn p2_series<R>(
 }
 
 /// P6 runs, kept for the notes below the table.
-type P6Log = Rc<RefCell<Vec<(p6::Side, p6::Sample)>>>;
+type P6Log = Rc<RefCell<Vec<(mass_cancel::Side, mass_cancel::Sample)>>>;
 
+/// Every series and row of a run, one scenario family after another in the table's order (the
+/// later families compare with series of the earlier: P4 and P4c with P3's unwind and P4's
+/// signal floor, P8 with P3's and P4's).
 fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
     let mut p = Plans::default();
     let each = Plan {
         warmup: cfg.warmup,
         samples: cfg.samples,
     };
+    p1_plans(&mut p, each);
+    p2_plans(&mut p, each)?;
+    let p3 = p3_plans(&mut p, each);
+    let p4 = p4_plans(&mut p, each, p3.unwind);
+    p4c_plans(&mut p, each, p4.signal);
+    r06_plans(&mut p, each);
+    p5_plans(&mut p, each);
+    p6_plans(&mut p, cfg, p6_log);
+    p7_plans(&mut p, each);
+    p8_plans(&mut p, each, &p3, &p4);
+    Ok(p)
+}
 
-    // P1.
+/// The P3 series the later families compare with.
+struct P3Series {
+    /// The bare unwind, added to the P3 and P4 floors.
+    unwind: usize,
+    /// glibc's `nanosleep` canceled (a P8 row's glibc column).
+    nanosleep: usize,
+    /// glibc's `pthread_cond_wait` canceled (a P8 row's glibc column).
+    cond_wait: usize,
+    /// Ours, per scenario (P8's floors).
+    ours: Vec<(P3, usize)>,
+}
+
+/// The P4 series the later families compare with.
+struct P4Series {
+    /// Signal to handler (P4's and P4c's floor).
+    signal: usize,
+    /// Per call: ours, glibc's (P8's read row).
+    calls: Vec<(Call, usize, usize)>,
+}
+
+/// P1: a cancellation point with nothing pending, beside `pthread_testcancel()`.
+fn p1_plans(p: &mut Plans, each: Plan) {
     let ours = p.add(
         "thread_cancel::testcancel()",
         each,
@@ -308,29 +344,32 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         floor: None,
         floor_plus: None,
     });
+}
 
-    // P2: ours, glibc, the floor, each on its own descriptor.
+/// P2: `io::read`/`io::write` of 1 byte, beside glibc's and the raw system call, each on
+/// its own descriptor.
+fn p2_plans(p: &mut Plans, each: Plan) -> io::Result<()> {
     let zero = || File::open("/dev/zero");
     let null = || File::options().write(true).open("/dev/null");
     let read = [
-        p2_series(&mut p, "thread_cancel::io::read", each, zero()?, |fd| {
+        p2_series(p, "thread_cancel::io::read", each, zero()?, |fd| {
             micro::read_ours(fd, &mut [0u8; 1])
         }),
-        p2_series(&mut p, "glibc read", each, zero()?, |fd| {
+        p2_series(p, "glibc read", each, zero()?, |fd| {
             micro::read_glibc(fd, &mut [0u8; 1])
         }),
-        p2_series(&mut p, "raw syscall(SYS_read)", each, zero()?, |fd| {
+        p2_series(p, "raw syscall(SYS_read)", each, zero()?, |fd| {
             micro::read_raw(fd, &mut [0u8; 1])
         }),
     ];
     let write = [
-        p2_series(&mut p, "thread_cancel::io::write", each, null()?, |fd| {
+        p2_series(p, "thread_cancel::io::write", each, null()?, |fd| {
             micro::write_ours(fd, &[0u8; 1])
         }),
-        p2_series(&mut p, "glibc write", each, null()?, |fd| {
+        p2_series(p, "glibc write", each, null()?, |fd| {
             micro::write_glibc(fd, &[0u8; 1])
         }),
-        p2_series(&mut p, "raw syscall(SYS_write)", each, null()?, |fd| {
+        p2_series(p, "raw syscall(SYS_write)", each, null()?, |fd| {
             micro::write_raw(fd, &[0u8; 1])
         }),
     ];
@@ -349,10 +388,15 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
+    Ok(())
+}
 
-    // P3: the floors, the bare unwind and glibc's two waits, each shared by several rows.
-    let mut p3_ours = Vec::new();
-    let p3_of = |s: P3| latency(move || p3::sample(s));
+/// P3: ours canceled in a wait, beside glibc's canceled in `nanosleep` and
+/// `pthread_cond_wait`, and the futex floor plus the bare unwind (series shared by several
+/// rows).
+fn p3_plans(p: &mut Plans, each: Plan) -> P3Series {
+    let mut ours_by_scenario = Vec::new();
+    let p3_of = |s: P3| latency(move || wait_latency::sample(s));
     let futex = p.add("futex wake-to-run", each, p3_of(P3::FutexFloor));
     let unwind = p.add(
         "bare resume_unwind caught one frame up",
@@ -396,7 +440,7 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         ),
     ] {
         let ours = p.add(s.name(), each, p3_of(s));
-        p3_ours.push((s, ours));
+        ours_by_scenario.push((s, ours));
         p.rows.push(Row {
             scenario,
             short,
@@ -408,13 +452,22 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: Some(unwind),
         });
     }
+    P3Series {
+        unwind,
+        nanosleep,
+        cond_wait,
+        ours: ours_by_scenario,
+    }
+}
 
-    // P4.
-    let mut p4_series = Vec::new();
+/// P4: ours canceled in a system call, beside glibc's in the same call and the
+/// signal-to-handler floor plus the bare unwind (`unwind`, from [`p3_plans`]).
+fn p4_plans(p: &mut Plans, each: Plan, unwind: usize) -> P4Series {
+    let mut calls = Vec::new();
     let signal = p.add(
         "signal -> handler (C thread in read)",
         each,
-        latency(|| p4::sample(P4::SignalFloor)),
+        latency(|| syscall_latency::sample(P4::SignalFloor)),
     );
     for (call, scenario, short) in [
         (Call::Read, "P4 cancel -> cleanup, in read", "P4 read"),
@@ -424,14 +477,14 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         let ours = p.add(
             P4::Ours(call).name(),
             each,
-            latency(move || p4::sample(P4::Ours(call))),
+            latency(move || syscall_latency::sample(P4::Ours(call))),
         );
         let glibc = p.add(
             &format!("{} + pthread_cancel", P4::Glibc(call).name()),
             each,
-            latency(move || p4::sample(P4::Glibc(call))),
+            latency(move || syscall_latency::sample(P4::Glibc(call))),
         );
-        p4_series.push((call, ours, glibc));
+        calls.push((call, ours, glibc));
         p.rows.push(Row {
             scenario,
             short,
@@ -443,17 +496,21 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: Some(unwind),
         });
     }
+    P4Series { signal, calls }
+}
 
-    // P4c: a C thread through the C ABI, beside the same C code on glibc (one driver process).
+/// P4c: a C thread through the C ABI, beside the same C code on glibc (one driver process),
+/// with P4's signal floor.
+fn p4c_plans(p: &mut Plans, each: Plan, signal: usize) {
     let ours = p.add(
-        crate::p4c::Side::Ours.name(),
+        crate::c_thread_latency::Side::Ours.name(),
         each,
-        latency(|| crate::p4c::sample(crate::p4c::Side::Ours)),
+        latency(|| crate::c_thread_latency::sample(crate::c_thread_latency::Side::Ours)),
     );
     let glibc = p.add(
-        crate::p4c::Side::Glibc.name(),
+        crate::c_thread_latency::Side::Glibc.name(),
         each,
-        latency(|| crate::p4c::sample(crate::p4c::Side::Glibc)),
+        latency(|| crate::c_thread_latency::sample(crate::c_thread_latency::Side::Glibc)),
     );
     p.rows.push(Row {
         scenario: "P4c cancel -> C cleanup, C thread in read",
@@ -465,8 +522,11 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         floor: Some(signal),
         floor_plus: None,
     });
+}
 
-    // R06 (informative): a compute loop in an async region vs PTHREAD_CANCEL_ASYNCHRONOUS.
+/// R06 (informative): a compute loop in an asynchronous region, beside
+/// `PTHREAD_CANCEL_ASYNCHRONOUS`.
+fn r06_plans(p: &mut Plans, each: Plan) {
     let ours = p.add(
         "async_region compute loop",
         each,
@@ -487,8 +547,10 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
         floor: None,
         floor_plus: None,
     });
+}
 
-    // P5: ours spawned through std (held to std) and lightweight (held to glibc).
+/// P5: ours spawned through `std` (held to `std`) and lightweight (held to glibc).
+fn p5_plans(p: &mut Plans, each: Plan) {
     let ours = p.add(
         "thread_cancel::spawn + join",
         each,
@@ -529,26 +591,29 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
+}
 
-    // P6: lightweight threads (the target) and std-spawned ones (informative).
+/// P6: lightweight threads (the target) and `std`-spawned ones (informative); every run is
+/// logged in `p6_log` for the notes below the table.
+fn p6_plans(p: &mut Plans, cfg: &Config, p6_log: &P6Log) {
     let p6_plan = Plan {
         warmup: cfg.p6_warmup,
         samples: cfg.p6_samples,
     };
     let mut p6_ids = [0; 4];
-    for (id, side) in p6_ids.iter_mut().zip(p6::Side::ALL) {
+    for (id, side) in p6_ids.iter_mut().zip(mass_cancel::Side::ALL) {
         let (n, stack, log) = (cfg.p6_threads, cfg.p6_stack, p6_log.clone());
         let label = match side {
-            p6::Side::Lightweight => "thread_cancel lightweight threads: cancel + join",
-            p6::Side::Ours => "thread_cancel std-spawned threads: cancel + join",
-            p6::Side::Glibc => "glibc pthread_cancel + pthread_join",
-            p6::Side::Floor => "std threads: futex wake + join",
+            mass_cancel::Side::Lightweight => "thread_cancel lightweight threads: cancel + join",
+            mass_cancel::Side::Ours => "thread_cancel std-spawned threads: cancel + join",
+            mass_cancel::Side::Glibc => "glibc pthread_cancel + pthread_join",
+            mass_cancel::Side::Floor => "std threads: futex wake + join",
         };
         *id = p.add(
             label,
             p6_plan,
             Box::new(move || {
-                let s = p6::run(side, n, stack)?;
+                let s = mass_cancel::run(side, n, stack)?;
                 log.borrow_mut().push((side, s));
                 Ok(Unit::Ms.of(s.total))
             }),
@@ -580,8 +645,10 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
+}
 
-    // P7: a run on a reused scope and `with_timeout`, beside `catch_unwind` alone.
+/// P7: a run on a reused scope and `with_timeout`, beside `catch_unwind` alone.
+fn p7_plans(p: &mut Plans, each: Plan) {
     let scope = thread_cancel::CancelScope::new();
     let run = p.add(
         "CancelScope::run on a reused scope",
@@ -626,42 +693,45 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
+}
 
-    // P8: a scope cancel beside the thread cancel on the same wait (P3/P4's series of ours),
-    // with glibc's thread cancel on that wait for the gap; then the deadlines' lateness beside
-    // the scope cancel's latency on the same wait.
-    let p3_at = |s: P3| p3_ours.iter().find(|(x, _)| *x == s).map(|(_, i)| *i);
-    let (read_ours, read_glibc) = p4_series
+/// P8: a scope cancel beside the thread cancel on the same wait (P3/P4's series of ours),
+/// with glibc's thread cancel on that wait for the gap; the same on one CPU; then the
+/// deadlines' lateness beside the scope cancel's latency on the same wait.
+fn p8_plans(p: &mut Plans, each: Plan, p3: &P3Series, p4: &P4Series) {
+    let p3_at = |s: P3| p3.ours.iter().find(|(x, _)| *x == s).map(|(_, i)| *i);
+    let (read_ours, read_glibc) = p4
+        .calls
         .iter()
         .find(|(c, _, _)| *c == Call::Read)
         .map(|(_, o, g)| (*o, *g))
         .expect("the P4 read series");
-    let p8_of = |s: p8::Scenario| latency(move || p8::sample(s));
+    let p8_of = |s: scope_latency::Scenario| latency(move || scope_latency::sample(s));
     let mut scope_cancel = Vec::new();
     for (w, scenario, short, thread_cancel, glibc) in [
         (
-            p8::Wait::Sleep,
+            scope_latency::Wait::Sleep,
             "P8 scope cancel -> Err, in sleep",
             "P8 sleep",
             p3_at(P3::OursSleep),
-            nanosleep,
+            p3.nanosleep,
         ),
         (
-            p8::Wait::Recv,
+            scope_latency::Wait::Recv,
             "P8 scope cancel -> Err, in channel recv",
             "P8 channel recv",
             p3_at(P3::OursRecv),
-            cond_wait,
+            p3.cond_wait,
         ),
         (
-            p8::Wait::Read,
+            scope_latency::Wait::Read,
             "P8 scope cancel -> Err, in read",
             "P8 read",
             Some(read_ours),
             read_glibc,
         ),
     ] {
-        let s = p8::Scenario::ScopeCancel(w);
+        let s = scope_latency::Scenario::ScopeCancel(w);
         let ours = p.add(s.name(), each, p8_of(s));
         scope_cancel.push((w, ours));
         p.rows.push(Row {
@@ -679,19 +749,19 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
     // the scope cancel and the thread cancel on the same wait, in the same wake-up mode.
     for (w, thread_cancel, scenario, short) in [
         (
-            p8::Wait::Sleep,
+            scope_latency::Wait::Sleep,
             Scenario3or4::P3(P3::OursSleep),
             "P8 scope cancel -> Err, in sleep, one CPU",
             "P8 sleep 1cpu",
         ),
         (
-            p8::Wait::Recv,
+            scope_latency::Wait::Recv,
             Scenario3or4::P3(P3::OursRecv),
             "P8 scope cancel -> Err, in channel recv, one CPU",
             "P8 recv 1cpu",
         ),
         (
-            p8::Wait::Read,
+            scope_latency::Wait::Read,
             Scenario3or4::P4(P4::Ours(Call::Read)),
             "P8 scope cancel -> Err, in read, one CPU",
             "P8 read 1cpu",
@@ -702,11 +772,11 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             each,
             latency_on_one_cpu(move || thread_cancel.sample()),
         );
-        let s = p8::Scenario::ScopeCancel(w);
+        let s = scope_latency::Scenario::ScopeCancel(w);
         let ours = p.add(
             &format!("{}, one CPU", s.name()),
             each,
-            latency_on_one_cpu(move || p8::sample(s)),
+            latency_on_one_cpu(move || scope_latency::sample(s)),
         );
         p.rows.push(Row {
             scenario,
@@ -721,17 +791,17 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
     }
     for (w, scenario, short) in [
         (
-            p8::Wait::Sleep,
+            scope_latency::Wait::Sleep,
             "P8 deadline -> Err, late by, in sleep",
             "P8 deadline, sleep",
         ),
         (
-            p8::Wait::Read,
+            scope_latency::Wait::Read,
             "P8 deadline -> Err, late by, in read",
             "P8 deadline, read",
         ),
     ] {
-        let s = p8::Scenario::Deadline(w);
+        let s = scope_latency::Scenario::Deadline(w);
         let ours = p.add(s.name(), each, p8_of(s));
         p.rows.push(Row {
             scenario,
@@ -744,7 +814,6 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
             floor_plus: None,
         });
     }
-    Ok(p)
 }
 
 /// A thread cancel's latency scenario of P3 or P4 (the floor of a P8 row).
@@ -764,8 +833,8 @@ impl Scenario3or4 {
 
     fn sample(self) -> io::Result<Duration> {
         match self {
-            Self::P3(s) => p3::sample(s),
-            Self::P4(s) => p4::sample(s),
+            Self::P3(s) => wait_latency::sample(s),
+            Self::P4(s) => syscall_latency::sample(s),
         }
     }
 }
@@ -811,7 +880,7 @@ const HEADER: [&str; 11] = [
     "floor median",
     "ours/glibc",
     "ours/floor",
-    "SPEC target",
+    "target (REQUIREMENTS.md)",
     "verdict",
 ];
 
@@ -898,18 +967,18 @@ fn unprefixed(who: Who, label: &str) -> &str {
 }
 
 /// The P6 figures beyond the table: per side, per thread, the cancel loop alone, the mappings.
-fn p6_notes(cfg: &Config, log: &[(p6::Side, p6::Sample)]) -> Vec<String> {
-    p6::Side::ALL
+fn p6_notes(cfg: &Config, log: &[(mass_cancel::Side, mass_cancel::Sample)]) -> Vec<String> {
+    mass_cancel::Side::ALL
         .into_iter()
         .filter_map(|side| {
             // The warm-up runs are the first of each side.
-            let runs: Vec<p6::Sample> = log
+            let runs: Vec<mass_cancel::Sample> = log
                 .iter()
                 .filter(|(s, _)| *s == side)
                 .map(|(_, s)| *s)
                 .skip(cfg.p6_warmup)
                 .collect();
-            p6::summary(side, &runs, cfg.p6_threads)
+            mass_cancel::summary(side, &runs, cfg.p6_threads)
         })
         .collect()
 }
@@ -1057,7 +1126,8 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
         .map(|s| s.median);
     let notes = p6_notes(&cfg, &log.borrow());
     let with_target = rows.iter().filter(|r| r.target.is_target()).count();
-    let verdict_line = format!("{met} of {with_target} rows with a SPEC target meet it");
+    let verdict_line =
+        format!("{met} of {with_target} rows with a target of REQUIREMENTS.md meet it");
 
     println!();
     println!("thread-cancel beside glibc, medians and p99 ({machine_line})");

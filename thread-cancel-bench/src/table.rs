@@ -2,7 +2,7 @@
 //! round-robin ([`crate::rounds`]) and printed as one table — per row the first sample of the
 //! process (cold caches), min, median, p90 and p99 of the rest (after warm-up rounds), and the
 //! median's ratio to the floor and to glibc on the same wait, the p99's to glibc — then the
-//! verdict on the SPEC target for each row of ours. Where the target's floor includes one bare
+//! verdict on the performance target for each row of ours. Where the target's floor includes one bare
 //! unwind ([`Bench::floor_plus`]), that row's median is added to every floor.
 //!
 //! Arguments, as cargo passes them to a `harness = false` bench ([`Mode`]): `--bench` alone is
@@ -10,7 +10,7 @@
 //! no `--bench` at all (`cargo test --benches`) a quick run ([`QUICK_SAMPLES`]); `--list` lists
 //! the bench and exits. `<ENV>_SAMPLES=n` and `<ENV>_WARMUP=n` override the samples and warm-up
 //! rounds, `<ENV>_ONLY=text` keeps only the rows whose name contains `text` (`<ENV>` is `P3` or
-//! `P4`); `P3_TARGET_CPU=n` pins every target thread to CPU `n` (see [`crate::p3::target_cpu`]).
+//! `P4`); `P3_TARGET_CPU=n` pins every target thread to CPU `n` (see [`crate::wait_latency::target_cpu`]).
 //!
 //! Where the woken target runs matters as much as what it does: on a small VM the scheduler
 //! often queues it on the canceler's CPU (it runs once the canceler blocks in the join), and
@@ -19,10 +19,10 @@
 //! (no CPU switch at all) or `taskset -c 0 env P3_TARGET_CPU=1 <bench> --bench` (every wake-up
 //! crosses CPUs).
 
-use crate::p3::{target_cpu, SETTLE};
+use crate::perf_targets::{verdict, Target};
 use crate::rounds::{interleave, Plan};
 use crate::stats::{env_usize, ratio, Mode, Stats};
-use crate::target::{verdict, Target};
+use crate::wait_latency::{target_cpu, SETTLE};
 use std::io;
 use std::time::Duration;
 

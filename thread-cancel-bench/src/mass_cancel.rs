@@ -19,15 +19,15 @@
 //! the cancel loop alone is reported too. Only one side's threads exist at a time.
 //!
 //! ```
-//! use thread_cancel_bench::p6::{run, Side};
+//! use thread_cancel_bench::mass_cancel::{run, Side};
 //! for side in Side::ALL {
 //!     let s = run(side, 8, 64 << 10).unwrap();
 //!     assert!(s.cancel <= s.total);
 //! }
 //! ```
 
-use crate::p3::{futex_wait, futex_wake, is_blocked, SETTLE};
 use crate::stats::{num, us, Stats};
+use crate::wait_latency::{futex_wait, futex_wake, is_blocked, SETTLE};
 use crate::{c_started, ns_or_errno};
 use std::io;
 use std::marker::PhantomData;
@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The thread count of SPEC §4 P6.
+/// The thread count of P6 (REQUIREMENTS.md).
 pub const THREADS: usize = 10_000;
 
 /// The stack size of every thread, on every side.
@@ -50,7 +50,7 @@ const BLOCK_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
     /// `thread_cancel` threads made by `Builder::lightweight()` (`pthread_create`, no `std`
-    /// spawn), canceled with `JoinHandle::cancel`, joined with `join`. SPEC P6's subject.
+    /// spawn), canceled with `JoinHandle::cancel`, joined with `join`. P6's subject.
     Lightweight,
     /// The same with threads spawned through `std` (each with `std`'s alternate signal stack).
     Ours,

@@ -10,7 +10,8 @@
 //! timeout answer; another leaves mid-request, a watcher sees the hang-up and cancels that
 //! request's scope; both handler threads carry on and serve the next requests.
 //!
-//! Run: `cargo run --release --example demo` (exit status 1 if anything leaked or was lost).
+//! Run: `cargo run --release -p thread-cancel-demo` (exit status 1 if anything leaked or was
+//! lost, a reply included).
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -725,6 +726,7 @@ fn handler(
 ) {
     use std::io::BufRead;
     for (client, stream) in conns {
+        // The request is the only line a client sends: nothing past it is lost with this buffer.
         let mut line = String::new();
         if io::BufReader::new(&stream).read_line(&mut line).is_err() {
             continue;
@@ -783,19 +785,23 @@ fn handler(
     }
 }
 
+/// A client's connection, read through one buffer for its whole life: a reader made per line
+/// would lose what its read took beyond the line (two replies can arrive in one segment).
+type Client = io::BufReader<TcpStream>;
+
 /// A client: sends `query <ms>` and returns the connection.
-fn ask(addr: std::net::SocketAddr, ms: u64) -> io::Result<TcpStream> {
+fn ask(addr: std::net::SocketAddr, ms: u64) -> io::Result<Client> {
     let mut c = TcpStream::connect(addr)?;
     c.set_read_timeout(Some(PATIENCE))?;
     c.write_all(format!("query {ms}\n").as_bytes())?;
-    Ok(c)
+    Ok(io::BufReader::new(c))
 }
 
-/// Reads one line from `c`.
-fn answer(c: &TcpStream) -> String {
+/// Reads the next line from `c` (empty if none came within [`PATIENCE`]).
+fn answer(c: &mut Client) -> String {
     use std::io::BufRead;
     let mut line = String::new();
-    let _ = io::BufReader::new(c).read_line(&mut line);
+    let _ = c.read_line(&mut line);
     line.trim().to_string()
 }
 
@@ -843,30 +849,28 @@ fn scoped_server() -> bool {
     // Client 1 asks for a 10 s query: its handler's read of the backend is interrupted at the
     // deadline, and the client gets a timeout answer.
     let sent1 = Instant::now();
-    let c1 = ask(addr, 10_000).expect("client 1");
+    let mut c1 = ask(addr, 10_000).expect("client 1");
     dispatch(1, 0);
     // Client 2 asks for the same, and leaves once its handler works on it.
-    let c2 = ask(addr, 10_000).expect("client 2");
+    let mut c2 = ask(addr, 10_000).expect("client 2");
     dispatch(2, 1);
-    let processing = answer(&c2);
+    let processing2 = answer(&mut c2);
     std::thread::sleep(Duration::from_millis(20));
     let left = Instant::now();
     drop(c2);
-    let first = answer(&c1); // "102 processing"
-    let reply1 = answer(&c1);
+    let processing1 = answer(&mut c1);
+    let reply1 = answer(&mut c1);
     let got1 = sent1.elapsed();
     let mut results: Vec<Served> = [served(), served()].into_iter().flatten().collect();
-    // Then both handlers serve a quick request each.
-    let c3 = ask(addr, 10).expect("client 3");
+    // Then both handlers serve a quick request each. Client 4's two replies are in its socket
+    // (often in one segment) by the time client 3's are read.
+    let mut c3 = ask(addr, 10).expect("client 3");
     dispatch(3, 0);
-    let c4 = ask(addr, 10).expect("client 4");
+    let mut c4 = ask(addr, 10).expect("client 4");
     dispatch(4, 1);
-    let replies: Vec<String> = [&c3, &c4]
-        .iter()
-        .map(|c| {
-            answer(c);
-            answer(c)
-        })
+    let quick: Vec<[String; 2]> = [&mut c3, &mut c4]
+        .into_iter()
+        .map(|c| [answer(c), answer(c)])
         .collect();
     results.extend([served(), served()].into_iter().flatten());
     results.sort_by_key(|r| r.client);
@@ -892,7 +896,7 @@ fn scoped_server() -> bool {
             ),
             (3 | 4, Ok(())) => format!(
                 "asked for 10 ms: \"{}\"",
-                replies[r.client - 3].trim_start_matches("200 ")
+                quick[r.client - 3][1].trim_start_matches("200 ")
             ),
             (_, res) => {
                 ok = false;
@@ -911,10 +915,21 @@ fn scoped_server() -> bool {
         ok &= r.result.is_ok() || r.backend_closed;
         println!("  client {}  {:<9}  {line}{dropped}", r.client, r.handler);
     }
-    ok &= results.len() == 4
-        && processing.starts_with("102")
-        && first.starts_with("102")
-        && reply1.starts_with("504");
+    // Every reply each client should have had, in order: "102 processing" first; then the
+    // timeout answer (client 1), nothing (client 2 left), the answer (clients 3 and 4).
+    let replies: [(usize, Vec<&String>, &[&str]); 4] = [
+        (1, vec![&processing1, &reply1], &["102 ", "504 "]),
+        (2, vec![&processing2], &["102 "]),
+        (3, quick[0].iter().collect(), &["102 ", "200 "]),
+        (4, quick[1].iter().collect(), &["102 ", "200 "]),
+    ];
+    for (client, got, want) in replies {
+        let good = got.len() == want.len() && got.iter().zip(want).all(|(g, w)| g.starts_with(w));
+        let got: Vec<String> = got.iter().map(|g| format!("{g:?}")).collect();
+        let what = format!("client {client} replies");
+        check(&mut ok, &what, got.join(", "), good);
+    }
+    ok &= results.len() == 4;
     // The handlers served after being canceled: the two quick requests went to the same threads.
     let survived = results
         .iter()

@@ -1,6 +1,6 @@
-//! The performance targets of SPEC §4 (P1–P8, with P4c and P5's lightweight form), and the
+//! The performance targets of REQUIREMENTS.md (P1–P8, with P4c and P5's lightweight form), and the
 //! informative rows (R06, P6 with `std`-spawned threads), as data: what each says, and whether
-//! measured medians meet it. The thresholds are the specification's; every figure compared
+//! measured medians meet it. The thresholds are those of REQUIREMENTS.md; every figure compared
 //! with them is measured.
 //!
 //! For P3 and P4 the floor is the floor of the wait (the futex wake-to-run, or the
@@ -8,7 +8,7 @@
 //! same run: acting in Rust must unwind, and `std` offers only its two-phase unwind.
 //!
 //! ```
-//! use thread_cancel_bench::target::Target;
+//! use thread_cancel_bench::perf_targets::Target;
 //! assert_eq!(Target::P4.met(9.0, Some(5.0), Some(8.0)), Some(true)); // 1.125x floor + unwind
 //! assert_eq!(Target::P3.met(9.0, Some(10.0), Some(5.0)), Some(false)); // 1.8x floor + unwind
 //! assert_eq!(Target::P5Lightweight.met(10.5, Some(10.0), None), Some(true));
@@ -19,7 +19,7 @@
 //! assert_eq!(Target::P7.met(25.0, None, Some(2.0)), Some(false));
 //! ```
 
-/// One target of SPEC §4, or an informative row.
+/// One performance target (REQUIREMENTS.md), or an informative row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Target {
     /// `testcancel()` with nothing pending: <= 1 ns, and <= 0.5x glibc's `pthread_testcancel`
@@ -54,9 +54,9 @@ pub enum Target {
     /// How late a deadline's `Err` comes: <= 1 ms + the P8 latency on the same wait (the
     /// "floor" of the row; medians in us).
     P8Deadline,
-    /// Not a SPEC target: P6 with threads spawned through `std`, for information (no verdict).
+    /// Not a performance target: P6 with threads spawned through `std`, for information (no verdict).
     P6Std,
-    /// Not a SPEC target: R06's asynchronous cancellation of a compute loop, shown beside
+    /// Not a performance target: R06's asynchronous cancellation of a compute loop, shown beside
     /// glibc for information (no verdict).
     R06,
 }

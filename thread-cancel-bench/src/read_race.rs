@@ -13,7 +13,7 @@
 //! next point.
 //!
 //! ```
-//! use thread_cancel_bench::r10::{race, Reader};
+//! use thread_cancel_bench::read_race::{race, Reader};
 //! for i in 0..6 {
 //!     let r = race(Reader::Ours, i).unwrap();
 //!     assert!(r.canceled);

@@ -4,9 +4,9 @@
 //! blocked in glibc's own `read`, `accept`, `poll` ([`crate::glibc`]), and the floor of any
 //! signal-based cancellation: a plain signal sent to a C thread blocked in `read`, until its
 //! handler starts. Target: ours <= 1.2x (that floor + one bare `resume_unwind` caught one frame
-//! up, [`crate::p3::Scenario::StdResumeUnwind`]); the gap to glibc is reported beside it.
+//! up, [`crate::wait_latency::Scenario::StdResumeUnwind`]); the gap to glibc is reported beside it.
 //!
-//! The protocol is P3's (see [`crate::p3`]): every sample creates a fresh target that pushes
+//! The protocol is P3's (see [`crate::wait_latency`]): every sample creates a fresh target that pushes
 //! a cleanup handler recording `CLOCK_MONOTONIC`, waits until the kernel reports it asleep in
 //! the expected system call ([`wait_blocked`]) and [`SETTLE`]s, takes the time, cancels, and
 //! joins. The descriptors are created per sample and closed only after the join, so a target
@@ -17,18 +17,18 @@
 //! `ppoll`).
 //!
 //! ```
-//! use thread_cancel_bench::p4::{sample, Scenario};
+//! use thread_cancel_bench::syscall_latency::{sample, Scenario};
 //! for s in Scenario::all() {
 //!     let d = sample(s).unwrap();
 //!     assert!(d < std::time::Duration::from_secs(10), "{}: {d:?}", s.name());
 //! }
 //! ```
 //!
-//! [`SETTLE`]: crate::p3::SETTLE
-//! [`wait_blocked`]: crate::p3::wait_blocked
+//! [`SETTLE`]: crate::wait_latency::SETTLE
+//! [`wait_blocked`]: crate::wait_latency::wait_blocked
 
 use crate::glibc;
-use crate::p3::{self, ours_blocked};
+use crate::wait_latency::{self, ours_blocked};
 use std::io;
 use std::net::TcpListener;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -200,15 +200,15 @@ fn glibc_sample(kind: glibc::Kind, call: Call) -> io::Result<Duration> {
 /// floor, and a cancel that needs no signal (ours, a futex wake) and one that does (glibc's
 /// `nanosleep`). Ours in `io::read` minus ours in `sleep` is what the cancel signal adds (the
 /// wake-up and the unwind are the same). And the bare unwind, which P4's floor includes.
-pub const P3_REFS: [p3::Scenario; 4] = [
-    p3::Scenario::FutexFloor,
-    p3::Scenario::OursSleep,
-    p3::Scenario::GlibcNanosleep,
-    p3::Scenario::StdResumeUnwind,
+pub const P3_REFS: [wait_latency::Scenario; 4] = [
+    wait_latency::Scenario::FutexFloor,
+    wait_latency::Scenario::OursSleep,
+    wait_latency::Scenario::GlibcNanosleep,
+    wait_latency::Scenario::StdResumeUnwind,
 ];
 
 /// The `p4_latency` bench: the six scenarios and the signal floor, P4c's two (a C thread
-/// through the C ABI beside the same C code on glibc: [`crate::p4c`]; not held to P4's
+/// through the C ABI beside the same C code on glibc: [`crate::c_thread_latency`]; not held to P4's
 /// target), then [`P3_REFS`] (see [`crate::table`]). The floor of the verdicts is the signal
 /// floor + the bare unwind.
 pub fn bench() -> crate::table::Bench {
@@ -219,23 +219,23 @@ pub fn bench() -> crate::table::Bench {
         floor: matches!(s, Scenario::Ours(_)).then(|| Scenario::SignalFloor.name().to_string()),
         sample: Box::new(move || sample(s)),
     });
-    let p4c = crate::p4c::Side::ALL.map(|s| crate::table::Row {
+    let p4c = crate::c_thread_latency::Side::ALL.map(|s| crate::table::Row {
         name: format!("P4c {}", s.name()),
         main: false,
-        glibc: (s == crate::p4c::Side::Ours)
-            .then(|| format!("P4c {}", crate::p4c::Side::Glibc.name())),
+        glibc: (s == crate::c_thread_latency::Side::Ours)
+            .then(|| format!("P4c {}", crate::c_thread_latency::Side::Glibc.name())),
         floor: None,
-        sample: Box::new(move || crate::p4c::sample(s)),
+        sample: Box::new(move || crate::c_thread_latency::sample(s)),
     });
-    let ref_name = |s: p3::Scenario| format!("ref: {}", s.name());
+    let ref_name = |s: wait_latency::Scenario| format!("ref: {}", s.name());
     let refs = P3_REFS.into_iter().map(|s| crate::table::Row {
         name: ref_name(s),
         main: false,
         glibc: s.glibc_counterpart().map(ref_name),
         floor: s
             .is_ours_blocked()
-            .then(|| ref_name(p3::Scenario::FutexFloor)),
-        sample: Box::new(move || p3::sample(s)),
+            .then(|| ref_name(wait_latency::Scenario::FutexFloor)),
+        sample: Box::new(move || wait_latency::sample(s)),
     });
     crate::table::Bench {
         name: "p4_latency",
@@ -243,9 +243,9 @@ pub fn bench() -> crate::table::Bench {
         title: "P4 cancellation latency: cancel call -> first cleanup handler starts, target \
                 blocked in a system call"
             .to_string(),
-        target: crate::target::Target::P4,
+        target: crate::perf_targets::Target::P4,
         rows: main.chain(p4c).chain(refs).collect(),
         others: "-- P4c (target: <= glibc), then for reference (P3 scenarios; not part of P4)",
-        floor_plus: Some(ref_name(p3::Scenario::StdResumeUnwind)),
+        floor_plus: Some(ref_name(wait_latency::Scenario::StdResumeUnwind)),
     }
 }

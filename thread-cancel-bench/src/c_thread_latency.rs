@@ -22,7 +22,7 @@
 //!
 //! ```no_run
 //! // no_run: the first call builds the C ABI library (a minute or so).
-//! use thread_cancel_bench::p4c::{sample, Side};
+//! use thread_cancel_bench::c_thread_latency::{sample, Side};
 //! for side in Side::ALL {
 //!     let d = sample(side).unwrap();
 //!     assert!(d < std::time::Duration::from_secs(10), "{}: {d:?}", side.name());
@@ -64,7 +64,7 @@ impl Side {
     }
 }
 
-/// The workspace's root (where `include/` and `Cargo.toml` are).
+/// The workspace's root (where `Cargo.toml` and `thread-cancel-ffi/include/` are).
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -146,7 +146,7 @@ fn build() -> io::Result<PathBuf> {
         let mut c = cc();
         if through_header {
             c.args(["-include", "thread_cancel/pthread_compat.h", "-I"])
-                .arg(repo().join("include"));
+                .arg(repo().join("thread-cancel-ffi").join("include"));
         }
         c.arg(format!("-DP4C_SAMPLE={name}"))
             .arg("-c")
@@ -213,7 +213,7 @@ impl Running {
     }
 
     fn ask(&mut self, side: Side) -> io::Result<Duration> {
-        let cpu = crate::p3::target_cpu_c();
+        let cpu = crate::wait_latency::target_cpu_c();
         writeln!(self.stdin, "{} {cpu}", side.command())?;
         self.stdin.flush()?;
         let mut line = String::new();

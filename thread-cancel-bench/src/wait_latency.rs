@@ -9,7 +9,7 @@
 //! [`crate::glibc`]).
 //!
 //! ```
-//! use thread_cancel_bench::p3::{sample, Scenario};
+//! use thread_cancel_bench::wait_latency::{sample, Scenario};
 //! for s in Scenario::all() {
 //!     let d = sample(s).unwrap();
 //!     assert!(d < std::time::Duration::from_secs(10), "{}: {d:?}", s.name());
@@ -561,7 +561,7 @@ pub fn bench() -> crate::table::Bench {
         title: "P3 cancellation latency: cancel call -> first cleanup handler starts, target \
                 blocked"
             .to_string(),
-        target: crate::target::Target::P3,
+        target: crate::perf_targets::Target::P3,
         rows,
         others: "-- diagnostics (not part of P3; they split the latency into its parts)",
         floor_plus: Some(Scenario::StdResumeUnwind.name().to_string()),

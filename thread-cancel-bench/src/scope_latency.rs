@@ -1,8 +1,8 @@
 //! P8: operation-level cancellation latency. (a) A [`CancelScope`] canceled while its `run` is
 //! blocked in `sleep`, a channel `recv` or `io::read`: the time from the `scope.cancel()` call
 //! to `run` returning `Err` in the target thread, beside the thread cancellation's latency on
-//! the same wait (P3/P4: the cancel call to the first cleanup handler, [`crate::p3`],
-//! [`crate::p4`]). (b) Deadline accuracy: how long after its deadline a `with_deadline` whose
+//! the same wait (P3/P4: the cancel call to the first cleanup handler, [`crate::wait_latency`],
+//! [`crate::syscall_latency`]). (b) Deadline accuracy: how long after its deadline a `with_deadline` whose
 //! closure is blocked in `sleep` or `io::read` returns `Err`.
 //!
 //! The protocol of (a) is P3's: every sample spawns a fresh target thread (made by
@@ -18,17 +18,17 @@
 //! call, interrupted by the process-wide deadline timer thread.
 //!
 //! ```
-//! use thread_cancel_bench::p8::{sample, Scenario};
+//! use thread_cancel_bench::scope_latency::{sample, Scenario};
 //! for s in Scenario::ALL {
 //!     let d = sample(s).unwrap();
 //!     assert!(d < std::time::Duration::from_secs(10), "{}: {d:?}", s.name());
 //! }
 //! ```
 //!
-//! [`SETTLE`]: crate::p3::SETTLE
-//! [`wait_blocked`]: crate::p3::wait_blocked
+//! [`SETTLE`]: crate::wait_latency::SETTLE
+//! [`wait_blocked`]: crate::wait_latency::wait_blocked
 
-use crate::p3::{interval, now_ns, wait_blocked, Stamp, Tid, TARGET_NAME};
+use crate::wait_latency::{interval, now_ns, wait_blocked, Stamp, Tid, TARGET_NAME};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
@@ -210,8 +210,8 @@ fn deadline(w: Wait) -> io::Result<Duration> {
 /// wait (P3/P4 of ours, the rows' floor) and glibc's, then the diagnostics (the scope cancel to
 /// the first `Drop`) and the deadlines' lateness, for reference (see [`crate::table`]).
 pub fn bench() -> crate::table::Bench {
-    use crate::p3::Scenario as P3;
-    use crate::p4::{Call, Scenario as P4};
+    use crate::syscall_latency::{Call, Scenario as P4};
+    use crate::wait_latency::Scenario as P3;
     type Sample = Box<dyn FnMut() -> io::Result<Duration>>;
     let row = |name: String, main, glibc: Option<String>, floor: Option<String>, sample: Sample| {
         crate::table::Row {
@@ -275,7 +275,7 @@ pub fn bench() -> crate::table::Bench {
             false,
             None,
             None,
-            Box::new(move || crate::p3::sample(s)),
+            Box::new(move || crate::wait_latency::sample(s)),
         ));
     }
     for s in [P4::Ours(Call::Read), P4::Glibc(Call::Read)] {
@@ -284,7 +284,7 @@ pub fn bench() -> crate::table::Bench {
             false,
             None,
             None,
-            Box::new(move || crate::p4::sample(s)),
+            Box::new(move || crate::syscall_latency::sample(s)),
         ));
     }
     crate::table::Bench {
@@ -293,7 +293,7 @@ pub fn bench() -> crate::table::Bench {
         title: "P8 scope cancel latency: scope.cancel() -> run returns Err, target blocked; \
                 floor = the thread cancel (cancel -> first cleanup) on the same wait"
             .to_string(),
-        target: crate::target::Target::P8,
+        target: crate::perf_targets::Target::P8,
         rows,
         others: "-- diagnostics, deadlines (late by, after a 2 ms deadline) and the rows compared",
         floor_plus: None,
