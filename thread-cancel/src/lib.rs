@@ -120,6 +120,7 @@
 )]
 
 mod async_region;
+mod atomic;
 mod cancel_scope;
 mod cancelability;
 mod canceler;

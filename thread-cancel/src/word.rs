@@ -29,7 +29,7 @@
 //!   nothing else; the trampoline's whole test is `word & (BLOCK | REQUEST) == 0`.
 //! - **I6 (a scope request stays in its run)**: a canceler sets `SCOPE` only while the owner is
 //!   registered in a `run` of the canceled scope, and only inside a *delivery* the owner can
-//!   wait for (`Control::scope_deliveries`). A `run` that ends deregisters, waits until no
+//!   wait for (`ScopeRuns::deliveries`). A `run` that ends deregisters, waits until no
 //!   delivery is under way, and then clears `SCOPE` (setting it again if an enclosing run's
 //!   scope is canceled): after `run` returns, no request of its scope is left in the word, and
 //!   no signal of one is still on its way.
@@ -37,10 +37,7 @@
 //!   (`classify`), and `SCOPE_UNWIND` never hides `PENDING`: a scope's unwind in progress ends
 //!   at its `run`, and the next point acts on the thread's request.
 
-#[cfg(loom)]
-use loom::sync::atomic::{AtomicU32, Ordering};
-#[cfg(not(loom))]
-use std::sync::atomic::{AtomicU32, Ordering};
+use crate::atomic::{AtomicU32, Ordering};
 
 pub(crate) const DISABLED: u32 = 1 << 0;
 pub(crate) const ASYNC: u32 = 1 << 1;
@@ -327,132 +324,6 @@ mod loom_tests {
             let r = canceler.join().unwrap();
             assert_ne!(r, Request::Merged);
             assert_eq!(classify(w.load()), Action::None);
-        });
-    }
-    /// The owner's and a canceler's sides of a scope's registration (`cancel_scope.rs`), with
-    /// the `SeqCst` fence each side runs there.
-    struct ScopeModel {
-        word: StateWord,
-        slot: loom::sync::atomic::AtomicUsize,
-        deliveries: AtomicU32,
-        canceled: loom::sync::atomic::AtomicBool,
-    }
-
-    const SCOPE_ID: usize = 1;
-
-    impl ScopeModel {
-        fn new() -> Self {
-            Self {
-                word: StateWord::new(),
-                slot: loom::sync::atomic::AtomicUsize::new(0),
-                deliveries: AtomicU32::new(0),
-                canceled: loom::sync::atomic::AtomicBool::new(false),
-            }
-        }
-
-        /// `CancelScope::cancel` then `deliver`, for one registered thread.
-        fn cancel(&self) {
-            use loom::sync::atomic::fence;
-            self.canceled.store(true, Ordering::SeqCst);
-            self.deliveries.fetch_add(1, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            if self.slot.load(Ordering::SeqCst) == SCOPE_ID {
-                self.word.scope_request();
-            }
-            self.deliveries.fetch_sub(1, Ordering::Release);
-        }
-
-        /// `CancelScope::run` with one point inside: returns (started, acted on the scope).
-        fn run(&self) -> (bool, bool) {
-            use loom::sync::atomic::fence;
-            self.slot.store(SCOPE_ID, Ordering::Relaxed);
-            fence(Ordering::SeqCst);
-            let started = !self.canceled.load(Ordering::SeqCst);
-            let mut acted = false;
-            if started {
-                // The point inside `f`.
-                let s = self.word.load();
-                match classify(s) {
-                    Action::ActScope => {
-                        self.word.begin_scope_unwind();
-                        acted = true;
-                    }
-                    Action::None => {}
-                    a => panic!("unexpected {a:?}"),
-                }
-            }
-            // `leave`.
-            self.slot.store(0, Ordering::Relaxed);
-            fence(Ordering::SeqCst);
-            while self.deliveries.load(Ordering::Acquire) != 0 {
-                thread::yield_now();
-            }
-            if acted {
-                self.word.end_scope_unwind();
-            }
-            if self.word.load() & SCOPE != 0 {
-                self.word.clear_scope_request();
-            }
-            (started, acted)
-        }
-    }
-
-    /// I6 / C02: a scope cancel racing a run's entry, its point and its end. Whatever the
-    /// interleaving, once `run` has returned the word holds no scope request and none can come
-    /// (checked after the canceler finished too), and a run that acted saw the cancel.
-    #[test]
-    fn loom_scope_cancel_races_the_end_of_run() {
-        loom::model(|| {
-            let m = Arc::new(ScopeModel::new());
-            let m2 = m.clone();
-            let canceler = thread::spawn(move || m2.cancel());
-            let (started, acted) = m.run();
-            let after_run = m.word.load();
-            assert_eq!(
-                after_run & (SCOPE | SCOPE_UNWIND),
-                0,
-                "left behind: {after_run:#x}"
-            );
-            canceler.join().unwrap();
-            let end = m.word.load();
-            assert_eq!(
-                end & (SCOPE | SCOPE_UNWIND),
-                0,
-                "arrived after run: {end:#x}"
-            );
-            assert!(!acted || started);
-            // The point after the run does nothing.
-            assert_eq!(classify(end), Action::None);
-        });
-    }
-
-    /// I7: a thread cancel racing a scope cancel inside a run. The thread's request is never
-    /// lost: if both are pending the point acts on the thread's; after the run the thread's
-    /// request is still there to act on.
-    #[test]
-    fn loom_thread_cancel_races_a_scope_cancel() {
-        loom::model(|| {
-            let m = Arc::new(ScopeModel::new());
-            m.slot.store(SCOPE_ID, Ordering::SeqCst);
-            let (a, b) = (m.clone(), m.clone());
-            let thread_canceler = thread::spawn(move || a.word.request());
-            let scope_canceler = thread::spawn(move || b.cancel());
-            let s = m.word.load();
-            let decided = classify(s);
-            if s & PENDING != 0 {
-                assert_eq!(decided, Action::Act, "the scope request hid the thread's");
-            }
-            thread_canceler.join().unwrap();
-            scope_canceler.join().unwrap();
-            // The run ends (as `leave`): the thread's request survives it.
-            m.slot.store(0, Ordering::SeqCst);
-            if m.word.load() & SCOPE != 0 {
-                m.word.clear_scope_request();
-            }
-            let end = m.word.load();
-            assert_ne!(end & PENDING, 0);
-            assert_eq!(end & SCOPE, 0);
-            assert_eq!(classify(end), Action::Act);
         });
     }
 }

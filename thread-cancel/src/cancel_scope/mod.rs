@@ -1,7 +1,7 @@
 //! Operation-level cancellation: [`CancelScope`], [`with_timeout`], [`cancel_requested`].
 //!
 //! A scope is a token shared by every thread that runs code in it. `run` registers the calling
-//! thread (the scope's address in the thread's control block, `Control::runs`, at the run's
+//! thread (the scope's address in the thread's control block, `ScopeRuns::slots`, at the run's
 //! nesting depth) and links a frame on the thread's stack of runs (`TOP`, owner-only). `cancel`
 //! marks the scope, then delivers a scope request (`SCOPE` in the state word, plus the same
 //! wake-ups as a thread request) to every thread registered in a run of it. A point that acts
@@ -15,7 +15,7 @@ use crate::control::{lock, Control, ScopeUnwind};
 use crate::point::runs::{self, any_frame, outermost_canceled, Frame, RunScope};
 use crate::word;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{fence, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -139,7 +139,7 @@ crate::control::fork::fork_safe_lock! {
 
 /// Delivers a scope request for scope `id` to every thread registered in a run of it.
 ///
-/// Each thread is counted in its `scope_deliveries` before its registration is read, with a
+/// Each thread is counted in its `ScopeRuns::deliveries` before its registration is read, with a
 /// `SeqCst` fence between; the owner clears its registration, then (fence) reads the count and
 /// waits for zero. So either this sees the registration cleared, or the run's end
 /// waits for this delivery (the signal included) to be over (I6). The same fence pairs the
@@ -154,19 +154,19 @@ fn deliver(id: usize) {
         return;
     }
     for t in &threads {
-        t.scope_deliveries.fetch_add(1, Ordering::SeqCst);
+        t.runs.count_in();
     }
     // A plain fence, no `membarrier`: the owner's side is a real fence too (two of them per
     // run cost about 4 ns; a `membarrier` here would sit between the cancel and the wake-up).
-    fence(Ordering::SeqCst);
+    crate::atomic::fence(Ordering::SeqCst);
     let mut reached = Vec::new();
     for t in &threads {
         let mut owed_wake = false;
-        if let Some(depth) = t.runs_scope(id) {
+        if let Some(depth) = t.runs.depth_of(id) {
             owed_wake = t.scope_request();
             reached.push((t, depth));
         }
-        t.scope_deliveries.fetch_sub(1, Ordering::Release);
+        t.runs.count_out();
         // After counting out: a run that ends now never waits for this system call (on two
         // CPUs the woken thread can preempt this one and would spin in `leave` until it ran).
         if owed_wake {
@@ -558,14 +558,10 @@ fn own_control<'a>() -> Option<&'a Control> {
 /// Owner: registers a run of scope `id` at `depth`, then the fence (paired with `deliver`'s).
 #[inline(always)]
 fn register(c: &Control, depth: usize, id: usize) {
-    if !c.scoped.load(Ordering::Relaxed) {
+    if !c.runs.registered.load(Ordering::Relaxed) {
         register_thread(c);
     }
-    match c.runs.get(depth) {
-        Some(slot) => slot.store(id, Ordering::Relaxed),
-        None => lock(&c.runs_deep).push(id),
-    }
-    fence(Ordering::SeqCst);
+    c.runs.enter(depth, id);
 }
 
 #[cold]
@@ -575,7 +571,7 @@ fn register_thread(c: &Control) {
     let mut reg = lock_registry();
     reg.retain(|w| w.strong_count() > 0);
     reg.push(Arc::downgrade(&arc));
-    c.scoped.store(true, Ordering::Relaxed);
+    c.runs.registered.store(true, Ordering::Relaxed);
 }
 
 /// Owner: ends a run (every path: returned, unwound, never started). Unregisters, waits for
@@ -584,19 +580,7 @@ fn register_thread(c: &Control) {
 /// never raised again) ends at.
 #[inline(always)]
 fn leave(c: &Control, frame: &Frame) -> bool {
-    match c.runs.get(frame.depth) {
-        Some(slot) => slot.store(0, Ordering::Relaxed),
-        None => {
-            let mut deep = lock(&c.runs_deep);
-            if let Some(i) = deep.iter().rposition(|&id| id == frame.scope_id()) {
-                deep.remove(i);
-            }
-        }
-    }
-    fence(Ordering::SeqCst);
-    while c.scope_deliveries.load(Ordering::Acquire) != 0 {
-        std::thread::yield_now();
-    }
+    c.runs.leave(frame.depth, frame.scope_id());
     runs::set_top(frame.parent);
     let s = c.state.load();
     if s & (word::SCOPE | word::SCOPE_UNWIND) == 0 {
@@ -622,7 +606,7 @@ fn leave_slow(c: &Control, depth: usize) -> bool {
         }
     }
     // Every delivery is over (the wait in `leave`): a signal one of them sent is recorded.
-    if c.scope_signaled.swap(false, Ordering::AcqRel) {
+    if c.runs.signaled.swap(false, Ordering::AcqRel) {
         crate::sys::drain_cancel_signal();
     }
     caught

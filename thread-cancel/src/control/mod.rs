@@ -4,6 +4,7 @@ mod callbacks;
 pub(crate) mod fork;
 pub(crate) mod parker;
 mod payload;
+mod scope_runs;
 mod tls;
 
 pub(crate) use callbacks::{contain, contained};
@@ -11,6 +12,7 @@ pub(crate) use callbacks::{resume_own, Payload};
 use callbacks::{run_callback, Callbacks};
 pub use payload::{CancelPayload, ScopeUnwind};
 
+pub(crate) use scope_runs::ScopeRuns;
 pub(crate) use tls::{current_ptr, is_current, set_current, with_current};
 
 use crate::word::{Request, StateWord};
@@ -56,24 +58,10 @@ pub(crate) struct Control {
     /// Set by `finish` from the word it replaced: `IGNORED_NO` or `IGNORED_YES` (the thread
     /// finished with a request pending that it never acted on); `IGNORED_UNKNOWN` before.
     ignored: std::sync::atomic::AtomicU8,
-    /// Owner: the scopes of the `CancelScope::run`s the thread is in, by nesting depth (the
-    /// address of each scope's shared state; 0 for none), read by cancelers
-    /// (`cancel_scope.rs`, invariant I6). Depths from `RUN_SLOTS` on are in `runs_deep`.
-    pub(crate) runs: [std::sync::atomic::AtomicUsize; RUN_SLOTS],
-    pub(crate) runs_deep: Mutex<Vec<usize>>,
-    /// How many scope cancels are delivering to this thread right now (each one counts
-    /// itself before reading `runs`); a `run` that ends waits for zero (I6).
-    pub(crate) scope_deliveries: AtomicU32,
-    /// Owner: whether the thread is in the registry of threads that run scopes.
-    pub(crate) scoped: std::sync::atomic::AtomicBool,
-    /// Set by a scope's delivery before it sends the cancel signal; a run's end that finds it
-    /// set (after waiting for the deliveries) takes back what may still be pending. Without it
-    /// the common case, a thread woken from a wait, costs no system call at the end of its run.
-    pub(crate) scope_signaled: std::sync::atomic::AtomicBool,
+    /// The thread's registration in `CancelScope` runs, which cancelers of a scope read (only
+    /// `cancel_scope` uses it).
+    pub(crate) runs: ScopeRuns,
 }
-
-/// `CancelScope::run`s nested deeper than this are registered under a lock.
-pub(crate) const RUN_SLOTS: usize = 8;
 
 const IGNORED_UNKNOWN: u8 = 0;
 const IGNORED_NO: u8 = 1;
@@ -108,11 +96,7 @@ impl Control {
             pthread: Mutex::new(None),
             region: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
             ignored: std::sync::atomic::AtomicU8::new(IGNORED_UNKNOWN),
-            runs: Default::default(),
-            runs_deep: Mutex::new(Vec::new()),
-            scope_deliveries: AtomicU32::new(0),
-            scoped: std::sync::atomic::AtomicBool::new(false),
-            scope_signaled: std::sync::atomic::AtomicBool::new(false),
+            runs: ScopeRuns::default(),
         }
     }
 
@@ -159,7 +143,7 @@ impl Control {
     }
 
     /// A scope cancel's delivery to this thread, registered in a `run` of the canceled scope
-    /// (the caller has counted itself in `scope_deliveries`; I6): queue the scope request and
+    /// (the caller has counted itself in `ScopeRuns::deliveries`; I6): queue the scope request and
     /// wake the thread as a request does, except the futex wake-up of a thread found parked,
     /// which is left to the caller (`true`): it calls [`wake_parked`](Self::wake_parked) after
     /// it has counted itself out, so that the run's end never waits for that system call (it
@@ -178,22 +162,9 @@ impl Control {
         self.parker.wake_parked();
     }
 
-    /// The depth of the outermost `run` of the scope `id` the thread is in, if any (a
-    /// canceler's read, after its fence).
-    pub(crate) fn runs_scope(&self, id: usize) -> Option<usize> {
-        use std::sync::atomic::Ordering::SeqCst;
-        self.runs
-            .iter()
-            .position(|r| r.load(SeqCst) == id)
-            .or_else(|| {
-                let deep = lock(&self.runs_deep);
-                deep.iter().position(|&d| d == id).map(|i| RUN_SLOTS + i)
-            })
-    }
-
     /// Wakes the thread for the request that changed the word from `prev`: the signal if it is
     /// in one of our calls or an asynchronous region, the parker, `std`'s park token. For a
-    /// scope's request (`scope`), a signal is recorded in `scope_signaled` before it is sent,
+    /// scope's request (`scope`), a signal is recorded in `ScopeRuns::signaled` before it is sent,
     /// and the futex wake-up of a parked thread is not made here: `true` says it is owed.
     fn wake(&self, prev: u32, scope: bool) -> bool {
         use std::sync::atomic::Ordering::SeqCst;
@@ -260,13 +231,14 @@ impl Control {
     }
 
     /// Sends the cancel signal to the thread, blocked in a cancellable system call (for a
-    /// scope's request: recorded first, see `scope_signaled`).
+    /// scope's request: recorded first, see `ScopeRuns::signaled`).
     fn interrupt(&self, scope: bool) {
         let Some(sig) = crate::sys::signal() else {
             return;
         };
         if scope {
-            self.scope_signaled
+            self.runs
+                .signaled
                 .store(true, std::sync::atomic::Ordering::SeqCst);
         }
         let t = lock(&self.pthread);

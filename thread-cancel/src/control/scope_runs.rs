@@ -1,0 +1,230 @@
+//! The control block's part for `CancelScope` runs: which runs of which scopes the thread is
+//! in, read by the cancelers of a scope. Only `cancel_scope` reads or writes it; it lives in
+//! the block because a canceler reaches a thread through its block. Its protocol (invariant
+//! I6, `word.rs`) is argued in `cancel_scope/mod.rs`.
+
+use super::lock;
+use crate::atomic::{fence, yield_now, AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// `CancelScope::run`s nested deeper than this are registered under a lock.
+pub(crate) const RUN_SLOTS: usize = 8;
+
+/// A thread's registration in the runs of scopes.
+#[derive(Debug)]
+pub(crate) struct ScopeRuns {
+    /// Owner: the scopes of the `CancelScope::run`s the thread is in, by nesting depth (the
+    /// address of each scope's shared state; 0 for none), read by cancelers (invariant I6).
+    /// Depths from [`RUN_SLOTS`] on are in `deep`.
+    pub(crate) slots: [AtomicUsize; RUN_SLOTS],
+    pub(crate) deep: Mutex<Vec<usize>>,
+    /// How many scope cancels are delivering to this thread right now (each one counts
+    /// itself before reading `slots`); a `run` that ends waits for zero (I6).
+    pub(crate) deliveries: AtomicU32,
+    /// Owner: whether the thread is in the registry of threads that run scopes.
+    pub(crate) registered: AtomicBool,
+    /// Set by a scope's delivery before it sends the cancel signal; a run's end that finds it
+    /// set (after waiting for the deliveries) takes back what may still be pending. Without it
+    /// the common case, a thread woken from a wait, costs no system call at the end of its run.
+    pub(crate) signaled: AtomicBool,
+}
+
+impl Default for ScopeRuns {
+    fn default() -> Self {
+        Self {
+            slots: std::array::from_fn(|_| AtomicUsize::new(0)),
+            deep: Mutex::new(Vec::new()),
+            deliveries: AtomicU32::new(0),
+            registered: AtomicBool::new(false),
+            signaled: AtomicBool::new(false),
+        }
+    }
+}
+
+// The protocol of invariant I6, both sides. The loom model of `word.rs`
+// (`loom_scope_cancel_races_the_end_of_run`) calls these functions in the order `CancelScope::run`
+// and `cancel_scope::deliver` call them: a change of that order there changes the model too.
+impl ScopeRuns {
+    /// Owner, entering a run of scope `id` at `depth`: registers it, then the fence (paired
+    /// with a delivery's, between its count and its read of the registration).
+    #[inline(always)]
+    pub(crate) fn enter(&self, depth: usize, id: usize) {
+        match self.slots.get(depth) {
+            Some(slot) => slot.store(id, Ordering::Relaxed),
+            None => lock(&self.deep).push(id),
+        }
+        fence(Ordering::SeqCst);
+    }
+
+    /// Owner, ending that run: unregisters it, then (fence) waits until no delivery is under
+    /// way. After this no delivery can reach the run: one that counted itself in before the
+    /// fence is over, and one after it sees the registration cleared.
+    #[inline(always)]
+    pub(crate) fn leave(&self, depth: usize, id: usize) {
+        match self.slots.get(depth) {
+            Some(slot) => slot.store(0, Ordering::Relaxed),
+            None => {
+                let mut deep = lock(&self.deep);
+                if let Some(i) = deep.iter().rposition(|&d| d == id) {
+                    deep.remove(i);
+                }
+            }
+        }
+        fence(Ordering::SeqCst);
+        while self.deliveries.load(Ordering::Acquire) != 0 {
+            yield_now();
+        }
+    }
+
+    /// A delivery, first step: counts itself in (then, once for every thread it delivers to,
+    /// `fence(SeqCst)`, then [`depth_of`](Self::depth_of), then [`count_out`](Self::count_out)).
+    pub(crate) fn count_in(&self) {
+        self.deliveries.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A delivery, last step.
+    pub(crate) fn count_out(&self) {
+        self.deliveries.fetch_sub(1, Ordering::Release);
+    }
+
+    /// The depth of the outermost `run` of the scope `id` the thread is in, if any (a
+    /// canceler's read, after its fence).
+    pub(crate) fn depth_of(&self, id: usize) -> Option<usize> {
+        self.slots
+            .iter()
+            .position(|r| r.load(Ordering::SeqCst) == id)
+            .or_else(|| {
+                let deep = lock(&self.deep);
+                deep.iter().position(|&d| d == id).map(|i| RUN_SLOTS + i)
+            })
+    }
+}
+
+/// Model checks of invariant I6 and I7 on this protocol (`RUSTFLAGS="--cfg loom"`).
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use crate::word::{classify, Action, StateWord, PENDING, SCOPE, SCOPE_UNWIND};
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// A scope's run and a cancel of it, on the real registration ([`ScopeRuns`]) and the real
+    /// word: the calls `CancelScope::run` (`register`, `leave`, `leave_slow`) and
+    /// `cancel_scope::deliver` make, in their order, for one thread and one scope. `canceled`
+    /// stands for the scope's own state (`SeqCst` store by `cancel`, load by `run`).
+    struct ScopeModel {
+        word: StateWord,
+        runs: ScopeRuns,
+        canceled: AtomicBool,
+    }
+
+    const SCOPE_ID: usize = 1;
+
+    impl ScopeModel {
+        fn new() -> Self {
+            Self {
+                word: StateWord::new(),
+                runs: ScopeRuns::default(),
+                canceled: AtomicBool::new(false),
+            }
+        }
+
+        /// `CancelScope::cancel`, then `deliver` to the one thread.
+        fn cancel(&self) {
+            self.canceled.store(true, Ordering::SeqCst);
+            self.runs.count_in();
+            fence(Ordering::SeqCst);
+            if self.runs.depth_of(SCOPE_ID).is_some() {
+                self.word.scope_request();
+            }
+            self.runs.count_out();
+        }
+
+        /// `CancelScope::run` with one point inside: returns (started, acted on the scope).
+        fn run(&self) -> (bool, bool) {
+            self.runs.enter(0, SCOPE_ID);
+            let started = !self.canceled.load(Ordering::SeqCst);
+            let mut acted = false;
+            if started {
+                // The point inside `f`.
+                let s = self.word.load();
+                match classify(s) {
+                    Action::ActScope => {
+                        self.word.begin_scope_unwind();
+                        acted = true;
+                    }
+                    Action::None => {}
+                    a => panic!("unexpected {a:?}"),
+                }
+            }
+            // `leave`, then `leave_slow`.
+            self.runs.leave(0, SCOPE_ID);
+            if acted {
+                self.word.end_scope_unwind();
+            }
+            if self.word.load() & SCOPE != 0 {
+                self.word.clear_scope_request();
+            }
+            (started, acted)
+        }
+    }
+
+    /// I6 / C02: a scope cancel racing a run's entry, its point and its end. Whatever the
+    /// interleaving, once `run` has returned the word holds no scope request and none can come
+    /// (checked after the canceler finished too), and a run that acted saw the cancel.
+    #[test]
+    fn loom_scope_cancel_races_the_end_of_run() {
+        loom::model(|| {
+            let m = Arc::new(ScopeModel::new());
+            let m2 = m.clone();
+            let canceler = thread::spawn(move || m2.cancel());
+            let (started, acted) = m.run();
+            let after_run = m.word.load();
+            assert_eq!(
+                after_run & (SCOPE | SCOPE_UNWIND),
+                0,
+                "left behind: {after_run:#x}"
+            );
+            canceler.join().unwrap();
+            let end = m.word.load();
+            assert_eq!(
+                end & (SCOPE | SCOPE_UNWIND),
+                0,
+                "arrived after run: {end:#x}"
+            );
+            assert!(!acted || started);
+            // The point after the run does nothing.
+            assert_eq!(classify(end), Action::None);
+        });
+    }
+
+    /// I7: a thread cancel racing a scope cancel inside a run. The thread's request is never
+    /// lost: if both are pending the point acts on the thread's; after the run the thread's
+    /// request is still there to act on.
+    #[test]
+    fn loom_thread_cancel_races_a_scope_cancel() {
+        loom::model(|| {
+            let m = Arc::new(ScopeModel::new());
+            m.runs.enter(0, SCOPE_ID);
+            let (a, b) = (m.clone(), m.clone());
+            let thread_canceler = thread::spawn(move || a.word.request());
+            let scope_canceler = thread::spawn(move || b.cancel());
+            let s = m.word.load();
+            let decided = classify(s);
+            if s & PENDING != 0 {
+                assert_eq!(decided, Action::Act, "the scope request hid the thread's");
+            }
+            thread_canceler.join().unwrap();
+            scope_canceler.join().unwrap();
+            // The run ends (as `leave`): the thread's request survives it.
+            m.runs.leave(0, SCOPE_ID);
+            if m.word.load() & SCOPE != 0 {
+                m.word.clear_scope_request();
+            }
+            let end = m.word.load();
+            assert_ne!(end & PENDING, 0);
+            assert_eq!(end & SCOPE, 0);
+            assert_eq!(classify(end), Action::Act);
+        });
+    }
+}
