@@ -27,11 +27,12 @@ compile_error!(
      signal), which other targets and `--cfg thread_cancel_portable` do not have"
 );
 
-mod cancel;
+mod cancel_scope;
+mod cancelability;
+mod cleanup;
 mod once;
 mod oom;
 mod points;
-mod scope;
 mod stdio;
 #[cfg(not(target_os = "android"))]
 mod system;
@@ -48,6 +49,12 @@ struct SendPtr(*mut libc::c_void);
 unsafe impl Send for SendPtr {}
 // SAFETY: as above; the wrapper itself is only read.
 unsafe impl Sync for SendPtr {}
+
+/// Locks `m`, also when a thread panicked while it held it: every lock of the C ABI is taken
+/// this way (a C caller has no use for a poisoned lock, and a panic never crosses into C).
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Sets `errno`.
 fn set_errno(e: i32) {

@@ -5,7 +5,7 @@
 //! # Safety (every function here)
 //! The arguments must be valid for the system call, as for the libc function of the same name.
 
-use crate::cancel;
+use crate::threads;
 use libc::{c_int, c_long, c_void, size_t, sockaddr, socklen_t, ssize_t};
 use thread_cancel::ffi::{self, calls};
 
@@ -16,7 +16,7 @@ use thread_cancel::ffi::{self, calls};
 unsafe fn call(nr: calls::Call, a: [c_long; 6]) -> c_long {
     // SAFETY: forwarded from the caller.
     match unsafe { ffi::syscall_point(nr, a) } {
-        None => cancel::act(),
+        None => threads::act(),
         Some(r) => r,
     }
 }
@@ -129,7 +129,7 @@ pub unsafe extern "C" fn tc_close(fd: c_int) -> c_int {
     } else {
         r
     };
-    cancel::point();
+    threads::point();
     r
 }
 
@@ -924,7 +924,7 @@ pub unsafe extern "C" fn tc_aio_suspend(
         std::time::Instant::now().checked_add(d)
     });
     loop {
-        cancel::point();
+        threads::point();
         let left = match deadline {
             None | Some(None) => AIO_SLICE,
             Some(Some(d)) => d
