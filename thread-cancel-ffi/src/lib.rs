@@ -32,8 +32,8 @@ mod cancelability;
 mod cleanup;
 mod once;
 mod oom;
-mod points;
 mod stdio;
+mod syscalls;
 #[cfg(not(target_os = "android"))]
 mod system;
 mod threads;
