@@ -54,9 +54,7 @@ const SIGSET_SIZE: c_long = calls::SIGSET_SIZE as c_long;
 mod fd;
 mod ipc;
 mod poll;
-mod process;
+pub(crate) mod process;
 mod signal;
 mod sleep;
 mod socket;
-
-pub(crate) use process::tc_waitpid;
