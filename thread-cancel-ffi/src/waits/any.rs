@@ -15,7 +15,7 @@
 //! wait (R10), and one that ended by time took nothing.
 
 use super::Waiter;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The longest semaphore wait between two cancellation points.
