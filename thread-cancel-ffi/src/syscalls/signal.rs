@@ -37,18 +37,24 @@ impl Mask {
     }
 }
 
-/// The mask argument of `sigprocmask`/`pthread_sigmask` as passed on: without the cancel
-/// signal for `SIG_BLOCK` and `SIG_SETMASK` (`SIG_UNBLOCK` can only help; any other `how` is
-/// the system's `EINVAL`).
+/// Calls `set_mask` (the system's `pthread_sigmask` or `sigprocmask`) with the mask argument as
+/// passed on: without the cancel signal for `SIG_BLOCK` and `SIG_SETMASK` (`SIG_UNBLOCK` can
+/// only help; any other `how` is the system's `EINVAL`), or the caller's `set` itself.
 ///
 /// # Safety
 /// As [`Mask::of`].
-unsafe fn new_mask(how: c_int, set: *const libc::sigset_t) -> Mask {
+unsafe fn pass_mask(
+    how: c_int,
+    set: *const libc::sigset_t,
+    set_mask: impl FnOnce(*const libc::sigset_t) -> c_int,
+) -> c_int {
     if how == libc::SIG_BLOCK || how == libc::SIG_SETMASK {
         // SAFETY: forwarded from the caller.
-        unsafe { Mask::of(set) }
+        let m = unsafe { Mask::of(set) };
+        let p = if m.0.is_some() { m.ptr() } else { set };
+        set_mask(p)
     } else {
-        Mask(None)
+        set_mask(set)
     }
 }
 
@@ -62,11 +68,9 @@ pub unsafe extern "C" fn tc_pthread_sigmask(
     set: *const libc::sigset_t,
     old: *mut libc::sigset_t,
 ) -> c_int {
-    // SAFETY: the caller's set (module docs).
-    let m = unsafe { new_mask(how, set) };
-    let p = if m.0.is_some() { m.ptr() } else { set };
-    // SAFETY: `p` is the caller's set or its copy, alive for the call; `old` is the caller's.
-    unsafe { libc::pthread_sigmask(how, p, old) }
+    // SAFETY: the caller's set (module docs); `p` is the caller's set or its copy, alive for
+    // the call; `old` is the caller's.
+    unsafe { pass_mask(how, set, |p| libc::pthread_sigmask(how, p, old)) }
 }
 
 /// `sigprocmask`: the system's, except that the cancel signal is never blocked.
@@ -79,11 +83,8 @@ pub unsafe extern "C" fn tc_sigprocmask(
     set: *const libc::sigset_t,
     old: *mut libc::sigset_t,
 ) -> c_int {
-    // SAFETY: the caller's set (module docs).
-    let m = unsafe { new_mask(how, set) };
-    let p = if m.0.is_some() { m.ptr() } else { set };
     // SAFETY: as in `tc_pthread_sigmask`.
-    unsafe { libc::sigprocmask(how, p, old) }
+    unsafe { pass_mask(how, set, |p| libc::sigprocmask(how, p, old)) }
 }
 
 /// `sigpause` (X/Open: `sig` is removed from the thread's mask for the wait): a cancellation
