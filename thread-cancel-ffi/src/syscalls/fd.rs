@@ -174,12 +174,6 @@ pub unsafe extern "C" fn tc_pwritev(
     unsafe { tc_pwritev2(fd, iov, cnt, off, 0) }
 }
 
-/// The offset of `preadv`/`pwritev` as the kernel takes it: low and high halves (the high
-/// half is shifted out on 64-bit targets).
-fn lo_hi(off: libc::off_t) -> (c_long, c_long) {
-    (off as c_long, ((off as u64) >> 32) as c_long)
-}
-
 /// `preadv2` (`off` -1: at the file offset; `RWF_*` flags).
 #[no_mangle]
 pub unsafe extern "C" fn tc_preadv2(
@@ -189,7 +183,7 @@ pub unsafe extern "C" fn tc_preadv2(
     off: libc::off_t,
     flags: c_int,
 ) -> ssize_t {
-    let (lo, hi) = lo_hi(off);
+    let (lo, hi) = calls::lo_hi(off as u64);
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::PREADV2, args!(fd, iov, cnt, lo, hi, flags)) as ssize_t }
 }
@@ -203,7 +197,7 @@ pub unsafe extern "C" fn tc_pwritev2(
     off: libc::off_t,
     flags: c_int,
 ) -> ssize_t {
-    let (lo, hi) = lo_hi(off);
+    let (lo, hi) = calls::lo_hi(off as u64);
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::PWRITEV2, args!(fd, iov, cnt, lo, hi, flags)) as ssize_t }
 }
