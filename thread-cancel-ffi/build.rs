@@ -1,9 +1,11 @@
-//! Builds the C part of the library (`src/stdio.c`: stdio as cancellation points), which
-//! needs glibc's `FILE` layout and `va_list`; `src/stdio.rs` exports it.
+//! Builds the C part of the library, `src/stdio.c` (stdio as cancellation points, in C for
+//! glibc's `FILE` layout and for `va_list`), against this crate's `include/thread_cancel.h`;
+//! `src/stdio.rs` exports it. Also tells the C test harness (`tests/c_programs.rs`) the target
+//! and host it was built for.
 
 fn main() {
     println!("cargo:rerun-if-changed=src/stdio.c");
-    println!("cargo:rerun-if-changed=../include/thread_cancel.h");
+    println!("cargo:rerun-if-changed=include/thread_cancel.h");
     // The C test harness (tests/c_programs.rs) builds the library and the programs for the
     // target its own executable was built for, and must know whether that is this machine.
     for var in ["TARGET", "HOST"] {
@@ -19,7 +21,7 @@ fn main() {
     }
     cc::Build::new()
         .file("src/stdio.c")
-        .include("../include")
+        .include("include")
         .flag("-std=gnu11")
         .warnings(true)
         .extra_warnings(true)

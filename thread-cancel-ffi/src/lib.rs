@@ -1,13 +1,24 @@
 //! The C ABI of thread-cancel: `libthread_cancel.so` / `libthread_cancel.a`, declared by
-//! `include/thread_cancel.h` (and `include/thread_cancel/pthread_compat.h`, which maps the
-//! POSIX names onto it).
+//! `include/thread_cancel.h` of this crate (and `include/thread_cancel/pthread_compat.h`, which
+//! maps the POSIX names onto it); `examples/c/` holds a C program built against it.
 //!
-//! Layout: `threads.rs` (ids, create/join/detach/exit/cancel/self), `cancel.rs` (state, type,
-//! testcancel, cleanup handlers, acting), `tsd.rs` (keys), `waits.rs` (condition variables and
-//! semaphores of the system's libc), `points.rs` (the system-call points), `system.rs` (`system`), `once.rs`
-//! (`pthread_once`, restartable when its init routine is canceled), `oom.rs` (the allocator's
-//! reserve: out of memory is an error on the C paths), `scope.rs` (`tc_scope_*`: cancel an
-//! operation, not the thread).
+//! Layout, each module using only those listed before it:
+//! - `oom.rs`: the allocator's reserve (out of memory is an error on the C paths);
+//! - `cleanup.rs`: the cleanup-handler stack (`tc_cleanup_push` / `tc_cleanup_pop`);
+//! - `threads/`: the threads, one file per job: `ids.rs` (the id registry, `tc_self`,
+//!   `tc_equal`), `create.rs` (`tc_create` and the end of a created thread), `join.rs` (join,
+//!   glibc's try/timed/clock joins, detach), `cancel.rs` (`tc_cancel`), `native.rs` (glibc's
+//!   other calls on a `pthread_t`), `exit.rs` (`tc_exit`, acting on a cancellation),
+//!   `main_end.rs` (the end of main and of other threads not created here);
+//! - `cancelability.rs`: `tc_setcancelstate`, `tc_setcanceltype`, `tc_testcancel`;
+//! - `syscalls/`: the C library's system-call cancellation points, one file per family;
+//! - `waits/`: condition variables and semaphores of the system's C library, one file per C
+//!   library for what reads its layout;
+//! - `stdio.rs` (with `stdio.c`, built by `build.rs`): stdio as cancellation points;
+//! - `system.rs`: `system` (not on Android); `once.rs`: `pthread_once`, restartable when its
+//!   init routine is canceled; `tsd.rs`: thread-specific-data keys;
+//! - `cancel_scope.rs`: `tc_scope_*`, handles on `CancelScope` (cancel an operation, not the
+//!   thread).
 //!
 //! Acting on a cancellation in C is a forced unwind of the C and C++ frames (C++ destructors
 //! run, the cleanup handlers as their frames are passed) up to the thread's *C region*
@@ -27,12 +38,13 @@ compile_error!(
      signal), which other targets and `--cfg thread_cancel_portable` do not have"
 );
 
-mod cancel;
+mod cancel_scope;
+mod cancelability;
+mod cleanup;
 mod once;
 mod oom;
-mod points;
-mod scope;
 mod stdio;
+mod syscalls;
 #[cfg(not(target_os = "android"))]
 mod system;
 mod threads;
@@ -48,6 +60,12 @@ struct SendPtr(*mut libc::c_void);
 unsafe impl Send for SendPtr {}
 // SAFETY: as above; the wrapper itself is only read.
 unsafe impl Sync for SendPtr {}
+
+/// Locks `m`, also when a thread panicked while it held it: every lock of the C ABI is taken
+/// this way (a C caller has no use for a poisoned lock, and a panic never crosses into C).
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Sets `errno`.
 fn set_errno(e: i32) {

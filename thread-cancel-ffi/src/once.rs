@@ -25,7 +25,8 @@
 //! or further up) would wait forever (glibc hangs): it returns `EDEADLK`. The init routines a
 //! thread is running are linked through its `tc_once` frames (`RUNNING`).
 
-use crate::cancel::{self, tc_cleanup_pop_buffer, tc_cleanup_push_buffer, CleanupBuffer};
+use crate::cleanup::{tc_cleanup_pop_buffer, tc_cleanup_push_buffer, CleanupBuffer};
+use crate::threads;
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
@@ -115,7 +116,7 @@ fn unhold(held: Option<bool>) {
     if let Some(was_disabled) = held {
         ffi::set_disabled(was_disabled);
         if !was_disabled {
-            cancel::point();
+            threads::point();
         }
     }
 }

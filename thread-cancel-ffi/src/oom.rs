@@ -1,4 +1,4 @@
-//! Out of memory on the C paths: an error, not an abort (issue 17, item 9).
+//! Out of memory on the C paths: an error (`EAGAIN`, `ENOMEM`), not an abort of the process.
 //!
 //! Rust's global allocator aborts the process when an allocation fails, and `std` offers no
 //! fallible way to build an `Arc` or to spawn a thread. So this library's allocator is the

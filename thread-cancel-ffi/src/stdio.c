@@ -1,4 +1,4 @@
-/* stdio as cancellation points (issue 17, item 4): the C part of libthread_cancel.
+/* stdio as cancellation points, as in glibc: the C part of libthread_cancel.
  *
  * glibc's stdio functions are cancellation points because the read(2) and write(2) they make
  * inside are. Those inner calls are glibc's own (not interposable, not our trampoline), so here

@@ -1,7 +1,7 @@
 //! `system` as a cancellation point (not on Android, whose C library lacks the `posix_spawn`
 //! bindings this uses).
 
-use crate::points::tc_waitpid;
+use crate::syscalls::process::tc_waitpid;
 use libc::{c_int, c_void};
 
 /// `system`'s shared state, as glibc keeps it: the SIGINT and SIGQUIT actions of before the
@@ -19,9 +19,7 @@ unsafe impl Send for SystemState {}
 static SYSTEM: std::sync::Mutex<Option<SystemState>> = std::sync::Mutex::new(None);
 
 fn system_state() -> std::sync::MutexGuard<'static, Option<SystemState>> {
-    SYSTEM
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    crate::lock(&SYSTEM)
 }
 
 /// The end of a `system` call: the last one running restores SIGINT's and SIGQUIT's actions.
@@ -150,11 +148,11 @@ pub unsafe extern "C" fn tc_system(cmd: *const libc::c_char) -> c_int {
     if spawned == 0 {
         status = 0;
         // SAFETY: all-zero is a valid buffer before the push writes it.
-        let mut buf: crate::cancel::CleanupBuffer = unsafe { std::mem::zeroed() };
+        let mut buf: crate::cleanup::CleanupBuffer = unsafe { std::mem::zeroed() };
         // SAFETY: `buf` lives in this frame until the pop below; a cancellation in the wait
         // runs the handler on this intact frame (before the region is left).
         unsafe {
-            crate::cancel::tc_cleanup_push_buffer(
+            crate::cleanup::tc_cleanup_push_buffer(
                 &mut buf,
                 Some(system_canceled),
                 pid as usize as *mut c_void,
@@ -173,7 +171,7 @@ pub unsafe extern "C" fn tc_system(cmd: *const libc::c_char) -> c_int {
             break;
         }
         // SAFETY: the buffer pushed above, still the top.
-        unsafe { crate::cancel::tc_cleanup_pop_buffer(&mut buf, 0) };
+        unsafe { crate::cleanup::tc_cleanup_pop_buffer(&mut buf, 0) };
     } else {
         status = 127 << 8; // as if the shell had called _exit(127)
     }

@@ -3,14 +3,14 @@
 use crate::{oom, SendPtr};
 use std::cell::Cell;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use thread_cancel::Key;
 
 /// Live keys by number (`pthread_key_t`); `None` once deleted. Numbers are not reused.
 static KEYS: Mutex<Vec<Option<Arc<Key<SendPtr>>>>> = Mutex::new(Vec::new());
 
 fn keys() -> MutexGuard<'static, Vec<Option<Arc<Key<SendPtr>>>>> {
-    KEYS.lock().unwrap_or_else(PoisonError::into_inner)
+    crate::lock(&KEYS)
 }
 
 fn key(k: libc::pthread_key_t) -> Option<Arc<Key<SendPtr>>> {

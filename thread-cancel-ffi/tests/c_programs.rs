@@ -309,6 +309,11 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The headers: `thread_cancel.h` and `thread_cancel/pthread_compat.h`.
+fn include_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
+}
+
 /// The profile directory of this test executable (target/<profile>).
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
@@ -453,7 +458,7 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
         cc.arg("-DTC_PLAIN_GLIBC");
     } else {
         cc.args(["-include", "thread_cancel/pthread_compat.h"]);
-        cc.arg("-I").arg(repo().join("include"));
+        cc.arg("-I").arg(include_dir());
     }
     if mode == Mode::Sanitized {
         cc.args(SANITIZE);
@@ -509,7 +514,7 @@ fn build_shared(src: &Path, mode: Mode, so: &Path) -> PathBuf {
         cc.arg("-DTC_PLAIN_GLIBC");
     } else {
         cc.args(["-include", "thread_cancel/pthread_compat.h"]);
-        cc.arg("-I").arg(repo().join("include"));
+        cc.arg("-I").arg(include_dir());
     }
     if mode == Mode::Sanitized {
         cc.args(SANITIZE);
@@ -803,11 +808,11 @@ fn rust_threads_never_act_in_c_code() {
     );
 }
 
-/// The README's C example (`examples/c/`), built the way the README says: against the shared
-/// library, with the compatibility header.
+/// The README's C example (`examples/c/` of this crate), built the way the README says: against
+/// the shared library, with the compatibility header.
 #[test]
 fn examples_c_build_and_run_against_the_shared_library() {
-    let dir = repo().join("examples/c");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/c");
     let mut tally = Tally::new("examples_c_build_and_run_against_the_shared_library");
     for e in std::fs::read_dir(&dir).expect("examples/c") {
         let src = e.unwrap().path();
@@ -823,7 +828,7 @@ fn examples_c_build_and_run_against_the_shared_library() {
                 "-include",
                 "thread_cancel/pthread_compat.h",
             ])
-            .arg(format!("-I{}", repo().join("include").display()))
+            .arg(format!("-I{}", include_dir().display()))
             .arg(&src)
             .arg(format!("-L{}", lib_dir().display()))
             .args(["-lthread_cancel", "-lpthread"])
@@ -848,7 +853,7 @@ fn examples_c_build_and_run_against_the_shared_library() {
 /// header and the library cannot drift apart.
 #[test]
 fn header_declares_every_exported_function() {
-    let header = std::fs::read_to_string(repo().join("include/thread_cancel.h")).unwrap();
+    let header = std::fs::read_to_string(include_dir().join("thread_cancel.h")).unwrap();
     let mut declared: Vec<String> = header
         .lines()
         .filter(|l| !l.trim_start().starts_with('#') && !l.trim_start().starts_with('*'))

@@ -15,7 +15,7 @@
 //! wait (R10), and one that ended by time took nothing.
 
 use super::Waiter;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The longest semaphore wait between two cancellation points.
@@ -45,7 +45,7 @@ pub(super) fn wake(w: &Arc<Waiter>) {
 
 /// Sleeps up to `d` or until the wait returns; whether it has returned.
 fn nap(w: &Waiter, d: Duration) -> bool {
-    let n = w.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+    let n = crate::lock(&w.wakers);
     if w.is_done() {
         return true;
     }
@@ -122,6 +122,6 @@ pub(super) unsafe fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::times
             return -1;
         }
         // The slice ended and took nothing: a cancellation point before the next.
-        crate::cancel::point();
+        crate::threads::point();
     }
 }

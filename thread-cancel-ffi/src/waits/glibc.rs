@@ -66,7 +66,7 @@ pub(super) unsafe fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::times
         let r = unsafe { super::futex_wait(data.as_ptr().cast(), 0, private, abstime) };
         data.fetch_sub(SEM_NWAITERS_ONE, Ordering::SeqCst);
         match r {
-            None => crate::cancel::act(), // nothing was taken
+            None => crate::threads::act(), // nothing was taken
             // Woken, or the value changed before the wait: take it, or wait again.
             Some(r) if r == 0 || r == -(libc::EAGAIN as libc::c_long) => {}
             // A timeout, a signal handled by the program (EINTR, as glibc), or an error.

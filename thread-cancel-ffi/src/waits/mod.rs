@@ -21,7 +21,7 @@
 //! Semaphores: a canceled wait took nothing; a wait that was woken takes its token before it
 //! looks at a request (the library file's `sem_wait`).
 
-use crate::cancel;
+use crate::threads;
 use crate::SendPtr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -64,7 +64,7 @@ impl Waiter {
 
     /// A waker starts: `false` if the wait has returned (nothing may be touched then).
     fn enter(&self) -> bool {
-        let mut n = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut n = crate::lock(&self.wakers);
         if self.is_done() {
             return false;
         }
@@ -74,7 +74,7 @@ impl Waiter {
 
     /// A waker has stopped touching `cond` and `mutex`.
     fn leave(&self) {
-        let mut n = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut n = crate::lock(&self.wakers);
         *n -= 1;
         if *n == 0 {
             self.changed.notify_all();
@@ -84,7 +84,7 @@ impl Waiter {
     /// For the waiter, once its wait has returned: marks it done and waits for the wakers that
     /// are still touching `cond` or `mutex`.
     fn finish(&self) {
-        let mut n = self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut n = crate::lock(&self.wakers);
         self.done.store(true, Ordering::SeqCst);
         self.changed.notify_all();
         while *n > 0 {
@@ -137,7 +137,7 @@ fn cond_wait(
     if !ffi::in_c_region() {
         return system_cond_wait(cond, mutex, abstime);
     }
-    cancel::point();
+    threads::point();
     let w = Arc::new(Waiter {
         cond: SendPtr(cond.cast()),
         mutex: SendPtr(mutex.cast()),
@@ -163,7 +163,7 @@ fn cond_wait(
         // SAFETY: the caller's live condition variable.
         unsafe { libc::pthread_cond_broadcast(cond) };
         drop(w); // nothing of this frame is left to the abandoned stack
-        cancel::act();
+        threads::act();
     }
     r
 }
@@ -199,7 +199,7 @@ fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
         crate::set_errno(libc::EINVAL);
         return -1;
     }
-    cancel::point();
+    threads::point();
     // SAFETY: the caller's initialised semaphore and valid (or null) timespec.
     unsafe { imp::sem_wait(sem, abstime) }
 }

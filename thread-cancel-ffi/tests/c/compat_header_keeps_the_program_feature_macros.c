@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* Issue 17, item 10: a program whose first line defines _GNU_SOURCE gets the GNU interfaces
+/* The compat header and feature macros: a program whose first line defines _GNU_SOURCE gets the GNU interfaces
  * through the compat header too (force-included before that line): the GNU strerror_r (which
  * returns a char *, where the POSIX one returns an int), mktemp, the CPU affinity types and
  * macros of <sched.h>, pthread_setname_np/pthread_getname_np of <pthread.h>, pipe2 of

@@ -1,4 +1,4 @@
-/* Issue 17, item 9: pthread_create when memory is exhausted returns EAGAIN, as glibc does; the
+/* Out of memory: pthread_create when memory is exhausted returns EAGAIN, as glibc does; the
  * process is not aborted (Rust's allocator aborts on failure: the library's allocations on the
  * C paths must fail softly). In a child process: the address space is capped just above what is
  * used, malloc is drained, then threads are created (and kept) until pthread_create fails, and

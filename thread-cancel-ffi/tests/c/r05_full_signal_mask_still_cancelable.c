@@ -1,4 +1,4 @@
-/* R05 (issue 17, item 5): a thread that blocks every signal can still be canceled, as with
+/* R05: a thread that blocks every signal can still be canceled, as with
  * glibc, which never lets its cancel signal be blocked. Each case: a thread blocks all signals
  * (pthread_sigmask or sigprocmask with a sigfillset set, or inherits the mask from its creator)
  * or passes a full mask to a call that takes one (sigsuspend, ppoll, pselect, epoll_pwait), or

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* R09 with glibc's join extensions (issue 17, item 6): pthread_tryjoin_np, pthread_timedjoin_np
+/* R09 with glibc's join extensions: pthread_tryjoin_np, pthread_timedjoin_np
  * and pthread_clockjoin_np take our ids and answer as glibc does:
  *   - a thread that has not ended: tryjoin EBUSY; a timed join whose time passes ETIMEDOUT
  *     (a time in the past, a negative tv_sec too), the thread staying joinable;

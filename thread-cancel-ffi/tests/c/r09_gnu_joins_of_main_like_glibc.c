@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* R09, issue 17 items 1, 2 and 6 together: glibc's GNU joins also take the main thread's id.
+/* R09 and R21 together: glibc's GNU joins also take the main thread's id.
  * While main runs, pthread_tryjoin_np gives EBUSY and pthread_timedjoin_np /
  * pthread_clockjoin_np give ETIMEDOUT, main staying joinable; once main has called
  * pthread_exit(value), a timed join gets the value, and by then main's cleanup handler and its

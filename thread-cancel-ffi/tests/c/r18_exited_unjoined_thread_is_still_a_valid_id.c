@@ -1,4 +1,4 @@
-/* R18 (issue 17, item 7): a thread that has ended but is not yet joined still has a valid id
+/* R18: a thread that has ended but is not yet joined still has a valid id
  * (POSIX ties the id's lifetime to join or detach): pthread_cancel returns 0 and does nothing,
  * pthread_kill returns 0 and sends nothing (glibc >= 2.34), and join then reports the value
  * the thread returned (or passed to pthread_exit), not PTHREAD_CANCELED. Only once the id's

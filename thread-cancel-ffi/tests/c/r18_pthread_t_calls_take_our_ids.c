@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-/* Issue 17, item 6: every glibc call that takes a pthread_t works with the ids the header
+/* R18: every glibc call that takes a pthread_t works with the ids the header
  * gives (glibc would get our id as its own and crash): pthread_setname_np / getname_np
  * (ERANGE for a short buffer), pthread_getattr_np (the stack size and detach state asked
  * for), pthread_getschedparam / setschedparam / setschedprio, pthread_getaffinity_np /

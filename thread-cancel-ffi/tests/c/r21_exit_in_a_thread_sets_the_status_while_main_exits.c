@@ -1,4 +1,4 @@
-/* Issue 17, item 3: while main waits in pthread_exit for the other threads, a thread that
+/* R21: while main waits in pthread_exit for the other threads, a thread that
  * calls exit(3) ends the process with status 3 (POSIX; glibc: main's pthread_exit ends only the
  * main thread, the last thread to end calls exit(0), a thread calling exit() ends the process).
  * The race it guards against: the exiting thread's teardown wakes main, which must not then

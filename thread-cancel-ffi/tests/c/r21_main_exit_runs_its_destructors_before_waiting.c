@@ -1,4 +1,4 @@
-/* R07/R21 for pthread_exit in main (issue 17, item 2): main's cleanup handlers run, then its
+/* R07/R21 for pthread_exit in main: main's cleanup handlers run, then its
  * thread-specific-data destructors, and only then does the process wait for the other threads
  * (it ends with status 0 when the last one ends). Here main's destructor releases what a
  * created thread waits for: waiting first would deadlock. Checked in a child process, which

@@ -1,4 +1,4 @@
-/* R24 (issue 17, item 4): a thread blocked in a stdio read on an empty pipe is canceled, as
+/* R24: a thread blocked in a stdio read on an empty pipe is canceled, as
  * with glibc (whose stdio functions are points because their read(2) is): fgets, fread, getc,
  * fgetc, getchar, getline, getdelim, fscanf, scanf, getc_unlocked. Each case: join reports PTHREAD_CANCELED,
  * the cleanup handler ran, and the stream's lock was released (main reads the stream after).

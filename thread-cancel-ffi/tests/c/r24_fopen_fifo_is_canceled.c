@@ -1,4 +1,4 @@
-/* R24 (issue 17, item 4): fopen is a cancellation point (glibc opens with its cancellable
+/* R24: fopen is a cancellation point (glibc opens with its cancellable
  * open): a thread opening a FIFO that no one opens for writing waits, and is canceled there;
  * join reports PTHREAD_CANCELED and the cleanup handler ran. Then an fopen of the FIFO with a
  * writer present succeeds and reads what was written.

@@ -1,4 +1,4 @@
-/* R24 (issue 17, item 4): a thread writing with stdio to a pipe nobody reads blocks once the
+/* R24: a thread writing with stdio to a pipe nobody reads blocks once the
  * pipe is full, and is canceled there, as with glibc (whose stdio functions are points because
  * their write(2) is): fprintf, vfprintf, fputs, fwrite, fputc and putc in a loop; printf, puts
  * and putchar to standard output (a full pipe); fflush and fclose of a stream holding data;

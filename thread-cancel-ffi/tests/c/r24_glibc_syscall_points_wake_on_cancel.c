@@ -1,4 +1,4 @@
-/* R24 (issue 17, item 4): glibc's system-call points beyond the ones of r24_points and
+/* R24: glibc's system-call points beyond the ones of r24_points and
  * r24_more_points: preadv2, pwritev2, sendmmsg, recvmmsg, epoll_pwait2, wait3, wait4, splice,
  * tee, vmsplice, sigpause, aio_suspend each block in a thread that is then canceled: join
  * reports PTHREAD_CANCELED and the cleanup handler ran. preadv and pwritev cannot block on a

@@ -1,4 +1,4 @@
-/* R24: the remaining system-call points of SPEC §3 — pselect, epoll_pwait, sigtimedwait,
+/* R24: the system-call points that r24_points_wake_on_cancel.c leaves out — pselect, epoll_pwait, sigtimedwait,
  * sigwaitinfo, waitid, fcntl(F_OFD_SETLKW), lockf(F_LOCK), msgrcv, msgsnd, mq_receive,
  * mq_timedreceive, mq_send — each blocks in a thread that is then canceled: join reports
  * PTHREAD_CANCELED and the cleanup handler ran. (lockf's process-wide locks cannot block a

@@ -1,4 +1,4 @@
-/* R24: the cancellation points of SPEC §3 that the C API maps, each checked in a created thread.
+/* R24: the system-call cancellation points the C API maps, each checked in a created thread.
  *
  *   1. Blocked: a thread blocked in the point (seen sleeping in the kernel before the cancel)
  *      is woken by pthread_cancel: join reports PTHREAD_CANCELED and its cleanup handler ran.
@@ -15,8 +15,8 @@
  *      file created, no byte written (close: the descriptor is released exactly once).
  *   3. Timed, nobody cancels: sem_timedwait and pthread_cond_timedwait give ETIMEDOUT, poll,
  *      ppoll, select and epoll_wait give 0, nanosleep/clock_nanosleep complete.
- * Not covered here: tcdrain (needs a terminal), and the §3 points thread_cancel.h does not map
- * (pselect, epoll_pwait, sigtimedwait, sigwaitinfo, waitid, fcntl F_SETLKW, lockf, mq_*,
+ * Not covered here: tcdrain (needs a terminal), and the points r24_more_points_wake_on_cancel.c
+ * checks (pselect, epoll_pwait, sigtimedwait, sigwaitinfo, waitid, fcntl F_SETLKW, lockf, mq_*,
  * msgrcv/msgsnd, msync). */
 #include <fcntl.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-/* R24 + R10 for stdio (issue 17, item 4): a canceled stdio read took nothing from the stream. The
+/* R24 + R10 for stdio: a canceled stdio read took nothing from the stream. The
  * bytes a canceled fgets, fread or getline had already taken (a partial line, a partial
  * record, a line longer than the stream's buffer) are pushed back, so the next read of the
  * stream gets them; and in races of cancel against the arrival of a line, every line written

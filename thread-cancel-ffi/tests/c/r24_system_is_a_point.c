@@ -1,4 +1,4 @@
-/* R24 (issue 17, item 4): system() is a cancellation point. A thread runs a shell command that
+/* R24: system() is a cancellation point. A thread runs a shell command that
  * never ends and is canceled while waiting for it: join reports PTHREAD_CANCELED, the cleanup
  * handler ran, and, as glibc does, the shell was killed and reaped (its process id no longer
  * exists); SIGINT's action is the program's again. A system() that is not canceled returns

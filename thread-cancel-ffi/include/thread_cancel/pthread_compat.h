@@ -286,7 +286,7 @@ static inline int tc_compat_fcntl_(int fd, int cmd, ...) {
 #define mq_timedsend(...) tc_mq_timedsend(__VA_ARGS__)
 #endif
 
-/* More of glibc's points (issue 17): the explicit 64-bit names (the same calls on the 64-bit
+/* More of glibc's points: the explicit 64-bit names (the same calls on the 64-bit
  * targets this library supports), the calls added since, and the signal masks (the cancel
  * signal is never blocked nor waited for: see thread_cancel.h). */
 #undef open64 /* a macro of musl's */

@@ -160,7 +160,7 @@ unsafe fn run(
     let s = unsafe { scope(h) }.clone();
     // SAFETY: `f` is the caller's C function (it does not unwind); its frames may be unwound
     // by a forced unwind or abandoned, as a C thread's frames are.
-    let r = unsafe { ffi::c_scope_run(&s, f, arg, crate::cancel::async_act) };
+    let r = unsafe { ffi::c_scope_run(&s, f, arg, crate::threads::async_act) };
     drop(s);
     match r {
         ScopeRun::Returned(v) => {
@@ -198,12 +198,12 @@ pub unsafe extern "C" fn tc_scope_run(
         Then::Return(r) => r,
         // From this frame, which holds nothing to drop: the forced unwind of the caller's C
         // frames up to the enclosing run or the thread's region.
-        Then::Unwind => crate::cancel::finish_in_region(),
+        Then::Unwind => crate::threads::finish_in_region(),
     };
     if ffi::is_async() {
         // With the type asynchronous, a request that came while the run's own frames were
         // outside any region (no signal diverts the thread there) is acted on now.
-        crate::cancel::point();
+        crate::threads::point();
     }
     r
 }

@@ -1,0 +1,81 @@
+//! Message queues: System V (`msgrcv`, `msgsnd`) and POSIX (`mq_*`, not on Android).
+//!
+//! # Safety (every function here)
+//! The arguments must be valid for the system call, as for the libc function of the same name.
+
+use super::c;
+use libc::{c_int, c_long, c_void, size_t, ssize_t};
+use thread_cancel::ffi::calls;
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_msgrcv(
+    qid: c_int,
+    msg: *mut c_void,
+    size: size_t,
+    typ: c_long,
+    flags: c_int,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(calls::MSGRCV, args!(qid, msg, size, typ, flags)) as ssize_t }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn tc_msgsnd(
+    qid: c_int,
+    msg: *const c_void,
+    size: size_t,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(calls::MSGSND, args!(qid, msg, size, flags)) as c_int }
+}
+
+#[cfg(not(target_os = "android"))] // bionic has neither
+#[no_mangle]
+pub unsafe extern "C" fn tc_mq_timedreceive(
+    mq: libc::mqd_t,
+    msg: *mut libc::c_char,
+    len: size_t,
+    prio: *mut libc::c_uint,
+    timeout: *const libc::timespec,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(calls::MQ_TIMEDRECEIVE, args!(mq, msg, len, prio, timeout)) as ssize_t }
+}
+
+#[cfg(not(target_os = "android"))] // bionic has neither
+#[no_mangle]
+pub unsafe extern "C" fn tc_mq_receive(
+    mq: libc::mqd_t,
+    msg: *mut libc::c_char,
+    len: size_t,
+    prio: *mut libc::c_uint,
+) -> ssize_t {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_mq_timedreceive(mq, msg, len, prio, std::ptr::null()) }
+}
+
+#[cfg(not(target_os = "android"))] // bionic has neither
+#[no_mangle]
+pub unsafe extern "C" fn tc_mq_timedsend(
+    mq: libc::mqd_t,
+    msg: *const libc::c_char,
+    len: size_t,
+    prio: libc::c_uint,
+    timeout: *const libc::timespec,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { c(calls::MQ_TIMEDSEND, args!(mq, msg, len, prio, timeout)) as c_int }
+}
+
+#[cfg(not(target_os = "android"))] // bionic has neither
+#[no_mangle]
+pub unsafe extern "C" fn tc_mq_send(
+    mq: libc::mqd_t,
+    msg: *const libc::c_char,
+    len: size_t,
+    prio: libc::c_uint,
+) -> c_int {
+    // SAFETY: the caller's arguments (module docs).
+    unsafe { tc_mq_timedsend(mq, msg, len, prio, std::ptr::null()) }
+}

@@ -1,0 +1,33 @@
+//! `tc_cancel`: a cancellation request to the thread an id names.
+
+use super::exit;
+use super::ids::registry;
+use thread_cancel::ffi;
+
+/// `pthread_cancel`: queues a request (R01, R08); `ESRCH` for an id whose lifetime has ended
+/// (never existed, joined, or detached and ended: R18). A thread that has ended but is not yet
+/// joined still has its id: 0, and nothing happens (POSIX; glibc >= 2.34).
+///
+/// Async-cancel-safe (POSIX): the caller's own cancellation is held while this takes locks, and
+/// acted on afterwards, the C way, if the caller is asynchronous and canceled itself.
+#[no_mangle]
+pub extern "C" fn tc_cancel(thread: u64) -> i32 {
+    let was = ffi::set_disabled(true);
+    // In a block: nothing of it is left to drop where this frame acts.
+    let r = {
+        let target = registry().get(thread).map(|e| e.canceler.clone());
+        match target {
+            Some(canceler) => {
+                // A thread that has finished reports `NoSuchThread`: its id still lives.
+                let _ = canceler.map(|c| c.cancel());
+                0
+            }
+            None => libc::ESRCH,
+        }
+    };
+    ffi::set_disabled(was);
+    if !was && ffi::is_async() {
+        exit::point();
+    }
+    r
+}

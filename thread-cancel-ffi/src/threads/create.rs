@@ -1,0 +1,218 @@
+//! `tc_create`, and the end of a thread it created.
+//!
+//! Threads are created with the system's `pthread_create` (`ffi::spawn_c`): the new thread
+//! reaches its start routine without registering a thread-local destructor (a library destructor
+//! run by `dlclose`, which holds the loader's lock, may create and join threads), and waits for
+//! its creator's verdict first, so that a creation undone for want of memory never runs the
+//! start routine.
+
+use super::exit;
+use super::ids::{process, registry, Entry, Native, MY_ID};
+use crate::{oom, SendPtr};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use thread_cancel::ffi;
+
+extern "C" {
+    fn pthread_attr_getdetachstate(attr: *const libc::pthread_attr_t, state: *mut i32) -> i32;
+}
+
+/// Runs when a created thread's closure ends (returned or unwinding): frees a detached
+/// thread's slot.
+struct Ending(u64);
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        let mut reg = registry();
+        match reg.get(self.0) {
+            Some(e) if e.detached => reg.release(self.0),
+            Some(e) => e.ended = true, // `tc_detach` or `tc_join` frees it
+            None => {}
+        }
+    }
+}
+
+/// The end of every thread `tc_create` started (`ffi::spawn_c`'s `at_end`, after its root has
+/// run the thread-specific-data destructors): counts it out; the last one out after main has
+/// ended calls `exit(0)`. A thread that calls `exit()` never gets here (nor does one whose
+/// creation failed before its thread started: its creator counts it out), so nothing races
+/// that exit's status with `exit(0)`.
+fn count_out() {
+    let mut p = process();
+    p.live -= 1;
+    if p.live == 0 && p.main_ended {
+        drop(p);
+        // SAFETY: ends the process, as glibc's last thread does.
+        unsafe { libc::exit(0) }
+    }
+}
+
+/// What a new thread may take from the system's `malloc`, where a failure aborts, before its
+/// start routine has a chance to see an error (glibc's thread-local storage of libraries
+/// loaded with `dlopen`, allocated on first use), with room to spare.
+const CHILD_HEAP: usize = 16 * 1024;
+
+/// The verdict a new thread waits for before it runs anything of the caller's.
+const UNDECIDED: u8 = 0;
+const GO: u8 = 1;
+const ABANDON: u8 = 2;
+
+/// `pthread_create`: honours the detach state and stack size of `attr` (the system's default
+/// stack size otherwise, as glibc). `EAGAIN` if the thread cannot be created, memory included:
+/// the thread is created with `pthread_create` itself (`ffi::spawn_c`), an allocation that
+/// fails on the way (the registry, the control block) is served from the allocator's reserve
+/// (`oom.rs`) and undone, and a thread already started by then returns without running `start`.
+/// The new thread registers no thread-local destructor before `start` (a library destructor
+/// run by `dlclose`, which holds the loader's lock, may create and join threads).
+///
+/// # Safety
+/// `thread` must be valid for a write; `attr` null or an initialised attribute object;
+/// `start(arg)` a C function (it must not unwind).
+#[no_mangle]
+pub unsafe extern "C" fn tc_create(
+    thread: *mut u64,
+    attr: *const libc::pthread_attr_t,
+    start: Option<unsafe extern "C" fn(*mut c_void) -> *mut c_void>,
+    arg: *mut c_void,
+) -> i32 {
+    let Some(start) = start else {
+        return libc::EINVAL;
+    };
+    let (mut detached, mut stack) = (false, 0usize);
+    if !attr.is_null() {
+        let mut ds = 0;
+        // SAFETY: `attr` is an initialised attribute object (the caller's contract).
+        if unsafe { pthread_attr_getdetachstate(attr, &mut ds) } != 0 {
+            return libc::EINVAL;
+        }
+        detached = ds == libc::PTHREAD_CREATE_DETACHED;
+        // SAFETY: as above.
+        if unsafe { libc::pthread_attr_getstacksize(attr, &mut stack) } != 0 {
+            return libc::EINVAL;
+        }
+    }
+    // The new thread's own set-up allocates with the system's `malloc` and aborts if it fails.
+    if !oom::system_has(CHILD_HEAP) {
+        return libc::EAGAIN;
+    }
+    let arg = SendPtr(arg);
+    let memory = oom::Watch::new();
+    // The registry lock is held until the slot is filled (canceler, system id, handle) and the
+    // verdict given: a detached thread that ends at once frees its slot only after that.
+    let mut reg = registry();
+    let Some(id) = reg.alloc(Entry {
+        canceler: None,
+        handle: None,
+        detached,
+        ended: false,
+        foreign: false,
+        native: None,
+    }) else {
+        return libc::EAGAIN;
+    };
+    process().live += 1;
+    let verdict = Arc::new(AtomicU8::new(UNDECIDED));
+    let theirs = verdict.clone();
+    // The new thread starts with every signal blocked (as glibc's): a handler that runs before
+    // its id is set would see no id and make it a foreign thread's (`pthread_self` in a signal
+    // sent right after `pthread_create`). It takes the creator's mask once its id is set.
+    let mask = SigMask::block_all();
+    let inherited = mask.old;
+    let spawned = ffi::spawn_c(
+        stack,
+        move || {
+            // A `const` thread-local without a destructor.
+            MY_ID.set(id);
+            // The creator gives its verdict holding the registry lock: once we have held it,
+            // the verdict is there.
+            let go = loop {
+                match theirs.load(Ordering::Acquire) {
+                    UNDECIDED => drop(registry()),
+                    v => break v == GO,
+                }
+            };
+            drop(theirs);
+            if !go {
+                MY_ID.set(0);
+                return SendPtr(std::ptr::null_mut());
+            }
+            let _ending = Ending(id);
+            SigMask::set(&inherited);
+            let arg = arg;
+            // SAFETY: `start` is the C start routine; the frames it creates are C frames, which
+            // a cancellation may unwind or abandon.
+            SendPtr(unsafe { ffi::c_region(start, arg.0, exit::async_act) })
+        },
+        count_out,
+    );
+    drop(mask);
+    match spawned {
+        Ok(h) if !memory.ran_out() => {
+            let e = reg.get(id).expect("the new slot");
+            e.canceler = Some(h.canceler());
+            e.native = Some(Native(h.as_pthread_t()));
+            if !detached {
+                e.handle = Some(h);
+            }
+            verdict.store(GO, Ordering::Release);
+            drop(reg);
+            // SAFETY: the caller passes a writable id.
+            unsafe { *thread = id };
+            0
+        }
+        spawned => {
+            // Out of memory, or no thread: the thread (if any) ends without running `start`,
+            // and counts itself out (`count_out`); without a thread, it is counted out here.
+            verdict.store(ABANDON, Ordering::Release);
+            reg.release(id);
+            drop(reg);
+            let e = match spawned {
+                Ok(_) => libc::EAGAIN,
+                Err(e) => {
+                    process().live -= 1;
+                    if e == libc::EINVAL {
+                        libc::EINVAL // an attribute the system refuses
+                    } else {
+                        libc::EAGAIN
+                    }
+                }
+            };
+            drop(spawned);
+            e
+        }
+    }
+}
+
+/// The calling thread's signal mask, set to block every signal while this lives.
+struct SigMask {
+    old: libc::sigset_t,
+}
+
+impl SigMask {
+    fn block_all() -> SigMask {
+        // SAFETY: plain data, initialised by `sigfillset`/`pthread_sigmask` before use.
+        let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: both sets are valid for the calls; `pthread_sigmask` cannot fail with a
+        // valid `how`.
+        unsafe {
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        }
+        SigMask { old }
+    }
+
+    /// Sets the calling thread's mask to `mask`.
+    fn set(mask: &libc::sigset_t) {
+        // SAFETY: `mask` is a valid set; the old mask is not asked for.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
+    }
+}
+
+impl Drop for SigMask {
+    fn drop(&mut self) {
+        SigMask::set(&self.old);
+    }
+}

@@ -1,0 +1,61 @@
+//! How a thread ends in C code: `tc_exit`, and acting on a cancellation (the cleanup handlers,
+//! then the forced unwind of the C and C++ frames to the thread's C region).
+
+use super::main_end::{end_main_thread, foreign_thread_ends, is_main_thread};
+use crate::{cleanup, SendPtr};
+use std::ffi::c_void;
+use thread_cancel::ffi;
+
+/// Acts on the request whose cancellation has begun (or begins it): cleanup handlers, then the
+/// thread leaves its C region (the TSD destructors and the end of the thread follow there).
+pub(crate) fn act() -> ! {
+    ffi::begin_cancel();
+    finish_in_region()
+}
+
+/// Unwinds the C and C++ frames, running the cleanup handlers and destructors, and leaves the
+/// C region (cancellation or exit already begun); a thread the library did not create (no
+/// region) is unwound to the end of its stack and ended by [`foreign_thread_ends`].
+pub(crate) fn finish_in_region() -> ! {
+    // SAFETY: the frames between here and the C frames are this library's, none of which
+    // holds a value with a destructor or a `catch_unwind` at the points that call this; the C
+    // and C++ frames up to the region's boundary (or the end of a foreign C thread's stack,
+    // checked by `c_unwind`) are the thread's to unwind.
+    unsafe { ffi::c_unwind(cleanup::run_cleanup_handlers_below, foreign_thread_ends) }
+}
+
+/// Acts if the calling thread (a C thread) must act now.
+pub(crate) fn point() {
+    if ffi::c_must_act() {
+        act();
+    }
+}
+
+/// The `act` of a thread's C region: reached from the cancel signal's handler when an
+/// asynchronous request interrupts C code.
+///
+/// # Safety
+/// Only as the region's `act` function.
+pub(crate) unsafe extern "C" fn async_act(_region: *mut c_void) -> ! {
+    act()
+}
+
+/// `pthread_exit`: cleanup handlers (last pushed first), thread-specific-data destructors,
+/// then the thread ends; `tc_join` reports `value` (R21). In a thread not created here whose
+/// stack is C (the main thread of a C program, a thread the C library created) the same, its
+/// C and C++ frames unwound, ended by [`foreign_thread_ends`]. In the main thread of a Rust
+/// program, the cleanup handlers run, then [`end_main_thread`]. In any other thread it aborts
+/// (such a thread cannot be ended without unwinding Rust frames).
+#[no_mangle]
+pub extern "C" fn tc_exit(value: *mut c_void) -> ! {
+    if ffi::in_c_region() {
+        ffi::begin_exit(SendPtr(value));
+        finish_in_region();
+    }
+    if is_main_thread() {
+        cleanup::run_cleanup_handlers();
+        end_main_thread(value)
+    }
+    eprintln!("thread-cancel: tc_exit in a thread not created by tc_create; aborting");
+    std::process::abort()
+}

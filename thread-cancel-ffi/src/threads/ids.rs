@@ -1,0 +1,223 @@
+//! Thread ids: the registry that maps them to threads, `tc_self`, `tc_equal`, and the registry's
+//! lock across `fork`.
+//!
+//! An id is `generation << 32 | (slot + 1)`: a slot's generation grows each time it is freed
+//! (join, or the end of a detached thread), so an old id never names a new thread: every call
+//! on it is `ESRCH` (R18). A thread that has ended but whose id lives (not joined, not detached)
+//! is still a valid target: cancel and kill return 0 and do nothing, as glibc >= 2.34.
+
+use super::main_end::is_main_thread;
+use crate::SendPtr;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use thread_cancel::ffi::CJoinHandle;
+use thread_cancel::Canceler;
+
+pub(super) struct Entry {
+    /// `None` only while `tc_create` fills the slot (under the registry lock).
+    pub(super) canceler: Option<Canceler>,
+    /// `None` once detached, while being joined, or for a thread not created here.
+    pub(super) handle: Option<CJoinHandle<SendPtr>>,
+    pub(super) detached: bool,
+    /// The thread's closure has ended (its slot may be freed once it is also detached); for
+    /// the main thread, its `tc_exit` has ended it.
+    pub(super) ended: bool,
+    /// Not created here (an id `tc_self` gave): its slot is freed when the thread ends.
+    pub(super) foreign: bool,
+    /// The system's id: valid while the slot lives, except for a foreign thread that has
+    /// `ended` (the main thread after `tc_exit`, whose slot stays). `None` while `tc_create`
+    /// fills the slot.
+    pub(super) native: Option<Native>,
+}
+
+/// A system thread id kept in the registry: an integer on glibc, a pointer on musl and bionic.
+#[derive(Clone, Copy)]
+pub(super) struct Native(pub(super) libc::pthread_t);
+
+// SAFETY: a `pthread_t` is an id, only passed back to the system's pthread calls (under the
+// registry lock that keeps it valid, see `with_native`); it is never dereferenced here.
+unsafe impl Send for Native {}
+
+impl Entry {
+    /// The system's id of a thread that has not gone (an ended foreign thread has).
+    pub(super) fn live_native(&self) -> Option<libc::pthread_t> {
+        self.native
+            .filter(|_| !(self.foreign && self.ended))
+            .map(|n| n.0)
+    }
+}
+
+struct Slot {
+    generation: u32,
+    entry: Option<Entry>,
+}
+
+#[derive(Default)]
+pub(super) struct Registry {
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+}
+
+impl Registry {
+    /// A new id for `entry`; `None` if the registry cannot grow (out of memory).
+    pub(super) fn alloc(&mut self, entry: Entry) -> Option<u64> {
+        let index = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.try_reserve(1).ok()?;
+                self.slots.push(Slot {
+                    generation: 0,
+                    entry: None,
+                });
+                self.slots.len() - 1
+            }
+        };
+        let slot = &mut self.slots[index];
+        slot.entry = Some(entry);
+        Some((u64::from(slot.generation) << 32) | (index as u64 + 1))
+    }
+
+    pub(super) fn get(&mut self, id: u64) -> Option<&mut Entry> {
+        let index = (id & 0xffff_ffff).checked_sub(1)? as usize;
+        let slot = self.slots.get_mut(index)?;
+        if u64::from(slot.generation) != id >> 32 {
+            return None;
+        }
+        slot.entry.as_mut()
+    }
+
+    pub(super) fn release(&mut self, id: u64) {
+        if self.get(id).is_some() {
+            let index = (id & 0xffff_ffff) as usize - 1;
+            let slot = &mut self.slots[index];
+            slot.entry = None;
+            // A slot whose generation would wrap is retired (never reused), so no id ever names
+            // two threads: one slot lost per 2^32 threads through it.
+            // (Also lost if the free list cannot grow: out of memory.)
+            if let Some(next) = slot.generation.checked_add(1) {
+                slot.generation = next;
+                if self.free.try_reserve(1).is_ok() {
+                    self.free.push(index);
+                }
+            }
+        }
+    }
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    slots: Vec::new(),
+    free: Vec::new(),
+});
+
+/// How many threads created by `tc_create` have not ended, and whether the main thread has
+/// ended (`tc_exit` in `main`): the last of them to end then calls `exit(0)`.
+pub(super) struct Process {
+    pub(super) live: usize,
+    pub(super) main_ended: bool,
+}
+
+static PROCESS: Mutex<Process> = Mutex::new(Process {
+    live: 0,
+    main_ended: false,
+});
+
+thread_local! {
+    pub(super) static MY_ID: Cell<u64> = const { Cell::new(0) };
+}
+
+pub(super) fn registry() -> MutexGuard<'static, Registry> {
+    AT_FORK.call_once(register_at_fork);
+    crate::lock(&REGISTRY)
+}
+
+pub(super) fn process() -> MutexGuard<'static, Process> {
+    AT_FORK.call_once(register_at_fork);
+    crate::lock(&PROCESS)
+}
+
+/// The registry and process locks across `fork`: the forking thread takes both (in the order
+/// every other path takes them) before the fork and releases them in the parent and in the
+/// child, so a child never inherits a lock some other thread of the parent held (its first
+/// registry use, at the latest its thread's end, would wait forever).
+static AT_FORK: std::sync::Once = std::sync::Once::new();
+
+type HeldAtFork = (MutexGuard<'static, Registry>, MutexGuard<'static, Process>);
+
+thread_local! {
+    static HELD_AT_FORK: std::cell::RefCell<Option<HeldAtFork>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn register_at_fork() {
+    extern "C" fn prepare() {
+        let held = (crate::lock(&REGISTRY), crate::lock(&PROCESS));
+        let _ = HELD_AT_FORK.try_with(|h| *h.borrow_mut() = Some(held));
+    }
+    extern "C" fn release() {
+        let _ = HELD_AT_FORK.try_with(|h| drop(h.borrow_mut().take()));
+    }
+    // SAFETY: the handlers only take and release this module's locks, in the forking thread
+    // (the child's only thread). If registration fails (ENOMEM) forks go unguarded, as before.
+    unsafe { libc::pthread_atfork(Some(prepare), Some(release), Some(release)) };
+}
+
+/// The id `tc_self` gave the main thread (0: none yet): the one thread not created here that can
+/// be joined (POSIX allows it; glibc's join waits until main has ended).
+pub(super) static MAIN_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Frees the id of a thread not created here (given by `tc_self`) when the thread ends: its
+/// thread-local destructor. `MY_ID` (no destructor) keeps the id, so a `tc_self` in a later
+/// thread-local destructor (a key destructor, say) returns the same id, by then stale (`ESRCH`)
+/// rather than a new slot that nothing would free.
+struct ForeignId;
+
+impl Drop for ForeignId {
+    fn drop(&mut self) {
+        registry().release(MY_ID.get());
+    }
+}
+
+thread_local! {
+    static FOREIGN_ID: ForeignId = const { ForeignId };
+}
+
+/// `pthread_self`: the calling thread's id. A thread not created here gets one on first use,
+/// freed when the thread ends (its thread-local destructors), after which the id is stale.
+#[no_mangle]
+pub extern "C" fn tc_self() -> u64 {
+    let id = MY_ID.get();
+    if id != 0 {
+        return id;
+    }
+    let mut reg = registry();
+    let Some(id) = reg.alloc(Entry {
+        canceler: Some(thread_cancel::current()),
+        handle: None,
+        detached: false,
+        ended: false,
+        foreign: true,
+        // SAFETY: no preconditions; the slot is freed before the thread ends.
+        native: Some(Native(unsafe { libc::pthread_self() })),
+    }) else {
+        eprintln!("thread-cancel: out of memory for pthread_self's id; aborting");
+        std::process::abort()
+    };
+    MY_ID.set(id);
+    if is_main_thread() {
+        MAIN_ID.store(id, Ordering::Relaxed);
+    }
+    // Registers the destructor that frees the slot. If the thread is so far into its teardown
+    // that it can no longer register one, the id is freed at once (stale from the start).
+    drop(reg);
+    if FOREIGN_ID.try_with(|_| ()).is_err() {
+        registry().release(id);
+    }
+    id
+}
+
+/// `pthread_equal`.
+#[no_mangle]
+pub extern "C" fn tc_equal(a: u64, b: u64) -> i32 {
+    i32::from(a == b)
+}

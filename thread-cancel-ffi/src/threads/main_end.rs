@@ -1,0 +1,81 @@
+//! The end of a thread not created here: the main thread (POSIX's `pthread_exit` in `main`, or
+//! a cancellation it acted on), or a thread the C library created.
+//!
+//! Main runs its cleanup handlers and thread-specific-data destructors, then runs nothing more
+//! (its system thread sleeps, see [`end_main_thread`]); the last thread created here to end
+//! calls `exit(0)`. A thread that calls `exit()` is never counted out, so nothing races its
+//! status. Main can be joined: the join waits until it has ended and reports its value.
+
+use super::ids::{process, registry, MY_ID};
+use super::CANCELED;
+use crate::SendPtr;
+use std::ffi::c_void;
+use std::sync::Mutex;
+use thread_cancel::ffi;
+
+/// The main thread's exit value once it has ended (`PTHREAD_CANCELED` if it was canceled).
+pub(super) static MAIN_VALUE: Mutex<Option<SendPtr>> = Mutex::new(None);
+
+pub(super) fn is_main_thread() -> bool {
+    // SAFETY: no preconditions.
+    unsafe { libc::getpid() == libc::gettid() }
+}
+
+/// How a thread not created here ends once it has acted on a cancellation or `tc_exit` in C
+/// code (its C and C++ frames unwound to the end of its stack, its cleanup handlers run), with
+/// the exit value, or `PTHREAD_CANCELED`:
+///
+/// - the main thread: [`end_main_thread`];
+/// - a thread the C library created (a `SIGEV_THREAD` timer's, say): the system's
+///   `pthread_exit`, which unwinds what is left of its stack (frames already unwound, with
+///   nothing left to run, and this library's plain frames) to the C library's thread start;
+///   the thread's thread-local destructors then run its thread-specific-data destructors.
+pub(crate) fn foreign_thread_ends() -> ! {
+    let value = ffi::take_exit_value::<SendPtr>().map_or(CANCELED, |v| v.0);
+    if is_main_thread() {
+        end_main_thread(value)
+    }
+    // SAFETY: a thread the C library created, whose stack above is C frames (unwound) and this
+    // library's frames, which hold nothing to drop here (the forced unwind passes them).
+    unsafe { libc::pthread_exit(value) }
+}
+
+/// Ends the main thread, its cleanup handlers run, as glibc's `pthread_exit` in `main` (also
+/// for a cancellation main acted on, `value` then `PTHREAD_CANCELED`): its joiner will get
+/// `value`; its thread-specific-data destructors run (R07: before anything waits, so a
+/// destructor may release what another thread waits for), and it is marked finished (its
+/// joiner wakes); then main runs nothing more, and the process lives on until the last thread
+/// created here ends, which calls `exit(0)` (at once if none is left). Main never calls
+/// `exit(0)` after waiting, which could race a thread's own `exit()`. Its id stays valid until
+/// joined (a thread that has ended): cancel and kill return 0.
+pub(crate) fn end_main_thread(value: *mut c_void) -> ! {
+    *crate::lock(&MAIN_VALUE) = Some(SendPtr(value));
+    ffi::end_adopted_thread();
+    if let Some(e) = registry().get(MY_ID.get()) {
+        e.ended = true;
+    }
+    let mut p = process();
+    p.main_ended = true;
+    if p.live == 0 {
+        drop(p);
+        // SAFETY: ends the process: no thread created here is left.
+        unsafe { libc::exit(0) }
+    }
+    drop(p);
+    // Main's system thread stays, asleep with every signal blocked (a signal sent to the
+    // process goes to a thread that runs), until the process ends: glibc ends it instead
+    // (`__exit_thread`), but a thread that has gone can no longer be examined by
+    // LeakSanitizer, whose check at the process's exit (in every program built with
+    // `-fsanitize=address`) would report what main's thread-local storage refers to (the
+    // library's thread-local destructors, registered with the C library) as leaked. No lock is
+    // held here.
+    // SAFETY: a signal set of our own, filled before use; `pause` has no preconditions.
+    unsafe {
+        let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigfillset(all.as_mut_ptr());
+        libc::pthread_sigmask(libc::SIG_SETMASK, all.as_ptr(), std::ptr::null_mut());
+        loop {
+            libc::pause();
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! The threads of the C ABI, by job: ids (`ids.rs`), creation and the end of a created thread
+//! (`create.rs`), join and detach (`join.rs`), cancellation requests (`cancel.rs`), glibc's other
+//! calls on a `pthread_t` (`native.rs`), `tc_exit` and acting on a cancellation (`exit.rs`), and
+//! the end of a thread not created here, main's included (`main_end.rs`).
+//!
+//! The main thread and threads the C library created act on a cancellation in C code too
+//! (`ffi::in_c_region`); they end in [`main_end::foreign_thread_ends`].
+
+mod cancel;
+mod create;
+mod exit;
+mod ids;
+mod join;
+mod main_end;
+mod native;
+
+use std::ffi::c_void;
+
+pub(crate) use exit::{act, async_act, finish_in_region, point};
+
+/// `PTHREAD_CANCELED`: `(void *)-1` in glibc, musl and bionic.
+const CANCELED: *mut c_void = usize::MAX as *mut c_void;
