@@ -5,7 +5,7 @@
 //! against glibc alone, in the same driver process, sampled alternately. Target: <= glibc.
 //!
 //! What it measures: acting in a C thread is a forced unwind of the C frames
-//! (`thread_cancel::ffi::c_unwind`, as glibc's own `pthread_cancel` does), whose stop function
+//! (`thread_cancel::c_abi::c_unwind`, as glibc's own `pthread_cancel` does), whose stop function
 //! runs the C handlers before each frame; so the first handler runs when the unwind reaches
 //! the frame that pushed it (here the start routine, right above `read`). No Rust unwind
 //! precedes it (the Rust frames are only unwound after the C handlers, from the C region's

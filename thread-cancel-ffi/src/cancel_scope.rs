@@ -5,7 +5,7 @@
 //! `tc_scope_free` drops. A run holds a clone of the scope of its own, so the handles may all be
 //! freed while it runs.
 //!
-//! `tc_scope_run` runs the C function through `ffi::c_scope_run`: inside the scope's `run`, in a
+//! `tc_scope_run` runs the C function through `c_abi::c_scope_run`: inside the scope's `run`, in a
 //! C region of its own whose boundary is the run, so that a C point that acts on the scope's
 //! cancel unwinds the C frames (cleanup handlers, C++ destructors) only up to this run. A
 //! thread's cancellation, `tc_exit`, or an enclosing scope's cancellation passes through: the
@@ -16,7 +16,7 @@ use crate::oom;
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 use std::time::Duration;
-use thread_cancel::ffi::{self, ScopeRun};
+use thread_cancel::c_abi::{self, ScopeRun};
 use thread_cancel::CancelScope;
 
 /// `tc_scope_run`'s result when the scope was canceled by `tc_scope_cancel` (or a parent's).
@@ -160,7 +160,7 @@ unsafe fn run(
     let s = unsafe { scope(h) }.clone();
     // SAFETY: `f` is the caller's C function (it does not unwind); its frames may be unwound
     // by a forced unwind or abandoned, as a C thread's frames are.
-    let r = unsafe { ffi::c_scope_run(&s, f, arg, crate::threads::async_act) };
+    let r = unsafe { c_abi::c_scope_run(&s, f, arg, crate::threads::async_act) };
     drop(s);
     match r {
         ScopeRun::Returned(v) => {
@@ -200,7 +200,7 @@ pub unsafe extern "C" fn tc_scope_run(
         // frames up to the enclosing run or the thread's region.
         Then::Unwind => crate::threads::finish_in_region(),
     };
-    if ffi::is_async() {
+    if c_abi::is_async() {
         // With the type asynchronous, a request that came while the run's own frames were
         // outside any region (no signal diverts the thread there) is acted on now.
         crate::threads::point();

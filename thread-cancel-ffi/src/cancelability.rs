@@ -2,7 +2,7 @@
 //! `tc_testcancel`.
 
 use crate::threads;
-use thread_cancel::ffi;
+use thread_cancel::c_abi;
 
 /// `pthread_testcancel`.
 #[no_mangle]
@@ -19,12 +19,12 @@ pub unsafe extern "C" fn tc_setcancelstate(state: i32, old: *mut i32) -> i32 {
     let Ok(new) = thread_cancel::CancelState::try_from(state) else {
         return libc::EINVAL;
     };
-    let was = ffi::set_disabled(new == thread_cancel::CancelState::Disabled);
+    let was = c_abi::set_disabled(new == thread_cancel::CancelState::Disabled);
     if !old.is_null() {
         // SAFETY: the caller passes null or a writable int.
         unsafe { *old = i32::from(was) };
     }
-    if new == thread_cancel::CancelState::Enabled && ffi::is_async() {
+    if new == thread_cancel::CancelState::Enabled && c_abi::is_async() {
         threads::point(); // enabled with a request pending, asynchronous: at once (R03)
     }
     0
@@ -40,7 +40,7 @@ pub unsafe extern "C" fn tc_setcanceltype(kind: i32, old: *mut i32) -> i32 {
         return libc::EINVAL;
     };
     let asynchronous = new == thread_cancel::CancelType::Asynchronous;
-    let was = ffi::set_async(asynchronous);
+    let was = c_abi::set_async(asynchronous);
     if !old.is_null() {
         // SAFETY: the caller passes null or a writable int.
         unsafe { *old = i32::from(was) };

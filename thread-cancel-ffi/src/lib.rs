@@ -22,7 +22,7 @@
 //!
 //! Acting on a cancellation in C is a forced unwind of the C and C++ frames (C++ destructors
 //! run, the cleanup handlers as their frames are passed) up to the thread's *C region*
-//! (`thread_cancel::ffi::c_unwind`), whose boundary lies inside the thread's Rust root; from
+//! (`thread_cancel::c_abi::c_unwind`), whose boundary lies inside the thread's Rust root; from
 //! there an ordinary Rust unwind (Rust frames only) reaches the root, which runs the
 //! thread-specific-data destructors.
 
@@ -69,14 +69,6 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Sets `errno`.
 fn set_errno(e: i32) {
-    #[cfg(target_os = "android")]
-    // SAFETY: `__errno` returns the calling thread's errno slot (bionic).
-    unsafe {
-        *libc::__errno() = e
-    };
-    #[cfg(not(target_os = "android"))]
-    // SAFETY: `__errno_location` returns the calling thread's errno slot.
-    unsafe {
-        *libc::__errno_location() = e
-    };
+    // SAFETY: the calling thread's errno slot, valid for the thread's life.
+    unsafe { *thread_cancel::c_abi::errno_location() = e };
 }

@@ -31,7 +31,7 @@ use std::cell::Cell;
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use thread_cancel::ffi;
+use thread_cancel::c_abi;
 
 const IN_PROGRESS: i32 = 1;
 const DONE: i32 = 2;
@@ -76,7 +76,7 @@ fn futex(control: &AtomicI32, op: i32, val: i32) {
     // SAFETY: a futex operation on a live, aligned 4-byte word; no timeout (null).
     unsafe {
         libc::syscall(
-            thread_cancel::ffi::calls::FUTEX,
+            thread_cancel::c_abi::calls::FUTEX,
             control.as_ptr(),
             op | libc::FUTEX_PRIVATE_FLAG,
             val,
@@ -107,14 +107,14 @@ unsafe extern "C" fn reset(arg: *mut c_void) {
 /// and the handler; only the init routine runs with the caller's state. Returns the state to
 /// restore, if held.
 fn hold() -> Option<bool> {
-    ffi::is_async().then(|| ffi::set_disabled(true))
+    c_abi::is_async().then(|| c_abi::set_disabled(true))
 }
 
 /// Restores what `hold` changed, acting at once on a pending request (as enabling does for an
 /// asynchronous thread).
 fn unhold(held: Option<bool>) {
     if let Some(was_disabled) = held {
-        ffi::set_disabled(was_disabled);
+        c_abi::set_disabled(was_disabled);
         if !was_disabled {
             threads::point();
         }

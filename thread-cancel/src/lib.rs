@@ -136,15 +136,6 @@ mod current;
 ))]
 #[doc(hidden)]
 pub mod c_abi;
-// TEMPORARY (removed when the ffi crate's paths move): the module's former name.
-#[cfg(all(
-    feature = "c-abi",
-    not(loom),
-    any(target_os = "linux", target_os = "android"),
-    not(thread_cancel_portable)
-))]
-#[doc(hidden)]
-pub use c_abi as ffi;
 pub mod guide;
 #[cfg(not(loom))]
 pub mod io;

@@ -7,7 +7,7 @@
 use super::c;
 use crate::threads;
 use libc::{c_int, c_long, c_void, size_t, ssize_t};
-use thread_cancel::ffi::calls;
+use thread_cancel::c_abi::calls;
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {

@@ -5,7 +5,7 @@
 
 use super::c;
 use libc::{c_int, c_long, c_void, size_t, ssize_t};
-use thread_cancel::ffi::calls;
+use thread_cancel::c_abi::calls;
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_msgrcv(

@@ -1,5 +1,5 @@
 //! The C library's system-call cancellation points, each one system call through
-//! `thread_cancel::ffi::syscall_point`: either the call ran and its result is returned (with
+//! `thread_cancel::c_abi::syscall_point`: either the call ran and its result is returned (with
 //! `errno`), or it had no effect and the thread acts on its cancellation (R10). One file per
 //! family: files and descriptors (`fd.rs`), sockets (`socket.rs`), waits on several descriptors
 //! (`poll.rs`), signals and signal masks (`signal.rs`), sleeps (`sleep.rs`), child processes
@@ -10,7 +10,7 @@
 
 use crate::threads;
 use libc::c_long;
-use thread_cancel::ffi::{self, calls};
+use thread_cancel::c_abi::{self, calls};
 
 /// The system call's raw result, or act if the call was canceled without effect.
 ///
@@ -18,7 +18,7 @@ use thread_cancel::ffi::{self, calls};
 /// The arguments must be valid for system call `nr`.
 unsafe fn call(nr: calls::Call, a: [c_long; 6]) -> c_long {
     // SAFETY: forwarded from the caller.
-    match unsafe { ffi::syscall_point(nr, a) } {
+    match unsafe { c_abi::syscall_point(nr, a) } {
         None => threads::act(),
         Some(r) => r,
     }

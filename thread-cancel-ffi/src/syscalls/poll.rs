@@ -6,7 +6,7 @@
 use super::signal::Mask;
 use super::{c, SIGSET_SIZE};
 use libc::{c_int, c_long};
-use thread_cancel::ffi::calls;
+use thread_cancel::c_abi::calls;
 
 #[no_mangle]
 pub unsafe extern "C" fn tc_ppoll(

@@ -6,10 +6,10 @@
 
 use super::{c, call, SIGSET_SIZE};
 use libc::{c_int, c_long};
-use thread_cancel::ffi::{self, calls};
+use thread_cancel::c_abi::{self, calls};
 
 /// A signal mask or set given by C code, as passed to the kernel: a copy without the cancel
-/// signal (`ffi::cancel_signal`), or null. A mask that blocks the cancel signal would make the
+/// signal (`c_abi::cancel_signal`), or null. A mask that blocks the cancel signal would make the
 /// call (or, set with `sigprocmask`, the thread) impossible to interrupt; a set of signals to
 /// wait for that holds it would take the request's signal as the call's result. glibc never
 /// lets its own cancel signal be blocked or waited for either.
@@ -23,10 +23,7 @@ impl Mask {
             return Mask(None);
         }
         // SAFETY: non-null: the caller's initialised set (plain data).
-        let mut copy = unsafe { *set };
-        // SAFETY: `copy` is initialised; the cancel signal is a valid signal number.
-        unsafe { libc::sigdelset(&mut copy, ffi::cancel_signal()) };
-        Mask(Some(copy))
+        Mask(Some(c_abi::without_cancel_signal(unsafe { &*set })))
     }
 
     /// The copy (or null), valid while `self` lives.

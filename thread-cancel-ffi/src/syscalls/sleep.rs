@@ -6,7 +6,7 @@
 use super::call;
 use super::poll::tc_ppoll;
 use libc::c_int;
-use thread_cancel::ffi::calls;
+use thread_cancel::c_abi::calls;
 
 /// `clock_nanosleep`: returns the error number (not -1), as POSIX says.
 #[no_mangle]

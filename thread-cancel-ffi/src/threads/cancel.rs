@@ -2,7 +2,7 @@
 
 use super::exit;
 use super::ids::registry;
-use thread_cancel::ffi;
+use thread_cancel::c_abi;
 
 /// `pthread_cancel`: queues a request (R01, R08); `ESRCH` for an id whose lifetime has ended
 /// (never existed, joined, or detached and ended: R18). A thread that has ended but is not yet
@@ -12,7 +12,7 @@ use thread_cancel::ffi;
 /// acted on afterwards, the C way, if the caller is asynchronous and canceled itself.
 #[no_mangle]
 pub extern "C" fn tc_cancel(thread: u64) -> i32 {
-    let was = ffi::set_disabled(true);
+    let was = c_abi::set_disabled(true);
     // In a block: nothing of it is left to drop where this frame acts.
     let r = {
         let target = registry().get(thread).map(|e| e.canceler.clone());
@@ -25,8 +25,8 @@ pub extern "C" fn tc_cancel(thread: u64) -> i32 {
             None => libc::ESRCH,
         }
     };
-    ffi::set_disabled(was);
-    if !was && ffi::is_async() {
+    c_abi::set_disabled(was);
+    if !was && c_abi::is_async() {
         exit::point();
     }
     r

@@ -1,6 +1,6 @@
 //! `tc_create`, and the end of a thread it created.
 //!
-//! Threads are created with the system's `pthread_create` (`ffi::spawn_c`): the new thread
+//! Threads are created with the system's `pthread_create` (`c_abi::spawn_c`): the new thread
 //! reaches its start routine without registering a thread-local destructor (a library destructor
 //! run by `dlclose`, which holds the loader's lock, may create and join threads), and waits for
 //! its creator's verdict first, so that a creation undone for want of memory never runs the
@@ -12,7 +12,7 @@ use crate::{oom, SendPtr};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
-use thread_cancel::ffi;
+use thread_cancel::c_abi;
 
 extern "C" {
     fn pthread_attr_getdetachstate(attr: *const libc::pthread_attr_t, state: *mut i32) -> i32;
@@ -33,7 +33,7 @@ impl Drop for Ending {
     }
 }
 
-/// The end of every thread `tc_create` started (`ffi::spawn_c`'s `at_end`, after its root has
+/// The end of every thread `tc_create` started (`c_abi::spawn_c`'s `at_end`, after its root has
 /// run the thread-specific-data destructors): counts it out; the last one out after main has
 /// ended calls `exit(0)`. A thread that calls `exit()` never gets here (nor does one whose
 /// creation failed before its thread started: its creator counts it out), so nothing races
@@ -60,7 +60,7 @@ const ABANDON: u8 = 2;
 
 /// `pthread_create`: honours the detach state and stack size of `attr` (the system's default
 /// stack size otherwise, as glibc). `EAGAIN` if the thread cannot be created, memory included:
-/// the thread is created with `pthread_create` itself (`ffi::spawn_c`), an allocation that
+/// the thread is created with `pthread_create` itself (`c_abi::spawn_c`), an allocation that
 /// fails on the way (the registry, the control block) is served from the allocator's reserve
 /// (`oom.rs`) and undone, and a thread already started by then returns without running `start`.
 /// The new thread registers no thread-local destructor before `start` (a library destructor
@@ -119,7 +119,7 @@ pub unsafe extern "C" fn tc_create(
     // sent right after `pthread_create`). It takes the creator's mask once its id is set.
     let mask = SigMask::block_all();
     let inherited = mask.old;
-    let spawned = ffi::spawn_c(
+    let spawned = c_abi::spawn_c(
         stack,
         move || {
             // A `const` thread-local without a destructor.
@@ -142,7 +142,7 @@ pub unsafe extern "C" fn tc_create(
             let arg = arg;
             // SAFETY: `start` is the C start routine; the frames it creates are C frames, which
             // a cancellation may unwind or abandon.
-            SendPtr(unsafe { ffi::c_region(start, arg.0, exit::async_act) })
+            SendPtr(unsafe { c_abi::c_region(start, arg.0, exit::async_act) })
         },
         count_out,
     );

@@ -4,12 +4,12 @@
 use super::main_end::{end_main_thread, foreign_thread_ends, is_main_thread};
 use crate::{cleanup, SendPtr};
 use std::ffi::c_void;
-use thread_cancel::ffi;
+use thread_cancel::c_abi;
 
 /// Acts on the request whose cancellation has begun (or begins it): cleanup handlers, then the
 /// thread leaves its C region (the TSD destructors and the end of the thread follow there).
 pub(crate) fn act() -> ! {
-    ffi::begin_cancel();
+    c_abi::begin_cancel();
     finish_in_region()
 }
 
@@ -21,12 +21,12 @@ pub(crate) fn finish_in_region() -> ! {
     // holds a value with a destructor or a `catch_unwind` at the points that call this; the C
     // and C++ frames up to the region's boundary (or the end of a foreign C thread's stack,
     // checked by `c_unwind`) are the thread's to unwind.
-    unsafe { ffi::c_unwind(cleanup::run_cleanup_handlers_below, foreign_thread_ends) }
+    unsafe { c_abi::c_unwind(cleanup::run_cleanup_handlers_below, foreign_thread_ends) }
 }
 
 /// Acts if the calling thread (a C thread) must act now.
 pub(crate) fn point() {
-    if ffi::c_must_act() {
+    if c_abi::c_must_act() {
         act();
     }
 }
@@ -48,8 +48,8 @@ pub(crate) unsafe extern "C" fn async_act(_region: *mut c_void) -> ! {
 /// (such a thread cannot be ended without unwinding Rust frames).
 #[no_mangle]
 pub extern "C" fn tc_exit(value: *mut c_void) -> ! {
-    if ffi::in_c_region() {
-        ffi::begin_exit(SendPtr(value));
+    if c_abi::in_c_region() {
+        c_abi::begin_exit(SendPtr(value));
         finish_in_region();
     }
     if is_main_thread() {

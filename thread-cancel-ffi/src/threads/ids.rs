@@ -11,7 +11,7 @@ use crate::SendPtr;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use thread_cancel::ffi::CJoinHandle;
+use thread_cancel::c_abi::CJoinHandle;
 use thread_cancel::Canceler;
 
 pub(super) struct Entry {

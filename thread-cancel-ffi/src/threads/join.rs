@@ -10,18 +10,18 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use thread_cancel::ffi;
+use thread_cancel::c_abi;
 use thread_cancel::{Canceler, Outcome};
 
 /// A thread is joining the main thread (set under the registry lock).
 static MAIN_JOINING: AtomicBool = AtomicBool::new(false);
 
 /// Runs `f`, a Rust cancellation point, as a C point: in a thread that acts in C code (created
-/// here, or a foreign C thread: `ffi::in_c_region`) a cancellation is caught (Rust frames only)
+/// here, or a foreign C thread: `c_abi::in_c_region`) a cancellation is caught (Rust frames only)
 /// and acted on the C way; elsewhere `f` runs with cancellation disabled (such threads never
 /// act in C code).
 pub(crate) fn rust_point<R>(f: impl FnOnce() -> R) -> R {
-    if ffi::in_c_region() {
+    if c_abi::in_c_region() {
         match catch_unwind(AssertUnwindSafe(f)) {
             Ok(r) => r,
             Err(payload) => {
@@ -30,9 +30,9 @@ pub(crate) fn rust_point<R>(f: impl FnOnce() -> R) -> R {
             }
         }
     } else {
-        let was = ffi::set_disabled(true);
+        let was = c_abi::set_disabled(true);
         let r = f();
-        ffi::set_disabled(was);
+        c_abi::set_disabled(was);
         r
     }
 }
@@ -40,7 +40,7 @@ pub(crate) fn rust_point<R>(f: impl FnOnce() -> R) -> R {
 /// Like [`rust_point`], but reports a cancellation (`None`) instead of acting, so that the
 /// caller can first undo what must be undone.
 fn rust_point_reporting<R>(f: impl FnOnce() -> R) -> Option<R> {
-    if ffi::in_c_region() {
+    if c_abi::in_c_region() {
         catch_unwind(AssertUnwindSafe(f)).ok()
     } else {
         Some(rust_point(f))
@@ -97,10 +97,10 @@ unsafe fn deadline(
 /// destructor (a library destructor run by `dlclose` may join: that library is gone by the
 /// time the destructor would run).
 fn wait_for(target: &Canceler, deadline: Option<Instant>) -> Option<bool> {
-    if ffi::has_control() {
-        rust_point_reporting(|| ffi::wait_finished(target, deadline))
+    if c_abi::has_control() {
+        rust_point_reporting(|| c_abi::wait_finished(target, deadline))
     } else {
-        Some(ffi::wait_finished_uncancelable(target, deadline))
+        Some(c_abi::wait_finished_uncancelable(target, deadline))
     }
 }
 

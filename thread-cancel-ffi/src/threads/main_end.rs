@@ -11,7 +11,7 @@ use super::CANCELED;
 use crate::SendPtr;
 use std::ffi::c_void;
 use std::sync::Mutex;
-use thread_cancel::ffi;
+use thread_cancel::c_abi;
 
 /// The main thread's exit value once it has ended (`PTHREAD_CANCELED` if it was canceled).
 pub(super) static MAIN_VALUE: Mutex<Option<SendPtr>> = Mutex::new(None);
@@ -31,7 +31,7 @@ pub(super) fn is_main_thread() -> bool {
 ///   nothing left to run, and this library's plain frames) to the C library's thread start;
 ///   the thread's thread-local destructors then run its thread-specific-data destructors.
 pub(crate) fn foreign_thread_ends() -> ! {
-    let value = ffi::take_exit_value::<SendPtr>().map_or(CANCELED, |v| v.0);
+    let value = c_abi::take_exit_value::<SendPtr>().map_or(CANCELED, |v| v.0);
     if is_main_thread() {
         end_main_thread(value)
     }
@@ -50,7 +50,7 @@ pub(crate) fn foreign_thread_ends() -> ! {
 /// joined (a thread that has ended): cancel and kill return 0.
 pub(crate) fn end_main_thread(value: *mut c_void) -> ! {
     *crate::lock(&MAIN_VALUE) = Some(SendPtr(value));
-    ffi::end_adopted_thread();
+    c_abi::end_adopted_thread();
     if let Some(e) = registry().get(MY_ID.get()) {
         e.ended = true;
     }

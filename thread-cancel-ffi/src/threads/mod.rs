@@ -4,7 +4,7 @@
 //! the end of a thread not created here, main's included (`main_end.rs`).
 //!
 //! The main thread and threads the C library created act on a cancellation in C code too
-//! (`ffi::in_c_region`); they end in [`main_end::foreign_thread_ends`].
+//! (`c_abi::in_c_region`); they end in [`main_end::foreign_thread_ends`].
 
 mod cancel;
 mod create;

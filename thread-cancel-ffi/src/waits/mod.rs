@@ -25,7 +25,7 @@ use crate::threads;
 use crate::SendPtr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use thread_cancel::ffi;
+use thread_cancel::c_abi;
 
 #[cfg(not(all(target_env = "gnu", not(thread_cancel_any_libc))))]
 #[path = "any.rs"]
@@ -134,7 +134,7 @@ fn cond_wait(
     mutex: *mut libc::pthread_mutex_t,
     abstime: *const libc::timespec,
 ) -> i32 {
-    if !ffi::in_c_region() {
+    if !c_abi::in_c_region() {
         return system_cond_wait(cond, mutex, abstime);
     }
     threads::point();
@@ -149,7 +149,7 @@ fn cond_wait(
     });
     let w2 = w.clone();
     let guard = thread_cancel::on_cancel(move || wake_waiter(&w2));
-    let r = if ffi::c_must_act() {
+    let r = if c_abi::c_must_act() {
         0
     } else {
         system_cond_wait(cond, mutex, abstime)
@@ -159,7 +159,7 @@ fn cond_wait(
     // The mutex is held again here: a request is acted on with it held (R22). The wait may
     // have consumed a signal meant for another waiter: pass it on (a spurious wake-up for the
     // others, who re-check their predicate) before acting, so none is lost.
-    if ffi::c_must_act() {
+    if c_abi::c_must_act() {
         // SAFETY: the caller's live condition variable.
         unsafe { libc::pthread_cond_broadcast(cond) };
         drop(w); // nothing of this frame is left to the abandoned stack
@@ -258,5 +258,5 @@ unsafe fn futex_wait(
     ];
     // SAFETY: a futex wait on a word that outlives the call (the caller's contract); the
     // timeout is null or the caller's valid timespec.
-    unsafe { ffi::syscall_point(ffi::calls::FUTEX, args) }
+    unsafe { c_abi::syscall_point(c_abi::calls::FUTEX, args) }
 }

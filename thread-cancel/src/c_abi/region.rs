@@ -351,3 +351,15 @@ pub fn is_async() -> bool {
 pub fn cancel_signal() -> i32 {
     crate::sys::signal().unwrap_or_else(crate::sys::default_signal)
 }
+
+/// A copy of `set` without the cancel signal (see [`cancel_signal`]): for the mask of a wait
+/// and the set of a signal wait, which must never block or take it (the Rust points use the
+/// same function).
+pub fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
+    crate::sys::without_cancel_signal(set)
+}
+
+/// The calling thread's `errno` slot (`__errno_location`; bionic's `__errno`).
+pub fn errno_location() -> *mut libc::c_int {
+    crate::sys::errno_location()
+}

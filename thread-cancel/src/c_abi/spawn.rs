@@ -68,21 +68,8 @@ fn c_thread_main<T: Send + 'static>(start: CStart<T>) {
         at_end,
     } = start;
     crate::current::link_unregistered(&control);
-    let result = catch_unwind(AssertUnwindSafe(body));
-    let s = control.state.enter_root();
-    let o = if s & word::CANCELING != 0 {
-        Outcome::Canceled
-    } else if s & word::EXITING != 0 {
-        match control.take_exit_value().map(|b| b.downcast::<T>()) {
-            Some(Ok(v)) => Outcome::Exited(*v),
-            _ => Outcome::Canceled, // `begin_exit` checks the type: not reached
-        }
-    } else {
-        match result {
-            Ok(v) => Outcome::Returned(v),
-            Err(p) => Outcome::Panicked(p),
-        }
-    };
+    // `begin_exit` checks the exit value's type, as `exit` does.
+    let o = crate::thread::outcome(&control, catch_unwind(AssertUnwindSafe(body)));
     *outcome.lock().unwrap_or_else(PoisonError::into_inner) = Some(o);
     drop(outcome);
     crate::tsd::run_destructors();

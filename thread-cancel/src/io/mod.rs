@@ -21,7 +21,7 @@
 //! error.
 
 use crate::point::syscall::cp;
-use crate::sys::{self, calls};
+use crate::sys::{self, calls, without_cancel_signal};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 
@@ -611,19 +611,6 @@ pub fn select(
     // type the call expects; with `nfds <= FD_SETSIZE` the kernel touches at most
     // `FD_SETSIZE` bits (`size_of::<fd_set>()` bytes) of each set.
     unsafe { cp(calls::PSELECT6, a) }.map(|n| n as usize)
-}
-
-/// A copy of `set` without the cancel signal: the mask of a wait must never block it (the
-/// wait could no longer be interrupted) and the set of a signal wait must never take it (the
-/// request's signal would be returned as the call's result). glibc does the same for its own
-/// cancel signal.
-fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
-    let mut copy = *set;
-    if let Some(sig) = sys::signal() {
-        // SAFETY: `copy` is an initialised set; `sig` is a valid signal number.
-        unsafe { libc::sigdelset(&mut copy, sig) };
-    }
-    copy
 }
 
 /// `sigsuspend(2)` as a cancellation point: replaces the signal mask with `mask` until a

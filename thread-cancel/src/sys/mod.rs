@@ -61,7 +61,7 @@ pub(crate) use linux::{
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
         drain as drain_cancel_signal, kill, prepare, set_decisions, set_signal, signal, syscall_cp,
-        CpResult, SignalError,
+        without_cancel_signal, CpResult, SignalError,
     },
 };
 /// What only the C ABI's support (`c_abi`, feature `c-abi`) uses.
@@ -75,7 +75,7 @@ pub(crate) use linux::{
         abandoning_frames, boundary as region_boundary, has_act as region_has_act,
         leave as region_leave, resolve_sanitizer_hook,
     },
-    syscall_cp::default_signal,
+    syscall_cp::{default_signal, errno_location},
 };
 
 #[cfg(any(
@@ -96,8 +96,8 @@ pub(crate) use portable::{
     futex::{futex_wait, futex_wake, timespec},
     points::{
         drain as drain_cancel_signal, kill, observe as observe_in_syscall, prepare,
-        publish as publish_in_syscall, set_decisions, set_signal, signal, syscall_cp, CpResult,
-        SignalError,
+        publish as publish_in_syscall, set_decisions, set_signal, signal, syscall_cp,
+        without_cancel_signal, CpResult, SignalError,
     },
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
 };

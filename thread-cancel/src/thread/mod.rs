@@ -156,9 +156,19 @@ fn panic_message(p: &(dyn Any + Send)) -> &str {
 /// unwind, run the thread-specific-data destructors, mark finished (later requests fail).
 pub(crate) fn root<T: 'static>(control: Arc<Control>, f: impl FnOnce() -> T) -> Outcome<T> {
     link_spawned(control.clone());
-    let result = catch_unwind(AssertUnwindSafe(f));
+    let outcome = outcome(&control, catch_unwind(AssertUnwindSafe(f)));
+    tsd::run_destructors();
+    control.finish();
+    outcome
+}
+
+/// A thread's root, once its body has returned or unwound (`result`): marks the word (the
+/// root has been reached: no point acts any more) and decides how the thread ended, from the
+/// word (a cancellation or an exit it acted on wins over what the body returned) and `result`.
+/// For every thread the crate starts (Rust's and the C ABI's).
+pub(crate) fn outcome<T: 'static>(control: &Control, result: std::thread::Result<T>) -> Outcome<T> {
     let s = control.state.enter_root();
-    let outcome = if s & CANCELING != 0 {
+    if s & CANCELING != 0 {
         Outcome::Canceled
     } else if s & EXITING != 0 {
         let v = control
@@ -171,10 +181,7 @@ pub(crate) fn root<T: 'static>(control: Arc<Control>, f: impl FnOnce() -> T) -> 
             Ok(v) => Outcome::Returned(v),
             Err(p) => Outcome::Panicked(p),
         }
-    };
-    tsd::run_destructors();
-    control.finish();
-    outcome
+    }
 }
 
 pub(crate) fn new_control<T: 'static>() -> Arc<Control> {

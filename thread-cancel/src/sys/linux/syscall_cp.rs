@@ -184,6 +184,19 @@ pub(crate) fn signal() -> Option<i32> {
     }
 }
 
+/// A copy of `set` without the cancel signal (the one in use, or the one that will be if no
+/// thread has started yet): the mask of a wait must never block it (the wait could no longer
+/// be interrupted) and the set of a signal wait must never take it (the request's signal would
+/// be returned as the call's result). glibc does the same for its own cancel signal. For the
+/// Rust points and the C ABI's alike.
+pub(crate) fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
+    let mut copy = *set;
+    let sig = signal().unwrap_or_else(default_signal);
+    // SAFETY: `copy` is an initialised set; `sig` is a valid signal number.
+    unsafe { libc::sigdelset(&mut copy, sig) };
+    copy
+}
+
 /// Installs the cancel signal's handler and registers the process for the asymmetric fence
 /// (once per process). Called whenever a thread gets a control block (so before it can make
 /// a cancellable call, and before anyone can cancel it) and before a region is entered. A
@@ -368,7 +381,7 @@ pub(crate) fn drain() {
 }
 
 /// The calling thread's `errno` (glibc and musl: `__errno_location`; bionic: `__errno`).
-fn errno_location() -> *mut libc::c_int {
+pub(crate) fn errno_location() -> *mut libc::c_int {
     #[cfg(target_os = "android")]
     // SAFETY: returns the calling thread's errno; no preconditions.
     return unsafe { libc::__errno() };

@@ -83,6 +83,11 @@ pub(crate) fn signal() -> Option<i32> {
 #[inline]
 pub(crate) fn prepare() {}
 
+/// `set` itself: no signal is used.
+pub(crate) fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
+    *set
+}
+
 /// No signal handler asks anything.
 pub(crate) fn set_decisions(_d: &'static crate::sys::Decisions) {}
 
