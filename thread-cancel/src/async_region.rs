@@ -99,10 +99,10 @@ where
     // SAFETY: the calling thread's control block lives as long as the thread's link to it,
     // which outlives this call (it is dropped only at the thread's end).
     let c = unsafe { &*c };
-    let ctx = RegionCtx::new(c.state.as_ptr(), None);
+    let ctx = RegionCtx::new(c.word.as_ptr(), None);
     let mut result: Option<Result<R, Box<dyn Any + Send>>> = None;
     let mut body = Some(|| result = Some(catch_unwind(AssertUnwindSafe(f))));
-    let was_async = c.state.set_async(true);
+    let was_async = c.word.set_async(true);
     // SeqCst: pairs with the request's `fetch_or` (see `Control::region`).
     let outer = c
         .region
@@ -120,7 +120,7 @@ where
         )
     };
     c.region.store(outer, Ordering::SeqCst);
-    c.state.set_async(was_async);
+    c.word.set_async(was_async);
     // `f` did not start if a request was pending at entry: drop it then; otherwise it is gone.
     drop(body);
     match exit {
@@ -160,7 +160,7 @@ fn unsupported() -> ! {
 fn act() -> ! {
     // The region was left because the word said act: a thread's request or a scope's
     // (`act_on` tells them apart and does not return).
-    with_current(|c| crate::point::act_on(c, c.state.load()));
+    with_current(|c| crate::point::act_on(c, c.word.load()));
     raise()
 }
 
@@ -188,7 +188,7 @@ unsafe extern "C" fn call_once<B: FnOnce()>(arg: *mut c_void) {
 /// [`unshield`] needs.
 pub(crate) fn shield() -> Option<bool> {
     with_current(|c| {
-        (!c.region.load(Ordering::Relaxed).is_null()).then(|| c.state.set_disabled(true))
+        (!c.region.load(Ordering::Relaxed).is_null()).then(|| c.word.set_disabled(true))
     })
     .flatten()
 }

@@ -119,7 +119,7 @@ impl From<CancelType> for i32 {
 pub fn set_cancel_state(new: CancelState) -> CancelState {
     // `with_own`: async-cancel-safe (allowed inside an `async_region`).
     let was_disabled = with_own(|c| {
-        let was = c.state.set_disabled(new == CancelState::Disabled);
+        let was = c.word.set_disabled(new == CancelState::Disabled);
         if new == CancelState::Enabled {
             act_if_async(c);
         }
@@ -142,7 +142,7 @@ pub fn set_cancel_state(new: CancelState) -> CancelState {
 /// ```
 pub fn set_cancel_type(new: CancelType) -> CancelType {
     let was_async = with_own(|c| {
-        let was = c.state.set_async(new == CancelType::Asynchronous);
+        let was = c.word.set_async(new == CancelType::Asynchronous);
         if new == CancelType::Asynchronous {
             act_if_async(c);
         }
@@ -157,7 +157,7 @@ pub fn set_cancel_type(new: CancelType) -> CancelType {
 
 /// Acts at once if the type is asynchronous and a request must be acted on.
 pub(crate) fn act_if_async(c: &crate::control::Control) {
-    let s = c.state.load();
+    let s = c.word.load();
     if s & word::ASYNC != 0 && s & word::SLOW != 0 {
         slow_point(c, s);
     }

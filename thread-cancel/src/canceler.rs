@@ -77,7 +77,7 @@ pub(crate) fn debug_thread<'a, 'b>(
     thread: Option<&std::thread::Thread>,
     mut d: std::fmt::DebugStruct<'a, 'b>,
 ) -> std::fmt::DebugStruct<'a, 'b> {
-    let word = control.state.load();
+    let word = control.word.load();
     let thread = thread.or(control.std_thread());
     d.field("name", &thread.and_then(|t| t.name()))
         .field("id", &thread.map(|t| t.id()))
@@ -149,7 +149,7 @@ impl Canceler {
     /// assert!(!thread_cancel::current().is_finished());
     /// ```
     pub fn is_finished(&self) -> bool {
-        self.control.state.load() & crate::word::FINISHED != 0
+        self.control.word.load() & crate::word::FINISHED != 0
     }
 }
 

@@ -1,6 +1,7 @@
 //! The cancellation state word: one `AtomicU32` per thread, every transition one atomic operation.
 //!
-//! Bits (see ARCHITECTURE.md for the full argument):
+//! The home of the word: its bits, its transitions and the argument for each invariant
+//! (ARCHITECTURE.md links here and does not copy them). Bits:
 //!
 //! | bit | name | set by | cleared by |
 //! |---|---|---|---|
@@ -68,6 +69,29 @@ const _: () = assert!(UNWINDING < ROOT);
 #[inline(always)]
 pub(crate) const fn acts(s: u32) -> bool {
     s & BLOCK == 0 && s & REQUEST != 0
+}
+
+/// What the system-call trampoline decides from word `s` (the assembly of each architecture
+/// encodes this test; the portable layer calls it): a request that nothing blocks, or an
+/// unwind under way that has not reached the thread's root (a cancellation that `catch_unwind`
+/// swallowed: it is raised again).
+#[inline(always)]
+#[cfg_attr(
+    all(
+        any(target_os = "linux", target_os = "android"),
+        not(thread_cancel_portable)
+    ),
+    allow(dead_code)
+)]
+pub(crate) const fn trampoline_acts(s: u32) -> bool {
+    if s & (BLOCK | REQUEST) == 0 {
+        return false;
+    }
+    if s & BLOCK == 0 {
+        return true;
+    }
+    let u = s & (UNWINDING | ROOT);
+    u != 0 && u < ROOT
 }
 
 /// Whether the thread's own request (not a scope's) is acted on in word `s` (C points).

@@ -59,7 +59,7 @@ pub unsafe fn c_scope_run(
                 // Our unwinds only (`start` is C): the thread's termination, or a scope's
                 // unwind to an enclosing run; the word says which, and `c_unwind` goes on.
                 drop(payload);
-                if c.state.load() & word::UNWINDING == 0 {
+                if c.word.load() & word::UNWINDING == 0 {
                     eprintln!("thread-cancel: a panic passed a scope's run in C code; aborting");
                     std::process::abort();
                 }

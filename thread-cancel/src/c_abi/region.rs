@@ -51,7 +51,7 @@ pub(super) unsafe fn region_call(
     // argument (both are thin pointers passed in the same register).
     let act =
         unsafe { std::mem::transmute::<ActFn, unsafe extern "C" fn(*mut RegionCtx) -> !>(act) };
-    let ctx = RegionCtx::new(c.state.as_ptr(), Some(act));
+    let ctx = RegionCtx::new(c.word.as_ptr(), Some(act));
     let mut call = Call {
         start,
         arg,
@@ -71,7 +71,7 @@ pub(super) unsafe fn region_call(
         RegionExit::Left => {
             // Entered asynchronous with a request pending, or left by `act`/`c_leave` (which
             // began the cancellation, the exit or the scope's unwind already).
-            let s = c.state.load();
+            let s = c.word.load();
             if scope && s & word::TERMINATING == 0 {
                 if s & word::SCOPE_UNWIND != 0 {
                     crate::point::runs::raise_scope(&c, false);
@@ -81,7 +81,7 @@ pub(super) unsafe fn region_call(
                 }
             }
             if s & word::TERMINATING == 0 {
-                c.state.begin_cancel();
+                c.word.begin_cancel();
             }
             drop(c);
             raise()
@@ -176,7 +176,7 @@ pub(super) fn foreign_stack_is_c() -> bool {
 /// Whether the calling thread, in a C region, must act on a request now (enabled, pending,
 /// not already terminating): its own, or, in the region of a scope's run, a scope's.
 pub fn c_must_act() -> bool {
-    with_current(|c| c_decide(c, c.state.load()) != CAct::No).unwrap_or(false) && in_c_region()
+    with_current(|c| c_decide(c, c.word.load()) != CAct::No).unwrap_or(false) && in_c_region()
 }
 
 /// Begins acting on the pending request: from now on cancellation is disabled. In the region
@@ -184,21 +184,21 @@ pub fn c_must_act() -> bool {
 /// Nothing if an unwind has begun already (the thread's termination, or a scope's: it goes on).
 pub fn begin_cancel() {
     with_current(|c| {
-        let s = c.state.load();
+        let s = c.word.load();
         if s & word::UNWINDING != 0 {
             return;
         }
         if c_decide(c, s) == CAct::Scope {
             crate::point::runs::begin_scope_unwind_in_c(c);
         } else {
-            c.state.begin_cancel();
+            c.word.begin_cancel();
         }
     });
 }
 
 /// Whether the calling thread has begun to act on a cancellation or an exit.
 pub fn terminating() -> bool {
-    with_current(|c| c.state.load() & word::TERMINATING != 0).unwrap_or(false)
+    with_current(|c| c.word.load() & word::TERMINATING != 0).unwrap_or(false)
 }
 
 /// Begins `exit(value)` in the calling thread (the value is type-checked against the thread's
@@ -206,7 +206,7 @@ pub fn terminating() -> bool {
 /// [`c_leave`]. Returns false if the thread was already terminating (the value is dropped).
 pub fn begin_exit<V: Send + 'static>(value: V) -> bool {
     let c = current_control();
-    if c.state.load() & word::TERMINATING != 0 {
+    if c.word.load() & word::TERMINATING != 0 {
         return false;
     }
     if let Some(expected) = c.exit_type {
@@ -216,7 +216,7 @@ pub fn begin_exit<V: Send + 'static>(value: V) -> bool {
         );
     }
     c.set_exit_value(Box::new(value));
-    c.state.begin_exit();
+    c.word.begin_exit();
     true
 }
 
@@ -256,7 +256,7 @@ pub fn wait_finished(c: &Canceler, deadline: Option<Instant>) -> bool {
 /// destructor would run).
 pub fn wait_finished_uncancelable(c: &Canceler, deadline: Option<Instant>) -> bool {
     let target = &c.control;
-    let finished = || target.state.load() & word::FINISHED != 0;
+    let finished = || target.word.load() & word::FINISHED != 0;
     if finished() {
         return true;
     }
@@ -303,7 +303,7 @@ pub unsafe fn syscall_point(nr: calls::Call, a: [libc::c_long; 6]) -> Option<lib
     // SAFETY: `c` is the calling thread's block; the arguments are valid for `nr` by this
     // function's contract.
     let r = unsafe { crate::point::syscall::in_call(c, nr, a) };
-    let s = c.state.load();
+    let s = c.word.load();
     let act = c_decide(c, s);
     match r {
         crate::sys::CpResult::Done(r)
@@ -313,7 +313,7 @@ pub unsafe fn syscall_point(nr: calls::Call, a: [libc::c_long; 6]) -> Option<lib
         }
         _ => match act {
             CAct::Thread => {
-                c.state.begin_cancel();
+                c.word.begin_cancel();
                 None
             }
             CAct::Scope => {
@@ -331,18 +331,18 @@ pub unsafe fn syscall_point(nr: calls::Call, a: [libc::c_long; 6]) -> Option<lib
 /// Sets the calling thread's cancel state (`disabled`) without acting; returns the previous
 /// one. The C side acts itself (`c_must_act`) when it enables.
 pub fn set_disabled(disabled: bool) -> bool {
-    crate::current::with_own(|c| c.state.set_disabled(disabled))
+    crate::current::with_own(|c| c.word.set_disabled(disabled))
 }
 
 /// Sets the calling thread's cancel type (`asynchronous`) without acting; returns the previous
 /// one.
 pub fn set_async(asynchronous: bool) -> bool {
-    crate::current::with_own(|c| c.state.set_async(asynchronous))
+    crate::current::with_own(|c| c.word.set_async(asynchronous))
 }
 
 /// Whether the calling thread's type is asynchronous.
 pub fn is_async() -> bool {
-    with_current(|c| c.state.load() & word::ASYNC != 0).unwrap_or(false)
+    with_current(|c| c.word.load() & word::ASYNC != 0).unwrap_or(false)
 }
 
 /// The cancel signal: the one in use, or (before the first thread is spawned or adopted) the

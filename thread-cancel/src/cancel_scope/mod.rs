@@ -2,12 +2,13 @@
 //!
 //! A scope is a token shared by every thread that runs code in it. `run` registers the calling
 //! thread (the scope's address in the thread's control block, `ScopeRuns::slots`, at the run's
-//! nesting depth) and links a frame on the thread's stack of runs (`TOP`, owner-only). `cancel`
+//! nesting depth) and links a frame on the thread's stack of runs (`point::runs`). `cancel`
 //! marks the scope, then delivers a scope request (`SCOPE` in the state word, plus the same
 //! wake-ups as a thread request) to every thread registered in a run of it. A point that acts
 //! on `SCOPE` unwinds with a [`ScopeUnwind`] payload to the outermost run whose scope is
-//! canceled, where `run` catches it and returns `Err(Canceled)`. Invariant I6 (`state.rs`) is
-//! what makes the end of a run clean; ARCHITECTURE.md argues it.
+//! canceled, where `run` catches it and returns `Err(Canceled)`. Invariant I6 (argued in
+//! `word.rs`) is what makes the end of a run clean; both sides of its protocol are methods of
+//! `control::ScopeRuns`, model-checked by loom.
 
 pub(crate) mod deadline;
 
@@ -582,7 +583,7 @@ fn register_thread(c: &Control) {
 fn leave(c: &Control, frame: &Frame) -> bool {
     c.runs.leave(frame.depth, frame.scope_id());
     runs::set_top(frame.parent);
-    let s = c.state.load();
+    let s = c.word.load();
     if s & (word::SCOPE | word::SCOPE_UNWIND) == 0 {
         return false;
     }
@@ -593,16 +594,16 @@ fn leave(c: &Control, frame: &Frame) -> bool {
 #[inline(never)]
 fn leave_slow(c: &Control, depth: usize) -> bool {
     let mut caught = false;
-    if c.state.load() & word::SCOPE_UNWIND != 0 && runs::target() == depth {
-        c.state.end_scope_unwind();
+    if c.word.load() & word::SCOPE_UNWIND != 0 && runs::target() == depth {
+        c.word.end_scope_unwind();
         caught = true;
     }
-    if c.state.load() & word::SCOPE != 0 {
+    if c.word.load() & word::SCOPE != 0 {
         // Drop the request, then look again: a cancel of an enclosing run's scope that
         // delivered before the `fetch_and` is seen as canceled here and re-queued.
-        c.state.clear_scope_request();
+        c.word.clear_scope_request();
         if outermost_canceled().is_some() {
-            c.state.scope_request();
+            c.word.scope_request();
         }
     }
     // Every delivery is over (the wait in `leave`): a signal one of them sent is recorded.
@@ -660,7 +661,7 @@ pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, T
 /// assert_eq!(r, Ok(3)); // it finished its loop: no point acted
 /// ```
 pub fn cancel_requested() -> bool {
-    if crate::control::with_current(|c| c.state.load() & word::PENDING != 0).unwrap_or(false) {
+    if crate::control::with_current(|c| c.word.load() & word::PENDING != 0).unwrap_or(false) {
         return true;
     }
     let canceled = any_frame(|_, sc| sc.is_canceled());
@@ -678,8 +679,8 @@ pub fn cancel_requested() -> bool {
 fn own_request_now() {
     if outermost_canceled().is_some() {
         crate::control::with_current(|c| {
-            if c.state.load() & word::SCOPE == 0 {
-                c.state.scope_request();
+            if c.word.load() & word::SCOPE == 0 {
+                c.word.scope_request();
             }
         });
     }

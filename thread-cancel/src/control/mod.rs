@@ -28,7 +28,7 @@ static SETUP: Once = Once::new();
 /// Everything another thread may touch of a thread: its state word and its wake-up token.
 #[derive(Debug)]
 pub(crate) struct Control {
-    pub(crate) state: StateWord,
+    pub(crate) word: StateWord,
     pub(crate) parker: Parker,
     /// The threads blocked in `join`/`wait` on this one, each woken when this one finishes.
     /// Each waiter adds and removes its own entry (`add_waiter`/`remove_waiter`).
@@ -84,7 +84,7 @@ impl Control {
             };
         });
         Self {
-            state: StateWord::new(),
+            word: StateWord::new(),
             parker: Parker::new(),
             waiters: Mutex::new(Vec::new()),
             generation: AtomicU32::new(fork::fork_generation()),
@@ -103,7 +103,7 @@ impl Control {
     /// A control block for a thread that is already gone.
     pub(crate) fn finished() -> Self {
         Self {
-            state: StateWord::finished(),
+            word: StateWord::finished(),
             ignored: std::sync::atomic::AtomicU8::new(IGNORED_NO),
             ..Self::new(None)
         }
@@ -127,7 +127,7 @@ impl Control {
         if !self.in_this_process() {
             return Err(crate::NoSuchThread);
         }
-        match self.state.request() {
+        match self.word.request() {
             Request::Finished => Err(crate::NoSuchThread),
             Request::Merged => Ok(None),
             Request::Queued { prev } => {
@@ -153,7 +153,7 @@ impl Control {
         if !self.in_this_process() {
             return false;
         }
-        let prev = self.state.scope_request();
+        let prev = self.word.scope_request();
         prev & (crate::word::FINISHED | crate::word::SCOPE) == 0 && self.wake(prev, true)
     }
 
@@ -264,7 +264,7 @@ impl Control {
         canceled_run_depth: impl FnOnce() -> Option<usize>,
     ) -> Option<u64> {
         let mut cbs = lock(&self.callbacks);
-        if self.state.load() & crate::word::PENDING != 0
+        if self.word.load() & crate::word::PENDING != 0
             || canceled_run_depth().is_some_and(|d| d < runs)
         {
             drop(cbs);
@@ -333,7 +333,7 @@ impl Control {
     /// Whether the thread finished with a request pending that it never acted on; `None` while
     /// it has not finished.
     pub(crate) fn request_ignored(&self) -> Option<bool> {
-        if self.state.load() & crate::word::FINISHED == 0 {
+        if self.word.load() & crate::word::FINISHED == 0 {
             return None;
         }
         // `finish` stores the verdict just after setting `FINISHED`: a few instructions.
@@ -349,7 +349,7 @@ impl Control {
     /// registers under the same mutex before it reads `FINISHED`. So either a waiter sees
     /// `FINISHED`, or this sees (and wakes) the waiter.
     pub(crate) fn finish(&self) {
-        let prev = self.state.finish();
+        let prev = self.word.finish();
         // Decided from the word `FINISHED` replaced: a request that sees `FINISHED` fails (and
         // is no request), one that does not is in `prev`.
         let ignored = prev & crate::word::PENDING != 0 && prev & crate::word::CANCELING == 0;

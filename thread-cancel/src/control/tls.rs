@@ -58,14 +58,14 @@ pub(crate) static DECISIONS: crate::sys::Decisions = crate::sys::Decisions {
 
 /// Whether the calling thread must act on a request now (the trampoline's test).
 fn cp_must_act() -> bool {
-    with_current(|c| word::acts(c.state.load())).unwrap_or(false)
+    with_current(|c| word::acts(c.word.load())).unwrap_or(false)
 }
 
 /// The calling thread's current asynchronous region, if it must leave it now (type
 /// asynchronous, enabled, a request pending, not terminating, not panicking).
 fn async_must_act() -> Option<*mut crate::sys::RegionCtx> {
     with_current(|c| {
-        let s = c.state.load();
+        let s = c.word.load();
         if s & word::ASYNC == 0 || !word::acts(s) {
             return None;
         }
@@ -80,6 +80,6 @@ fn async_must_act() -> Option<*mut crate::sys::RegionCtx> {
 /// handler of the user's that interrupted it (or in the few instructions around the
 /// trampoline).
 fn in_call_must_act() -> bool {
-    with_current(|c| c.in_syscall.load(Ordering::Relaxed) && word::acts(c.state.load()))
+    with_current(|c| c.in_syscall.load(Ordering::Relaxed) && word::acts(c.word.load()))
         .unwrap_or(false)
 }

@@ -53,7 +53,7 @@ fn exit_while_unwinding() -> ! {
 #[inline]
 pub fn testcancel() {
     with_current(|c| {
-        let s = c.state.load();
+        let s = c.word.load();
         if s & word::SLOW != 0 {
             slow_point(c, s);
         }
@@ -81,7 +81,7 @@ pub(crate) fn act_on(c: &crate::control::Control, s: u32) {
     match word::classify(s) {
         Action::None => {}
         Action::Act => {
-            c.state.begin_cancel();
+            c.word.begin_cancel();
             raise();
         }
         Action::Resume => raise(),
@@ -95,7 +95,7 @@ pub(crate) fn act_on(c: &crate::control::Control, s: u32) {
 pub(crate) fn terminating() -> bool {
     std::thread::panicking()
         && with_current(|c| {
-            let s = c.state.load();
+            let s = c.word.load();
             s & word::UNWINDING != 0 && s & word::ROOT == 0
         })
         .unwrap_or(false)
@@ -156,9 +156,9 @@ pub fn exit<V: Send + 'static>(value: V) -> ! {
             std::any::type_name::<V>()
         );
     }
-    if c.state.load() & word::TERMINATING == 0 {
+    if c.word.load() & word::TERMINATING == 0 {
         c.set_exit_value(Box::new(value));
-        c.state.begin_exit();
+        c.word.begin_exit();
     }
     drop(c);
     raise()

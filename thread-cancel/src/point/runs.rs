@@ -109,7 +109,7 @@ pub(crate) fn outermost_canceled() -> Option<usize> {
 #[cold]
 pub(crate) fn raise_scope(c: &Control, begin: bool) -> ! {
     if begin {
-        c.state.begin_scope_unwind();
+        c.word.begin_scope_unwind();
     }
     let target = match outermost_canceled() {
         Some(d) if begin => d,
@@ -153,7 +153,7 @@ pub(crate) fn expire() {
 /// now, as [`raise_scope`] does when it begins.
 #[cfg(feature = "c-abi")]
 pub(crate) fn begin_scope_unwind_in_c(c: &Control) {
-    c.state.begin_scope_unwind();
+    c.word.begin_scope_unwind();
     if let Some(d) = outermost_canceled() {
         TARGET.with(|t| t.set(d));
     }

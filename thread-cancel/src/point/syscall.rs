@@ -26,7 +26,7 @@ pub(crate) unsafe fn in_call(c: &Control, nr: calls::Call, a: [libc::c_long; 6])
     sys::publish_in_syscall(&c.in_syscall);
     // SAFETY: the word is this thread's (borrowed `c` outlives the call); the arguments are
     // valid for `nr` by this function's contract.
-    let r = unsafe { sys::syscall_cp(c.state.as_ptr(), nr, a) };
+    let r = unsafe { sys::syscall_cp(c.word.as_ptr(), nr, a) };
     c.in_syscall.store(outer, Ordering::Release);
     r
 }
@@ -105,7 +105,7 @@ fn cp_slow(c: &Control, r: CpResult) -> Option<libc::c_long> {
     let canceled = match r {
         CpResult::Canceled => true,
         // A call that cannot be restarted, interrupted by our signal: nothing happened.
-        CpResult::Done(r) => must_act(c.state.load()) && r == -(libc::EINTR as libc::c_long),
+        CpResult::Done(r) => must_act(c.word.load()) && r == -(libc::EINTR as libc::c_long),
     };
     match r {
         CpResult::Done(r) if !canceled => Some(r),

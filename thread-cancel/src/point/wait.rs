@@ -45,7 +45,7 @@ pub(crate) fn wait_until(
         if ready() {
             return Wake::Ready;
         }
-        let s = me.state.load();
+        let s = me.word.load();
         if must_act(s) {
             return Wake::Cancel;
         }
@@ -82,7 +82,7 @@ pub(crate) fn wait_until(
 /// caller's code costs both phases of the unwind, so this is the cancellation latency.
 #[inline(always)]
 pub(crate) fn act(me: &Control) -> ! {
-    act_on(me, me.state.load());
+    act_on(me, me.word.load());
     // `wait_until` saw a word that acts; only the owner could have changed it since, and it
     // did not: acting is certain. Raise in any case rather than return into a finished wait.
     raise()

@@ -93,11 +93,11 @@ pub use portable::calls;
     thread_cancel_portable
 ))]
 pub(crate) use portable::{
+    fence::{observe as observe_in_syscall, publish as publish_in_syscall},
     futex::{futex_wait, futex_wake, timespec},
-    points::{
-        drain as drain_cancel_signal, kill, observe as observe_in_syscall, prepare,
-        publish as publish_in_syscall, set_decisions, set_signal, signal, syscall_cp,
+    region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
+    syscall_cp::{
+        drain as drain_cancel_signal, kill, prepare, set_decisions, set_signal, signal, syscall_cp,
         without_cancel_signal, CpResult, SignalError,
     },
-    region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
 };

@@ -167,7 +167,7 @@ pub(crate) fn root<T: 'static>(control: Arc<Control>, f: impl FnOnce() -> T) -> 
 /// word (a cancellation or an exit it acted on wins over what the body returned) and `result`.
 /// For every thread the crate starts (Rust's and the C ABI's).
 pub(crate) fn outcome<T: 'static>(control: &Control, result: std::thread::Result<T>) -> Outcome<T> {
-    let s = control.state.enter_root();
+    let s = control.word.enter_root();
     if s & CANCELING != 0 {
         Outcome::Canceled
     } else if s & EXITING != 0 {
@@ -225,10 +225,10 @@ pub(crate) fn wait_finished(
     }
     // A cancellation point at entry too, even if the target has already finished.
     crate::testcancel();
-    let finished = || target.state.load() & word::FINISHED != 0;
+    let finished = || target.word.load() & word::FINISHED != 0;
     let me = if then_std_join {
         match try_current_control() {
-            Some(me) if me.state.load() & word::DISABLED == 0 => me,
+            Some(me) if me.word.load() & word::DISABLED == 0 => me,
             _ => return finished(),
         }
     } else {

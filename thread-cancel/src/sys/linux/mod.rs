@@ -1,16 +1,18 @@
 //! Linux: futex waits, the cancel signal and the system-call trampolines.
 
-#[cfg(target_arch = "aarch64")]
-mod aarch64;
 pub mod calls;
 pub(crate) mod fence;
 pub(crate) mod futex;
 pub(crate) mod region;
-#[cfg(target_arch = "riscv64")]
-mod riscv64;
 pub(crate) mod syscall_cp;
-#[cfg(target_arch = "x86_64")]
-mod x86_64;
+
+/// The architecture, chosen here once: the trampoline, the region's entry and exit, and the
+/// signal context's accessors, in assembly (`arch/x86_64.rs`, `arch/aarch64.rs`,
+/// `arch/riscv64.rs`: the same items in each).
+#[cfg_attr(target_arch = "x86_64", path = "arch/x86_64.rs")]
+#[cfg_attr(target_arch = "aarch64", path = "arch/aarch64.rs")]
+#[cfg_attr(target_arch = "riscv64", path = "arch/riscv64.rs")]
+mod arch;
 
 #[cfg(not(any(
     target_arch = "x86_64",

@@ -2,12 +2,7 @@
 //! `thread_cancel_region_enter` / `_leave` / `_act` (see `x86_64.rs`), and the signal handler's
 //! part for them.
 
-#[cfg(target_arch = "aarch64")]
-use super::aarch64 as arch;
-#[cfg(target_arch = "riscv64")]
-use super::riscv64 as arch;
-#[cfg(target_arch = "x86_64")]
-use super::x86_64 as arch;
+use super::arch;
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

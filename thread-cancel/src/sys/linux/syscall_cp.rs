@@ -1,11 +1,6 @@
 //! Cancellable system calls: the trampoline's Rust face, the cancel signal and its handler.
 
-#[cfg(target_arch = "aarch64")]
-use super::aarch64 as arch;
-#[cfg(target_arch = "riscv64")]
-use super::riscv64 as arch;
-#[cfg(target_arch = "x86_64")]
-use super::x86_64 as arch;
+use super::arch;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};

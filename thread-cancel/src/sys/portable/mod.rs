@@ -17,9 +17,10 @@
 //! - No asynchronous regions: `async_region` panics with a message saying so, before it runs
 //!   anything.
 //! - No cancel signal: `io::set_signal` accepts any signal and does nothing.
-//! - The C ABI crate (`thread-cancel-ffi`) and the hidden `ffi` module need the Linux layer.
+//! - The C ABI crate (`thread-cancel-ffi`) and the core's `c_abi` module need the Linux layer.
 
 pub mod calls;
+pub(crate) mod fence;
 pub(crate) mod futex;
-pub(crate) mod points;
 pub(crate) mod region;
+pub(crate) mod syscall_cp;

@@ -3,8 +3,8 @@
 //! fence and nothing to drain).
 
 use super::calls::{self, Call};
-use crate::word::{BLOCK, REQUEST, ROOT, UNWINDING};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::word::trampoline_acts as acts;
+use std::sync::atomic::Ordering;
 
 /// The result of a cancellable system call.
 pub(crate) enum CpResult {
@@ -12,21 +12,6 @@ pub(crate) enum CpResult {
     Done(libc::c_long),
     /// The call was not made, or failed without effect: act on the request.
     Canceled,
-}
-
-/// What the Linux trampoline decides from the word: a request that nothing blocks, or an
-/// unwind under way that has not reached the thread's root (a cancellation that
-/// `catch_unwind` swallowed: it is raised again).
-#[inline(always)]
-fn acts(s: u32) -> bool {
-    if s & (BLOCK | REQUEST) == 0 {
-        return false;
-    }
-    if s & BLOCK == 0 {
-        return true;
-    }
-    let u = s & (UNWINDING | ROOT);
-    u != 0 && u < ROOT
 }
 
 /// Makes call `nr` unless the word pointed to by `word` says act; after a call that failed
@@ -99,14 +84,3 @@ pub(crate) unsafe fn kill(_t: libc::pthread_t, _sig: i32) {}
 
 /// Nothing can be pending.
 pub(crate) fn drain() {}
-
-/// Owner: sets the flag (read by nobody who would signal; kept for the interface).
-#[inline(always)]
-pub(crate) fn publish(flag: &AtomicBool) {
-    flag.store(true, Ordering::Relaxed);
-}
-
-/// Canceler: never signal.
-pub(crate) fn observe(_flag: &AtomicBool) -> bool {
-    false
-}

@@ -1,0 +1,14 @@
+//! The two sides of the `in_syscall` flag, without a fence: nothing signals a thread in a call.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Owner: sets the flag (read by nobody who would signal; kept for the interface).
+#[inline(always)]
+pub(crate) fn publish(flag: &AtomicBool) {
+    flag.store(true, Ordering::Relaxed);
+}
+
+/// Canceler: never signal.
+pub(crate) fn observe(_flag: &AtomicBool) -> bool {
+    false
+}
