@@ -589,7 +589,9 @@ fn cancel_after_handler_replaced_reports_and_does_not_signal() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Masks and sets given to sigsuspend and sigtimedwait
+// Masks and sets given to sigsuspend and sigtimedwait. glibc never lets its own cancel signal be
+// blocked or waited for; the crate's signal is an ordinary real-time signal to the C library, so
+// the crate removes it from the copies of masks and sets it passes to the kernel.
 
 /// Every signal.
 fn full_set() -> libc::sigset_t {

@@ -76,6 +76,7 @@ fn r05_waits_act_at_entry_even_when_ready() {
 /// the guard was taken inside a `Drop` that the panic itself runs (std's rule too).
 #[test]
 fn mutex_poisoned_by_a_panic_not_by_a_cancellation_nor_a_guard_taken_while_panicking() {
+    common::quiet_expected_panics(); // the panics below are on purpose
     use thread_cancel::sync::Mutex;
     let m = Arc::new(Mutex::new(0u32));
 
@@ -125,7 +126,9 @@ fn mutex_poisoned_by_a_panic_not_by_a_cancellation_nor_a_guard_taken_while_panic
 }
 
 // ---------------------------------------------------------------------------------------------
-// RwLock
+// RwLock: a canceled `read`/`write` never holds the lock afterwards, and a writer that withdraws
+// wakes the readers it was holding back; one that got the lock returns its guard. A read
+// reentered behind a waiting writer deadlocks as `std` says it may, and here a cancel ends it.
 
 /// Lets a spawned thread reach its blocking wait. Only ever makes a test weaker if the
 /// machine is slow (a cancel then lands at entry), never makes it fail.
@@ -342,6 +345,7 @@ fn rwlock_write_while_holding_read_is_ended_by_cancel() {
 /// writing does not, a panic while reading does not (as with `std`).
 #[test]
 fn rwlock_poisoned_by_a_panic_in_a_writer_not_by_a_cancellation() {
+    common::quiet_expected_panics(); // the panics below are on purpose
     let lock = Arc::new(RwLock::new(0u32));
     let l = lock.clone();
     let holding = Arc::new(AtomicBool::new(false));
@@ -1361,7 +1365,9 @@ fn s2_stress_semaphore() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Barrier
+// Barrier: a canceled wait is withdrawn (its arrival no longer counts, the others wait for a
+// replacement); a wait released by the barrier is never canceled. `Barrier::new(0)` and `new(1)`
+// behave as `std`'s.
 
 /// The threads waiting at `b` now, from its `Debug` (`Barrier { n: 3, waiting: 1 }`).
 fn waiting(b: &Barrier) -> usize {
