@@ -4,19 +4,15 @@
 //! The stress test runs `THREAD_CANCEL_STRESS` races (default 2,000; the full run is
 //! `THREAD_CANCEL_STRESS=100000 cargo test --release --test async_region stress`).
 
+mod common;
+
+use common::stress_iters;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use thread_cancel::{
     async_region, cleanup_push, current, set_cancel_state, set_cancel_type, spawn, testcancel,
     CancelState, CancelType,
 };
-
-fn stress_iters() -> usize {
-    std::env::var("THREAD_CANCEL_STRESS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2_000)
-}
 
 /// Counts its drops.
 struct Counted(Arc<AtomicUsize>);

@@ -16,6 +16,9 @@
 //! - `pop(true)` runs the handler, `pop(false)` does not (R15); returning normally runs none;
 //! - `set_cancel_state` / `set_cancel_type` return the previous value (R11, R12).
 
+mod common;
+
+use common::panic_message;
 use proptest::prelude::*;
 use std::sync::{Arc, Mutex, PoisonError};
 use thread_cancel::{CancelState, CancelType, Outcome};
@@ -234,12 +237,7 @@ fn observe(ops: &[Op]) -> (Vec<Event>, End) {
         Outcome::Returned(v) => End::Returned(v),
         Outcome::Exited(v) => End::Exited(v),
         Outcome::Canceled => End::Canceled,
-        Outcome::Panicked(p) => End::Panicked(
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default(),
-        ),
+        Outcome::Panicked(p) => End::Panicked(panic_message(&*p)),
     };
     let events = std::mem::take(&mut *log.lock().unwrap_or_else(PoisonError::into_inner));
     (events, end)

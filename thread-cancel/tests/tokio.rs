@@ -1,4 +1,4 @@
-//! The Cargo feature `tokio` (issue 14, SPEC §5 "pool integration"): `thread_cancel::tokio::
+//! The Cargo feature `tokio` (the integration with a thread pool): `thread_cancel::tokio::
 //! spawn_blocking` on a real multi-threaded tokio runtime. Its abort interrupts a running
 //! closure blocked in a read (the read returns by unwinding to the task's scope, the closure's
 //! `Drop`s run), the await reports `is_cancelled()`, and the runtime's blocking thread survives,
@@ -7,9 +7,12 @@
 //! The stress test runs `THREAD_CANCEL_STRESS` races (default 2,000) on one blocking thread; the
 //! full run:
 //! `THREAD_CANCEL_STRESS=20000 nice cargo test -p thread-cancel --release --features tokio
-//! --test tokio_blocking stress -- --nocapture`.
+//! --test tokio stress -- --nocapture`.
 #![cfg(feature = "tokio")]
 
+mod common;
+
+use common::{gettid, stress_iters, wait_blocked_in_read, Rng, SetOnDrop, HANG};
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,51 +22,6 @@ use thread_cancel::tokio::{
     spawn_blocking, spawn_blocking_in, spawn_blocking_with_timeout, BlockingHandle,
 };
 use thread_cancel::{cancel_requested, io, CancelScope};
-
-/// Longer than any wait here can take unless something hangs.
-const HANG: Duration = Duration::from_secs(10);
-
-fn stress_iters() -> usize {
-    std::env::var("THREAD_CANCEL_STRESS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2_000)
-}
-
-struct SetOnDrop(Arc<AtomicBool>);
-impl Drop for SetOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-}
-
-/// The calling thread's kernel id.
-fn gettid() -> i32 {
-    // SAFETY: gettid takes no argument and cannot fail.
-    unsafe { libc::gettid() }
-}
-
-/// Waits until thread `tid` of this process sleeps in the kernel in `read(fd, ...)` (its
-/// `/proc` state `S`, and the system call it is in is `read` on `fd`), so that an abort sent
-/// now finds the read blocked, not on its way in.
-fn wait_blocked_in_read(tid: i32, fd: i32) {
-    let t0 = Instant::now();
-    loop {
-        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
-        let state = stat.rsplit(')').next().unwrap().trim_start().chars().next();
-        let sc = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).unwrap();
-        let mut f = sc.split_whitespace();
-        let nr = f.next().and_then(|n| n.parse::<i64>().ok());
-        let arg0 = f
-            .next()
-            .and_then(|a| i64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
-        if state == Some('S') && nr == Some(libc::SYS_read) && arg0 == Some(i64::from(fd)) {
-            return;
-        }
-        assert!(t0.elapsed() < HANG, "thread {tid} never blocked in read");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
 
 /// Awaits `task`, failing the test if it has not finished after [`HANG`].
 async fn finish<R>(task: BlockingHandle<R>) -> Result<R, thread_cancel::tokio::BlockingError> {
@@ -431,14 +389,6 @@ async fn many_blocked_tasks_aborted_at_once_from_several_threads_all_stop() {
     }
 }
 
-/// A small xorshift: the race's timings vary from one round to the next.
-fn next(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
-}
-
 fn spin(n: u64) {
     for _ in 0..n {
         std::hint::spin_loop();
@@ -473,7 +423,7 @@ fn stress_abort_racing_a_one_byte_read_never_loses_the_byte() {
 
 async fn stress_races() {
     let n = stress_iters();
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = Rng::new(0);
     let (mut returned, mut in_pipe_after_start, mut in_pipe_before_start) = (0usize, 0, 0);
     for i in 0..n {
         let (r, mut w) = std::io::pipe().unwrap();
@@ -487,7 +437,7 @@ async fn stress_races() {
             let mut b = [0u8; 1];
             io::read(r2.as_fd(), &mut b).map(|n| (n, b[0]))
         });
-        let x = next(&mut seed);
+        let x = rng.next();
         if x & (1 << 41) != 0 {
             // Half the rounds race the read itself (on its way in, blocked, returning), not
             // the task's start.

@@ -1,7 +1,17 @@
-//! Operation-level cancellation (SPEC §5): `CancelScope`, deadlines, `cancel_requested`.
-//! Each test is named after the rule (C01–C06) it shows; C07 is in the C programs.
+//! Operation-level cancellation: `CancelScope`, deadlines (`with_timeout`), `cancel_requested`.
+//! Each test is named after the rule (C01–C06, REQUIREMENTS.md) it shows; C07 is in the C
+//! programs. The races of scope cancels and deadlines against a read, a channel receive, a
+//! condition-variable notification and the end of `run` (REQUIREMENTS.md, S2) check that nothing
+//! was lost or duplicated and that the thread is clean after `run` returned.
+//!
+//! `THREAD_CANCEL_STRESS` sets the races per test (default 2,000; `THREAD_CANCEL_STRESS_SECS`
+//! caps each race test's time); a long run: `THREAD_CANCEL_STRESS=1000000 nice cargo test
+//! --release --test cancel_scope s2_ -- --nocapture --test-threads 1`.
 
-use std::os::fd::AsFd;
+mod common;
+
+use common::{enough, stress_iters, SetOnDrop, HANG};
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -11,13 +21,6 @@ use thread_cancel::{
     CancelScope, ScopeUnwind,
 };
 
-fn stress_iters() -> usize {
-    std::env::var("THREAD_CANCEL_STRESS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2_000)
-}
-
 /// Cancels `scope` from another thread after `ms` milliseconds.
 fn cancel_later(scope: &CancelScope, ms: u64) -> std::thread::JoinHandle<()> {
     let s = scope.clone();
@@ -25,13 +28,6 @@ fn cancel_later(scope: &CancelScope, ms: u64) -> std::thread::JoinHandle<()> {
         std::thread::sleep(Duration::from_millis(ms));
         s.cancel();
     })
-}
-
-struct SetOnDrop(Arc<AtomicBool>);
-impl Drop for SetOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
 }
 
 /// Whether the cancel signal (or any real-time signal) is pending for this thread.
@@ -56,12 +52,9 @@ fn rt_signal_blocked() -> bool {
 
 /// The thread's state after a run: nothing pending, nothing on its way, no stray EINTR.
 fn assert_clean_after_run() {
-    assert!(!cancel_requested(), "a request is left after run returned");
-    assert!(!rt_signal_pending(), "a cancel signal is still pending");
-    assert!(!rt_signal_blocked(), "the cancel signal is left blocked");
-    testcancel(); // must not act
-                  // A plain, non-restartable wait of the C library: any signal would make it fail with EINTR.
-                  // SAFETY: poll with no descriptors is a sleep.
+    assert_clean();
+    // A plain, non-restartable wait of the C library: any signal would make it fail with EINTR.
+    // SAFETY: poll with no descriptors is a sleep.
     let r = unsafe { libc::poll(std::ptr::null_mut(), 0, 2) };
     assert_eq!(
         r,
@@ -70,6 +63,9 @@ fn assert_clean_after_run() {
         std::io::Error::last_os_error()
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// C01: a scope cancel interrupts what runs in the scope
 
 #[test]
 #[cfg_attr(
@@ -266,6 +262,91 @@ fn c01_a_scope_cancel_runs_no_thread_specific_data_destructor_and_the_join_says_
 }
 
 #[test]
+fn c01_a_thread_that_saw_its_scope_canceled_acts_at_its_next_point() {
+    // `cancel` marks the scope, then delivers: a run that sees the mark first (through
+    // `is_canceled` or `cancel_requested`) must still act at its very next point.
+    for _ in 0..stress_iters() {
+        let scope = CancelScope::new();
+        let s = scope.clone();
+        let go = Arc::new(Barrier::new(2));
+        let g = go.clone();
+        let canceler = std::thread::spawn(move || {
+            g.wait();
+            s.cancel();
+        });
+        let s2 = scope.clone();
+        let res = scope.run(|| {
+            go.wait();
+            while !s2.is_canceled() {
+                std::hint::spin_loop();
+            }
+            testcancel();
+            panic!("saw the scope canceled, yet the next point did not act");
+        });
+        canceler.join().unwrap();
+        assert!(res.is_err());
+        assert_clean_after_run();
+    }
+}
+
+#[test]
+fn c01_on_cancel_registered_in_a_run_is_run_by_the_scope_cancel_and_only_those() {
+    let inside = Arc::new(AtomicUsize::new(0));
+    let outside = Arc::new(AtomicUsize::new(0));
+    let (i2, o2) = (inside.clone(), outside.clone());
+    let scope = CancelScope::new();
+    let s = scope.clone();
+    let t = std::thread::spawn(move || {
+        let _outer = thread_cancel::on_cancel(move || {
+            o2.fetch_add(1, Ordering::SeqCst);
+        });
+        let r = s.run(|| {
+            let i3 = i2.clone();
+            let _g = thread_cancel::on_cancel(move || {
+                i3.fetch_add(1, Ordering::SeqCst);
+            });
+            // A wait that is not a point: only the callback can tell it to stop.
+            let t0 = Instant::now();
+            while i2.load(Ordering::SeqCst) == 0 && t0.elapsed() < HANG {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            testcancel();
+        });
+        r.is_err()
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    scope.cancel();
+    let canceled = t.join().unwrap();
+    assert!(canceled);
+    assert_eq!(
+        inside.load(Ordering::SeqCst),
+        1,
+        "the callback of the run ran {} times",
+        inside.load(Ordering::SeqCst)
+    );
+    assert_eq!(
+        outside.load(Ordering::SeqCst),
+        0,
+        "a scope cancel ran the thread's own callback"
+    );
+    // Registered inside a run whose scope is already canceled: runs at once, in the registrar.
+    let s2 = CancelScope::new();
+    let at_once = Arc::new(AtomicBool::new(false));
+    let a2 = at_once.clone();
+    let c2 = s2.clone();
+    let r = s2.run(move || {
+        c2.cancel();
+        let _g = thread_cancel::on_cancel(move || a2.store(true, Ordering::SeqCst));
+    });
+    assert!(r.is_ok(), "no point was reached after the cancel");
+    assert!(at_once.load(Ordering::SeqCst));
+    assert_clean_after_run();
+}
+
+// ---------------------------------------------------------------------------------------------
+// C02: the end of run
+
+#[test]
 fn c02_a_cancel_after_run_returned_changes_nothing() {
     let scope = CancelScope::new();
     assert_eq!(scope.run(|| 5), Ok(5));
@@ -311,6 +392,9 @@ fn c02_stress_cancel_racing_the_end_of_run_leaves_nothing_behind() {
     }
     eprintln!("c02 races: {n}, canceled inside run {inside}, after or too late {after}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// C03: nesting
 
 #[test]
 fn c03_an_outer_cancel_unwinds_through_inner_runs_to_the_outer_one() {
@@ -407,6 +491,9 @@ fn c03_a_thread_cancel_passes_through_every_scope() {
     assert!(dropped.load(Ordering::SeqCst));
 }
 
+// ---------------------------------------------------------------------------------------------
+// C04, C05: disabled, swallowed, already canceled
+
 #[test]
 fn c04_disable_holds_a_scope_cancel_until_enabled() {
     let scope = CancelScope::new();
@@ -465,6 +552,9 @@ fn c05_a_run_entered_on_a_canceled_scope_does_not_start() {
     assert_clean_after_run();
 }
 
+// ---------------------------------------------------------------------------------------------
+// C06: deadlines
+
 #[test]
 #[cfg_attr(
     thread_cancel_portable,
@@ -517,6 +607,9 @@ fn c06_scopes_with_deadlines_start_no_thread_per_scope() {
         "threads: {before} before, {after} after 1,000 scopes"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Groups, queries, misuse
 
 #[test]
 fn scopes_work_in_adopted_threads_and_cancel_a_group_together() {
@@ -578,84 +671,280 @@ fn run_inside_an_async_region_panics_with_the_reason() {
     };
 }
 
-#[test]
-fn c01_a_thread_that_saw_its_scope_canceled_acts_at_its_next_point() {
-    // `cancel` marks the scope, then delivers: a run that sees the mark first (through
-    // `is_canceled` or `cancel_requested`) must still act at its very next point.
-    for _ in 0..stress_iters() {
-        let scope = CancelScope::new();
-        let s = scope.clone();
-        let go = Arc::new(Barrier::new(2));
-        let g = go.clone();
-        let canceler = std::thread::spawn(move || {
-            g.wait();
-            s.cancel();
-        });
-        let s2 = scope.clone();
-        let res = scope.run(|| {
-            go.wait();
-            while !s2.is_canceled() {
-                std::hint::spin_loop();
-            }
-            testcancel();
-            panic!("saw the scope canceled, yet the next point did not act");
-        });
-        canceler.join().unwrap();
-        assert!(res.is_err());
-        assert_clean_after_run();
+// ---------------------------------------------------------------------------------------------
+// Scope cancels and deadlines under stress (REQUIREMENTS.md, S2)
+
+/// Busy-waits about `n` spin iterations (the jitter that moves the race's window).
+fn jitter(n: u64) {
+    for _ in 0..n {
+        std::hint::spin_loop();
     }
 }
 
-#[test]
-fn c01_on_cancel_registered_in_a_run_is_run_by_the_scope_cancel_and_only_those() {
-    let inside = Arc::new(AtomicUsize::new(0));
-    let outside = Arc::new(AtomicUsize::new(0));
-    let (i2, o2) = (inside.clone(), outside.clone());
-    let scope = CancelScope::new();
-    let s = scope.clone();
-    let t = std::thread::spawn(move || {
-        let _outer = thread_cancel::on_cancel(move || {
-            o2.fetch_add(1, Ordering::SeqCst);
-        });
-        let r = s.run(|| {
-            let i3 = i2.clone();
-            let _g = thread_cancel::on_cancel(move || {
-                i3.fetch_add(1, Ordering::SeqCst);
-            });
-            // A wait that is not a point: only the callback can tell it to stop.
-            let t0 = Instant::now();
-            while i2.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(10) {
-                std::thread::sleep(Duration::from_millis(1));
+/// The thread after a run: no request, no cancel signal pending or blocked, no point acts.
+fn assert_clean() {
+    assert!(!cancel_requested(), "a request is left after run returned");
+    assert!(!rt_signal_pending(), "a cancel signal is still pending");
+    assert!(!rt_signal_blocked(), "the cancel signal is left blocked");
+    testcancel(); // must not act
+}
+
+/// How the race is ended: a scope cancel from another thread, or a deadline.
+#[derive(Clone, Copy, Debug)]
+enum By {
+    Cancel,
+    Deadline,
+}
+
+/// Runs the races: each round, `op` runs in a fresh scope in this thread while the producer
+/// thread calls `produce(round)` and (for `By::Cancel`) cancels the scope, with a jitter
+/// between the two that moves over the round numbers. `check(round, result)` judges the round.
+fn race<R: Send + 'static>(
+    name: &str,
+    by: By,
+    produce: impl Fn(usize) + Send + Sync + 'static,
+    op: impl Fn() -> R,
+    mut check: impl FnMut(usize, Result<R, thread_cancel::Canceled>),
+) {
+    let started = Instant::now();
+    let go = Arc::new(Barrier::new(2));
+    let done = Arc::new(Barrier::new(2));
+    let stop = Arc::new(AtomicBool::new(false));
+    let slot: Arc<std::sync::Mutex<Option<CancelScope>>> = Arc::default();
+    let (g, d, st, sl) = (go.clone(), done.clone(), stop.clone(), slot.clone());
+    let producer = std::thread::spawn(move || {
+        let mut round = 0usize;
+        loop {
+            g.wait();
+            if st.load(Ordering::SeqCst) {
+                return;
             }
-            testcancel();
-        });
-        r.is_err()
+            let scope = sl.lock().unwrap().clone().unwrap();
+            let j = (round as u64 * 7919) % 20_000;
+            match (by, round % 2) {
+                (By::Cancel, 0) => {
+                    produce(round);
+                    jitter(j);
+                    scope.cancel();
+                }
+                (By::Cancel, _) => {
+                    scope.cancel();
+                    jitter(j);
+                    produce(round);
+                }
+                (By::Deadline, _) => {
+                    jitter(j);
+                    produce(round);
+                }
+            }
+            d.wait();
+            round += 1;
+        }
     });
-    std::thread::sleep(Duration::from_millis(20));
-    scope.cancel();
-    let canceled = t.join().unwrap();
-    assert!(canceled);
-    assert_eq!(
-        inside.load(Ordering::SeqCst),
-        1,
-        "the callback of the run ran {} times",
-        inside.load(Ordering::SeqCst)
+    let (mut ok, mut canceled, mut races) = (0usize, 0usize, 0usize);
+    while !enough(races, started) {
+        let scope = match by {
+            By::Cancel => CancelScope::new(),
+            // A deadline a few microseconds away, moving over the rounds; one round in 16 has
+            // 2 ms, so that some runs complete even where a round takes longer than the short
+            // deadlines (under emulation all 200 rounds of a CI run timed out).
+            By::Deadline => CancelScope::with_timeout(Duration::from_nanos(if races % 16 == 15 {
+                2_000_000
+            } else {
+                2_000 + (races as u64 * 131) % 40_000
+            })),
+        };
+        *slot.lock().unwrap() = Some(scope.clone());
+        go.wait();
+        let r = scope.run(&op);
+        if r.is_ok() {
+            ok += 1;
+        } else {
+            canceled += 1;
+        }
+        done.wait();
+        check(races, r);
+        assert_clean();
+        races += 1;
+    }
+    stop.store(true, Ordering::SeqCst);
+    go.wait();
+    producer.join().unwrap();
+    eprintln!(
+        "s2 scopes {name} ({by:?}): {races} races, completed {ok}, canceled {canceled}, \
+         lost 0, duplicated 0, left behind 0 ({:.1} s)",
+        started.elapsed().as_secs_f64()
     );
+}
+
+/// Bytes readable in the pipe.
+fn unread(fd: &impl AsRawFd) -> i32 {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes an int.
     assert_eq!(
-        outside.load(Ordering::SeqCst),
-        0,
-        "a scope cancel ran the thread's own callback"
+        unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) },
+        0
     );
-    // Registered inside a run whose scope is already canceled: runs at once, in the registrar.
-    let s2 = CancelScope::new();
-    let at_once = Arc::new(AtomicBool::new(false));
-    let a2 = at_once.clone();
-    let c2 = s2.clone();
-    let r = s2.run(move || {
-        c2.cancel();
-        let _g = thread_cancel::on_cancel(move || a2.store(true, Ordering::SeqCst));
+    n
+}
+
+fn read_race(by: By) {
+    let (r, w) = std::io::pipe().unwrap();
+    let w = Arc::new(std::sync::Mutex::new(w));
+    let r = Arc::new(r);
+    let r2 = r.clone();
+    race(
+        "read of one byte",
+        by,
+        move |_| std::io::Write::write_all(&mut *w.lock().unwrap(), b"z").unwrap(),
+        move || {
+            let mut b = [0u8; 1];
+            io::read(r2.as_fd(), &mut b).unwrap()
+        },
+        |_, res| {
+            let left = unread(&*r);
+            match res {
+                Ok(1) => assert_eq!(left, 0, "read returned the byte and it is still there"),
+                Ok(n) => panic!("read returned {n}"),
+                Err(_) => {
+                    assert_eq!(left, 1, "canceled read consumed the byte: lost");
+                    let mut b = [0u8; 1];
+                    assert_eq!(io::read(r.as_fd(), &mut b).unwrap(), 1);
+                }
+            }
+        },
+    );
+}
+
+fn recv_race(by: By) {
+    let (tx, rx) = channel::<usize>();
+    let tx = std::sync::Mutex::new(tx);
+    let rx = Arc::new(rx);
+    let rx2 = rx.clone();
+    race(
+        "channel recv",
+        by,
+        move |round| tx.lock().unwrap().send(round).unwrap(),
+        move || rx2.recv().unwrap(),
+        |round, res| match res {
+            Ok(v) => {
+                assert_eq!(v, round, "received another round's message");
+                assert!(rx.try_recv().is_err(), "a message was duplicated");
+            }
+            Err(_) => assert_eq!(rx.try_recv().ok(), Some(round), "canceled recv lost it"),
+        },
+    );
+}
+
+fn notify_race(by: By) {
+    // One token and one `notify_one` per round, two waiters: the one in the scope, and a
+    // backup that always waits. The notification goes to either; a canceled scoped waiter
+    // must not swallow it (the backup would then sleep with the token there: lost).
+    let m = Arc::new(Mutex::new(0usize)); // tokens available
+    let cv = Arc::new(Condvar::new());
+    let backup_got = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (m2, cv2, bg, st) = (m.clone(), cv.clone(), backup_got.clone(), stop.clone());
+    let backup = std::thread::spawn(move || loop {
+        let g = m2.lock().unwrap();
+        let mut g = cv2
+            .wait_while(g, |n| *n == 0 && !st.load(Ordering::SeqCst))
+            .unwrap();
+        if *g == 0 {
+            return;
+        }
+        *g -= 1;
+        bg.fetch_add(1, Ordering::SeqCst);
     });
-    assert!(r.is_ok(), "no point was reached after the cancel");
-    assert!(at_once.load(Ordering::SeqCst));
-    assert_clean_after_run();
+    let (mp, cvp) = (m.clone(), cv.clone());
+    let (mo, cvo) = (m.clone(), cv.clone());
+    let mut scoped_got = 0usize;
+    let mut rounds = 0usize;
+    race(
+        "condvar notify",
+        by,
+        move |_| {
+            *mp.lock().unwrap() += 1;
+            cvp.notify_one();
+        },
+        move || {
+            let g = mo.lock().unwrap();
+            let mut g = cvo.wait_while(g, |n| *n == 0).unwrap();
+            *g -= 1;
+        },
+        |_, res| {
+            rounds += 1;
+            if res.is_ok() {
+                scoped_got += 1;
+            }
+            // The token is taken by one of the two within the hang limit, never by both.
+            let t = Instant::now();
+            while *m.lock().unwrap() != 0 {
+                assert!(t.elapsed() < HANG, "a notification was lost");
+                std::thread::yield_now();
+            }
+            assert_eq!(
+                scoped_got + backup_got.load(Ordering::SeqCst),
+                rounds,
+                "duplicated"
+            );
+        },
+    );
+    stop.store(true, Ordering::SeqCst);
+    cv.notify_all();
+    backup.join().unwrap();
+}
+
+fn end_of_run_race(by: By) {
+    // Nothing blocks: `f` completes at once, so the cancel (or deadline) races the end of run.
+    let counter = Arc::new(AtomicUsize::new(0));
+    let c2 = counter.clone();
+    race(
+        "end of run",
+        by,
+        |_| {},
+        move || c2.fetch_add(1, Ordering::SeqCst),
+        |_, _| {},
+    );
+    assert!(counter.load(Ordering::SeqCst) > 0);
+}
+
+#[test]
+fn s2_scope_cancel_races_a_read_of_one_byte() {
+    read_race(By::Cancel);
+}
+
+#[test]
+fn s2_deadline_races_a_read_of_one_byte() {
+    read_race(By::Deadline);
+}
+
+#[test]
+fn s2_scope_cancel_races_a_channel_recv() {
+    recv_race(By::Cancel);
+}
+
+#[test]
+fn s2_deadline_races_a_channel_recv() {
+    recv_race(By::Deadline);
+}
+
+#[test]
+fn s2_scope_cancel_races_a_condvar_notify() {
+    notify_race(By::Cancel);
+}
+
+#[test]
+fn s2_deadline_races_a_condvar_notify() {
+    notify_race(By::Deadline);
+}
+
+#[test]
+fn s2_scope_cancel_races_the_end_of_run() {
+    end_of_run_race(By::Cancel);
+}
+
+#[test]
+fn s2_deadline_races_the_end_of_run() {
+    end_of_run_race(By::Deadline);
 }

@@ -1,101 +1,46 @@
-//! The cancel signal against the user's own signal handling (issue 13, finding 5 and the
-//! smaller signal items): a user handler running on a thread blocked in a cancellable call, a
-//! cancellable call made from a user handler, the choice of the signal, and a handler for it
-//! installed by someone else before or after the crate's start.
+//! The cancel signal and the process's own signal handling: a user's handler running on a
+//! thread blocked in a cancellable call, a cancellable call made from a handler, the choice of
+//! the signal (`io::set_signal`), a handler for it installed by someone else before or after the
+//! crate's start, a thread that blocks the cancel signal; and the signal masks and sets passed
+//! to the points that take one (`io::sigsuspend`, `io::sigtimedwait`): a mask that blocks every
+//! signal must not make the wait uninterruptible, and a set must never take the cancel signal.
 //!
 //! Tests that install process-wide signal handlers, or that need a process in which the crate
 //! has not started yet, run their scenario in a child process: this test binary re-executed
-//! with only that test selected and `CHILD` naming it. `THREAD_CANCEL_STRESS` sets the rounds of
-//! the handler races (default 200).
+//! with only that test selected (`common::run_child`). `THREAD_CANCEL_STRESS` sets the rounds
+//! of the handler races (default 200).
 
-use std::os::fd::AsFd;
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::SeqCst};
+mod common;
+
+use common::{drain, gettid, run_child, stress_count, wait_blocked, ChildRun, HANG};
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering, Ordering::SeqCst,
+};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use thread_cancel::{io, spawn, testcancel};
+use thread_cancel::{io, spawn, testcancel, Outcome};
 
-/// Names the scenario a child process runs.
-const CHILD: &str = "THREAD_CANCEL_ATTACK_SIGNALS_CHILD";
-/// How long anything may take before it counts as a hang.
-const HANG: Duration = Duration::from_secs(10);
+// ---------------------------------------------------------------------------------------------
+// A cancel that lands in the user's own handler on a thread blocked in `io::read`
 
+/// The rounds of the handler races: `THREAD_CANCEL_STRESS`, default 200.
 fn rounds() -> usize {
-    std::env::var("THREAD_CANCEL_STRESS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(200)
+    stress_count(200)
 }
 
 /// Whether this process is the child running scenario `name`.
 fn is_child(name: &str) -> bool {
-    std::env::var(CHILD).as_deref() == Ok(name)
+    common::child_value().as_deref() == Some(name)
 }
 
-/// What a child process did.
-struct ChildRun {
-    status: std::process::ExitStatus,
-    stderr: String,
-}
-
-/// A command that runs this test binary again: directly, or through the emulator named by
-/// `THREAD_CANCEL_TEST_RUNNER` (words separated by spaces, as Cargo's `runner`) when the tests
-/// run under user-mode emulation, where the binary cannot be executed by the host.
-fn self_command() -> Command {
-    let exe = std::env::current_exe().unwrap();
-    let runner = std::env::var("THREAD_CANCEL_TEST_RUNNER").unwrap_or_default();
-    let mut words = runner.split_whitespace();
-    match words.next() {
-        None => Command::new(exe),
-        Some(emulator) => {
-            let mut c = Command::new(emulator);
-            c.args(words).arg(exe);
-            c
-        }
-    }
-}
-
-/// Runs test `name` of this binary in a child process (where `is_child(name)` holds) and
-/// returns how it ended; a child that runs longer than a minute (plus a margin per round) is
-/// killed and reported as a hang.
-fn run_child(name: &str) -> ChildRun {
-    let mut child = self_command()
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, name)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut s).unwrap();
-        s
-    });
-    let deadline =
-        Instant::now() + Duration::from_secs(60) + Duration::from_millis(50) * rounds() as u32;
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            let _ = child.wait();
-            panic!(
-                "{name}: the child hung; its stderr:\n{}",
-                reader.join().unwrap()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    ChildRun {
-        status,
-        stderr: reader.join().unwrap(),
-    }
-}
-
-/// Runs test `name` in a child and asserts it succeeded.
+/// Runs test `name` in a child process (where `is_child(name)` holds) and asserts it
+/// succeeded; a child that runs longer than a minute (plus a margin per round) is killed and
+/// reported as a hang.
 fn child_must_pass(name: &str) -> ChildRun {
-    let run = run_child(name);
+    let limit = Duration::from_secs(60) + Duration::from_millis(50) * rounds() as u32;
+    let run = run_child(name, name, limit);
     assert!(
         run.status.success(),
         "{name}: the child failed ({}); its stderr:\n{}",
@@ -103,28 +48,6 @@ fn child_must_pass(name: &str) -> ChildRun {
         run.stderr
     );
     run
-}
-
-fn gettid() -> i32 {
-    // SAFETY: gettid has no arguments and cannot fail.
-    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
-}
-
-/// Waits until thread `tid` of this process sleeps in the kernel (state `S`), so that a
-/// signal sent now interrupts its blocking call.
-fn wait_blocked(tid: i32) {
-    let path = format!("/proc/self/task/{tid}/stat");
-    let t0 = Instant::now();
-    loop {
-        let stat = std::fs::read_to_string(&path).unwrap();
-        // The state follows the parenthesised command name.
-        let state = stat.rsplit(')').next().unwrap().trim_start().chars().next();
-        if state == Some('S') {
-            return;
-        }
-        assert!(t0.elapsed() < HANG, "thread {tid} never blocked");
-        std::thread::yield_now();
-    }
 }
 
 /// Installs `handler` for `sig` with `flags` (plus `SA_SIGINFO` if `siginfo`).
@@ -173,11 +96,9 @@ fn assert_not_left_blocked(tid: i32, sig: i32) {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Finding 5: a cancel that lands in the user's own handler on a thread blocked in `io::read`.
-
 /// Set by the slow handler when it starts.
 static IN_HANDLER: AtomicBool = AtomicBool::new(false);
+
 /// Set by the test once its `cancel()` returned: the slow handler may finish.
 static RELEASE: AtomicBool = AtomicBool::new(false);
 
@@ -296,9 +217,10 @@ fn cancel_during_user_handler_without_restart_is_acted_on() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The reverse nesting: a user handler that itself makes a cancellable call.
+// The reverse nesting: a user handler that itself makes a cancellable call
 
 static NESTED_DONE: AtomicBool = AtomicBool::new(false);
+
 static NESTED_FD: AtomicI32 = AtomicI32::new(-1);
 
 /// A user handler that writes through a cancellable call (`io::write` to `/dev/null`).
@@ -359,7 +281,7 @@ fn cancel_after_handler_made_a_cancellable_call_is_acted_on() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A cancel signal with nothing to act on changes nothing.
+// A cancel signal with nothing to act on changes nothing; other threads never see it
 
 /// The cancel signal sent by hand (as a late signal from a `cancel()` would arrive) to a
 /// thread outside any call, and to a thread blocked in a read with no request: nothing
@@ -424,8 +346,99 @@ fn cancel_signal_with_nothing_to_act_on_is_a_noop() {
     assert_eq!(h.join().unwrap(), (1, b'z'));
 }
 
+static USR1: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_usr1(_: libc::c_int) {
+    USR1.fetch_add(1, Ordering::SeqCst);
+}
+
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
+fn user_signal_handlers_run_and_other_threads_never_see_eintr() {
+    // A user's SIGUSR1 handler still runs after our signal is installed.
+    let (r, _w) = std::io::pipe().unwrap();
+    let h = spawn(move || io::read(r.as_fd(), &mut [0u8; 1]).map(|_| ()));
+    std::thread::sleep(Duration::from_millis(10));
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+    // SAFETY: installing a handler that only touches an atomic; raising it on this thread.
+    unsafe {
+        libc::signal(libc::SIGUSR1, on_usr1 as *const () as libc::sighandler_t);
+        libc::raise(libc::SIGUSR1);
+    }
+    assert_eq!(USR1.load(Ordering::SeqCst), 1);
+
+    // A thread in a plain (non-restartable) poll, with a pending request, is not interrupted:
+    // the signal goes only to threads inside our cancellable calls.
+    let (pr, _pw) = std::io::pipe().unwrap();
+    let saw_eintr = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let e = saw_eintr.clone();
+    let h = spawn(move || {
+        thread_cancel::current().cancel().unwrap(); // pending, not acted on by libc::poll
+        let mut p = libc::pollfd {
+            fd: pr.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut p, 1, 50) };
+        e.store(r == -1, Ordering::SeqCst);
+        thread_cancel::testcancel();
+    });
+    assert!(h.join().is_canceled());
+    assert!(
+        !saw_eintr.load(Ordering::SeqCst),
+        "a plain poll got EINTR from our signal"
+    );
+
+    // A std thread blocked in a plain read is not disturbed by canceling another thread.
+    let (ar, mut aw) = std::io::pipe().unwrap();
+    let plain = std::thread::spawn(move || {
+        let mut b = [0u8; 1];
+        (&ar).read(&mut b)
+    });
+    let (br, _bw) = std::io::pipe().unwrap();
+    let h = spawn(move || io::read(br.as_fd(), &mut [0u8; 1]).map(|_| ()));
+    std::thread::sleep(Duration::from_millis(10));
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+    aw.write_all(b"z").unwrap();
+    assert_eq!(plain.join().unwrap().unwrap(), 1);
+}
+
+#[test]
+fn r10_a_thread_that_blocks_the_cancel_signal_is_canceled_at_its_next_point_without_effect() {
+    let (r, mut w) = std::io::pipe().unwrap();
+    w.write_all(b"keep").unwrap();
+    let r = Arc::new(r);
+    let r2 = r.clone();
+    let h = spawn(move || {
+        // Make sure the signal exists, then block it on this thread.
+        let _ = io::write(std::fs::File::open("/dev/null").unwrap().as_fd(), b"");
+        // SAFETY: sigset_t is plain data; the calls initialise it and block every real-time
+        // signal (ours among them) on this thread only.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for s in libc::SIGRTMIN()..=libc::SIGRTMAX() {
+                libc::sigaddset(&mut set, s);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        }
+        thread_cancel::current().cancel().unwrap();
+        // The trampoline's own check acts before the read: no byte is consumed.
+        let _ = io::read(r2.as_fd(), &mut [0u8; 4]);
+        unreachable!()
+    });
+    assert!(h.join().is_canceled());
+    assert_eq!(drain(&OwnedFd::from(Arc::try_unwrap(r).unwrap())), 4);
+}
+
 // ---------------------------------------------------------------------------------------------
-// Choosing the signal.
+// Choosing the signal, and someone else's handler for it
 
 #[test]
 #[cfg_attr(
@@ -453,9 +466,6 @@ fn set_signal_after_start_says_too_late() {
     let msg = io::set_signal(libc::SIGINT).unwrap_err().to_string();
     assert!(msg.contains("real-time"), "message: {msg}");
 }
-
-// ---------------------------------------------------------------------------------------------
-// Someone else's handler for the cancel signal.
 
 extern "C" fn foreign_handler(_sig: libc::c_int) {}
 
@@ -576,4 +586,110 @@ fn cancel_after_handler_replaced_reports_and_does_not_signal() {
         assert!(h.join().is_canceled());
         assert_eq!(installed(sig), replacement, "the user's choice is kept");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Masks and sets given to sigsuspend and sigtimedwait. glibc never lets its own cancel signal be
+// blocked or waited for; the crate's signal is an ordinary real-time signal to the C library, so
+// the crate removes it from the copies of masks and sets it passes to the kernel.
+
+/// Every signal.
+fn full_set() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigfillset initialises it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut set);
+        set
+    }
+}
+
+/// Spawns `f` (told nothing) after it reports its kernel thread id, waits until it blocks,
+/// cancels it and returns its outcome, or panics if it is still running after [`HANG`].
+fn cancel_when_blocked<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Outcome<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = spawn(move || {
+        tx.send(gettid()).unwrap();
+        f()
+    });
+    wait_blocked(rx.recv().unwrap());
+    h.cancel().unwrap();
+    assert!(
+        h.wait_timeout(HANG),
+        "the canceled thread is still blocked after {HANG:?}"
+    );
+    h.join()
+}
+
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
+)]
+fn r05_sigsuspend_with_a_full_mask_is_still_canceled() {
+    let out = cancel_when_blocked(|| io::sigsuspend(&full_set()).is_ok());
+    assert!(out.is_canceled());
+}
+
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
+)]
+fn r10_sigtimedwait_on_every_signal_never_takes_the_cancel_signal() {
+    // Before: the wait took the cancel signal as its result (the call "completed"), so the
+    // thread went on and returned.
+    let out = cancel_when_blocked(|| io::sigtimedwait(&full_set(), None).ok());
+    match out {
+        Outcome::Canceled => {}
+        Outcome::Returned(r) => panic!("the wait returned {r:?} instead of being canceled"),
+        _ => panic!("neither canceled nor returned"),
+    }
+}
+
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
+)]
+fn r05_sigtimedwait_with_a_timeout_on_every_signal_is_still_canceled() {
+    let out =
+        cancel_when_blocked(|| io::sigtimedwait(&full_set(), Some(Duration::from_secs(3600))).ok());
+    assert!(out.is_canceled());
+}
+
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
+)]
+fn sigsuspend_with_a_full_mask_still_blocks_the_other_signals() {
+    // The cancel signal is the only one taken out: a SIGUSR1 sent to a thread in
+    // sigsuspend(full) stays pending (the thread is then canceled, and the signal discarded
+    // with the process' own block of it in this test).
+    // SAFETY: sigset_t is plain data; SIGUSR1 is blocked on this (the test's) thread, so the
+    // process-directed signal below can only reach a thread that unblocks it.
+    unsafe {
+        let mut usr1: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut usr1);
+        libc::sigaddset(&mut usr1, libc::SIGUSR1);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &usr1, std::ptr::null_mut());
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = spawn(move || {
+        tx.send(gettid()).unwrap();
+        let r = io::sigsuspend(&full_set());
+        r.map_err(|e| e.raw_os_error())
+    });
+    let tid = rx.recv().unwrap();
+    wait_blocked(tid);
+    // SAFETY: a signal to a thread of this process that blocks it (sigsuspend's full mask).
+    unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, libc::SIGUSR1) };
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(
+        !h.is_finished(),
+        "SIGUSR1 woke a sigsuspend whose mask blocks it"
+    );
+    h.cancel().unwrap();
+    assert!(h.wait_timeout(HANG), "still blocked after {HANG:?}");
+    assert!(h.join().is_canceled());
 }

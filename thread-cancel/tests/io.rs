@@ -1,0 +1,1286 @@
+//! System-call cancellation points (`io`, `net`, `process`): a blocked call is woken by a
+//! request (R05) and either completes or has no effect (R10), standard output as a point (R23),
+//! the full list of points (R24); the typed forms (`poll_fds` over `PollFd`, `Epoll` with
+//! `EpollEvent`), which agree with the raw calls; `io::Cancelable`; and misuse: every argument
+//! that would let the kernel read or write outside what the caller lent is rejected with
+//! `EINVAL` before the call (the buffers lent are surrounded with canary bytes, checked after).
+//!
+//! Every test (but the property tests, which open no descriptor) holds [`serial`], so that the
+//! leak check's count of `/proc/self/fd` sees no other test. `THREAD_CANCEL_STRESS` sets the
+//! races per kind (default 2,000; a long run: `THREAD_CANCEL_STRESS=200000 cargo test --release
+//! --test io`).
+
+mod common;
+
+use common::{drain, set_nonblocking, stress_iters, HANG};
+use proptest::prelude::*;
+use std::io::{IoSliceMut, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use thread_cancel::io::{poll_fds, Epoll, EpollEvent, EpollFlags, PollFd, PollFlags};
+use thread_cancel::{io, spawn};
+
+// ---------------------------------------------------------------------------------------------
+// Races of cancel against read/write/recv/send/accept/open, every byte and connection counted
+
+/// Every test of this binary holds this lock, so the descriptor counts see no other test.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Pause so the race lands at different moments: none, a yield, or a short spin.
+fn jitter(i: usize) {
+    match i % 3 {
+        0 => {}
+        1 => std::thread::yield_now(),
+        _ => {
+            for _ in 0..(i % 200) {
+                std::hint::spin_loop()
+            }
+        }
+    }
+}
+
+/// A reader on `rx` counts every byte a read returned; the main thread writes, then cancels.
+/// Bytes written == bytes returned + bytes left.
+fn race_reads(name: &str, n: usize, pair: impl Fn() -> (OwnedFd, OwnedFd), use_recv: bool) {
+    let mut lost = 0;
+    let mut canceled = 0;
+    for i in 0..n {
+        let (rx, tx) = pair();
+        let got = Arc::new(AtomicUsize::new(0));
+        let g = got.clone();
+        let r = Arc::new(rx);
+        let r2 = r.clone();
+        let h = spawn(move || {
+            let mut buf = [0u8; 8];
+            loop {
+                let k = if use_recv {
+                    io::recv(r2.as_fd(), &mut buf, 0)
+                } else {
+                    io::read(r2.as_fd(), &mut buf)
+                };
+                match k {
+                    Ok(0) => return,
+                    Ok(k) => {
+                        g.fetch_add(k, Ordering::SeqCst);
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        });
+        let sent = 1 + i % 3;
+        let mut t = std::fs::File::from(tx);
+        for _ in 0..sent {
+            t.write_all(b"x").unwrap();
+            jitter(i);
+        }
+        h.cancel().unwrap();
+        if h.join().is_canceled() {
+            canceled += 1;
+        }
+        let left = drain(&r);
+        lost += sent - (got.load(Ordering::SeqCst) + left);
+    }
+    println!("{name}: {n} races, {canceled} canceled, {lost} bytes lost");
+    assert_eq!(lost, 0, "{name}: bytes lost");
+    assert_eq!(canceled, n, "{name}: every reader was canceled");
+}
+
+/// A writer fills a full pipe/socket one byte at a time, counting bytes a write reported; the
+/// main thread reads some and cancels. Bytes reported written == bytes read + bytes left.
+fn race_writes(name: &str, n: usize, pair: impl Fn() -> (OwnedFd, OwnedFd), use_send: bool) {
+    let mut mismatched = 0;
+    for i in 0..n {
+        let (rx, tx) = pair();
+        set_nonblocking(&tx);
+        let mut prefill = 0;
+        while io::write(tx.as_fd(), &[0u8; 4096])
+            .map(|k| prefill += k)
+            .is_ok()
+        {}
+        // Blocking again for the writer.
+        // SAFETY: fcntl on a descriptor we own.
+        unsafe {
+            let fl = libc::fcntl(tx.as_raw_fd(), libc::F_GETFL);
+            libc::fcntl(tx.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
+        }
+        let wrote = Arc::new(AtomicUsize::new(0));
+        let w = wrote.clone();
+        let t = Arc::new(tx);
+        let t2 = t.clone();
+        let h = spawn(move || loop {
+            let k = if use_send {
+                io::send(t2.as_fd(), b"y", 0)
+            } else {
+                io::write(t2.as_fd(), b"y")
+            };
+            w.fetch_add(k.unwrap(), Ordering::SeqCst);
+        });
+        let mut r = std::fs::File::from(rx.try_clone().unwrap());
+        let mut buf = vec![0u8; 1 + (i % 3) * 4096];
+        let mut read = r.read(&mut buf).unwrap();
+        jitter(i);
+        h.cancel().unwrap();
+        assert!(h.join().is_canceled());
+        read += drain(&rx);
+        if read != prefill + wrote.load(Ordering::SeqCst) {
+            mismatched += 1;
+        }
+        drop(t);
+    }
+    println!("{name}: {n} races, {mismatched} mismatched");
+    assert_eq!(
+        mismatched, 0,
+        "{name}: a write both happened and was canceled"
+    );
+}
+
+fn pipe_pair() -> (OwnedFd, OwnedFd) {
+    let (r, w) = std::io::pipe().unwrap();
+    (r.into(), w.into())
+}
+
+fn unix_pair() -> (OwnedFd, OwnedFd) {
+    let (a, b) = UnixStream::pair().unwrap();
+    (a.into(), b.into())
+}
+
+/// An acceptor counts connections; the main thread connects, then cancels. Connections made ==
+/// accepted + still queued. A Unix socket, so many races do not exhaust TCP ports.
+fn race_accepts(n: usize) {
+    let path = std::env::temp_dir().join(format!("tc-accept-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let l = Arc::new(std::os::unix::net::UnixListener::bind(&path).unwrap());
+    let mut lost = 0;
+    for i in 0..n {
+        l.set_nonblocking(false).unwrap();
+        let l2 = l.clone();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let a = accepted.clone();
+        let h = spawn(move || loop {
+            let c = io::accept(l2.as_fd()).unwrap();
+            a.fetch_add(1, Ordering::SeqCst);
+            drop(c);
+        });
+        let k = 1 + i % 2;
+        let clients: Vec<_> = (0..k)
+            .map(|_| {
+                let c = UnixStream::connect(&path).unwrap();
+                jitter(i);
+                c
+            })
+            .collect();
+        h.cancel().unwrap();
+        assert!(h.join().is_canceled());
+        l.set_nonblocking(true).unwrap();
+        let mut left = 0;
+        while l.accept().is_ok() {
+            left += 1;
+        }
+        lost += k - (accepted.load(Ordering::SeqCst) + left);
+        drop(clients);
+    }
+    drop(l);
+    let _ = std::fs::remove_file(&path);
+    println!("r10 accept: {n} races, {lost} connections lost");
+    assert_eq!(lost, 0);
+}
+
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
+fn r10_read_write_recv_send_accept_either_complete_or_cancel_and_leak_nothing() {
+    let _serial = serial();
+    let n = stress_iters();
+    let before = open_fds();
+    race_reads("r10 read", n, pipe_pair, false);
+    race_reads("r10 recv", n, unix_pair, true);
+    race_writes("r10 write", n / 4, pipe_pair, false);
+    race_writes("r10 send", n / 4, unix_pair, true);
+    race_accepts(n / 4);
+    r10_close_releases_the_descriptor_exactly_once();
+    race_opens(n / 4);
+    let after = open_fds();
+    println!("descriptors open before {before}, after {after}");
+    assert_eq!(before, after, "descriptors leaked");
+}
+
+/// Opening a FIFO for reading blocks until a writer opens it. A reader thread opens (counting
+/// descriptors it got, and closing them); the main thread opens the writer side, then cancels.
+/// Every open either returned a descriptor (counted) or opened nothing: the table is checked by
+/// the caller.
+fn race_opens(n: usize) {
+    let path = std::env::temp_dir().join(format!("tc-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path and mode.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut opened_total = 0;
+    for i in 0..n {
+        let opened = Arc::new(AtomicUsize::new(0));
+        let (o, p) = (opened.clone(), path.clone());
+        let h = spawn(move || loop {
+            let fd = io::open(&p, libc::O_RDONLY, 0).unwrap();
+            o.fetch_add(1, Ordering::SeqCst);
+            drop(fd);
+        });
+        if i % 2 == 0 {
+            // Give the reader a writer to meet (non-blocking open fails with ENXIO if no reader).
+            for _ in 0..1000 {
+                let w = std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&path);
+                if w.is_ok() {
+                    jitter(i);
+                    break;
+                }
+                std::thread::yield_now();
+            }
+        }
+        h.cancel().unwrap();
+        assert!(h.join().is_canceled());
+        opened_total += opened.load(Ordering::SeqCst);
+    }
+    let _ = std::fs::remove_file(&path);
+    println!("r10 open: {n} races, {opened_total} opens completed, descriptors checked below");
+}
+
+fn r10_close_releases_the_descriptor_exactly_once() {
+    let before = open_fds();
+    let h = spawn(|| {
+        let (r, _w) = std::io::pipe().unwrap();
+        let _d = thread_cancel::disable();
+        thread_cancel::current().cancel().unwrap();
+        drop(_d);
+        io::close(r.into()).unwrap(); // closes, then acts
+        unreachable!()
+    });
+    assert!(h.join().is_canceled());
+    assert_eq!(open_fds(), before);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Blocked calls are woken by a request
+
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
+fn r05_blocked_read_accept_poll_are_woken_by_cancel() {
+    let _serial = serial();
+    for kind in 0..3 {
+        let (r, _w) = std::io::pipe().unwrap();
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let h = spawn(move || match kind {
+            0 => {
+                let _ = io::read(r.as_fd(), &mut [0u8; 1]);
+            }
+            1 => {
+                let _ = io::accept(l.as_fd());
+            }
+            _ => {
+                let mut p = [libc::pollfd {
+                    fd: r.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                }];
+                let _ = io::poll(&mut p, -1);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        h.cancel().unwrap();
+        assert!(h.join().is_canceled(), "kind {kind}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
+fn r05_blocked_pause_epoll_wait_waitpid_are_woken_by_cancel() {
+    let _serial = serial();
+    let mut child = std::process::Command::new("sleep")
+        .arg("3600")
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    for kind in 0..3 {
+        let h = spawn(move || match kind {
+            0 => {
+                let _ = io::pause();
+            }
+            1 => {
+                // SAFETY: epoll_create1 takes a flag and returns a descriptor we then own.
+                let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+                assert!(raw >= 0);
+                // SAFETY: `raw` is a new descriptor that nothing else owns.
+                let ep = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) };
+                let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 1];
+                let _ = io::epoll_wait(ep.as_fd(), &mut evs, -1);
+            }
+            _ => {
+                let _ = io::waitpid(pid, 0);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        h.cancel().unwrap();
+        assert!(h.join().is_canceled(), "kind {kind}");
+    }
+    // The canceled waitpid reaped nothing: the child is still ours to kill and reap.
+    child.kill().unwrap();
+    assert!(!child.wait().unwrap().success());
+}
+
+/// A canceler that finds its target parked skips the fence (`membarrier`) and relies on the
+/// parker's hand-off instead. The target here parks (a short `sleep`) and then blocks in a
+/// `read` that nothing but the cancel signal ends, so a request whose hand-off it missed
+/// would leave it blocked for ever: every race must end with the thread canceled, at once.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
+fn r05_cancel_racing_a_park_then_a_blocking_read_never_hangs() {
+    let _serial = serial();
+    let n = stress_iters();
+    let (r, _w) = std::io::pipe().unwrap();
+    let r = Arc::new(r);
+    let (mut in_park, mut in_read) = (0, 0);
+    for i in 0..n {
+        let rr = r.clone();
+        let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reading = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (st, rd) = (started.clone(), reading.clone());
+        let h = spawn(move || {
+            st.store(true, Ordering::SeqCst);
+            loop {
+                thread_cancel::sleep(Duration::from_micros(20));
+                rd.store(true, Ordering::SeqCst);
+                let _ = io::read(rr.as_fd(), &mut [0u8; 1]);
+            }
+        });
+        while !started.load(Ordering::SeqCst) {
+            std::hint::spin_loop();
+        }
+        // From nothing to about 40 µs: the request lands before, in, or after the park.
+        for _ in 0..(i % 64) * (i % 7) * 10 {
+            std::hint::spin_loop();
+        }
+        h.cancel().unwrap();
+        let c = h.canceler();
+        let t = std::time::Instant::now();
+        while !c.is_finished() {
+            assert!(
+                t.elapsed() < HANG,
+                "race {i}: the canceled thread is still blocked"
+            );
+            std::thread::yield_now();
+        }
+        assert!(h.join().is_canceled());
+        if reading.load(Ordering::SeqCst) {
+            in_read += 1;
+        } else {
+            in_park += 1;
+        }
+    }
+    eprintln!("{n} races: {in_park} canceled before the read, {in_read} at or in it");
+    // Both sides of the race were run (at 2,000 races, about 85% / 15% here).
+    assert!(
+        in_park > 0 && in_read > 0,
+        "the races all landed on one side"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
+fn r23_stdout_writer_is_a_cancellation_point() {
+    let _serial = serial();
+    let h = spawn(|| loop {
+        writeln!(io::stdout(), "r23: printing until canceled").unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    });
+    std::thread::sleep(Duration::from_millis(5));
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+}
+
+/// R24: every cancellation point that POSIX lists and Linux has is offered; each name maps to
+/// the function that
+/// implements it (a compile-time check that it exists, with its address).
+#[test]
+fn r24_every_spec_cancellation_point_is_offered() {
+    let _serial = serial();
+    use thread_cancel::{net, process, sync};
+    let listed =
+        "accept, accept4, clock_nanosleep, close, connect, creat, fcntl, fdatasync, fsync, \
+        lockf, mq_receive, mq_send, mq_timedreceive, mq_timedsend, msgrcv, msgsnd, msync, \
+        nanosleep, open, openat, pause, poll, ppoll, epoll_wait, epoll_pwait, pread, preadv, \
+        pselect, pwrite, pwritev, read, readv, recv, recvfrom, recvmsg, select, sem_wait, \
+        sem_timedwait, send, sendmsg, sendto, sigsuspend, sigtimedwait, sigwait, sigwaitinfo, \
+        sleep, tcdrain, usleep, wait, waitid, waitpid, write, writev, join, condition wait, \
+        testcancel";
+    let ours: &[(&str, usize)] = &[
+        ("accept", io::accept as *const () as usize),
+        ("accept4", net::accept_tcp as *const () as usize),
+        (
+            "clock_nanosleep",
+            thread_cancel::sleep as *const () as usize,
+        ),
+        ("close", io::close as *const () as usize),
+        ("connect", net::connect_tcp as *const () as usize),
+        ("creat", io::creat as *const () as usize),
+        ("fcntl", io::fcntl_lock_wait as *const () as usize),
+        ("fdatasync", io::fdatasync as *const () as usize),
+        ("fsync", io::fsync as *const () as usize),
+        ("lockf", io::fcntl_lock_wait as *const () as usize),
+        ("mq_receive", io::mq_timedreceive as *const () as usize),
+        ("mq_send", io::mq_timedsend as *const () as usize),
+        ("mq_timedreceive", io::mq_timedreceive as *const () as usize),
+        ("mq_timedsend", io::mq_timedsend as *const () as usize),
+        ("msgrcv", io::msgrcv as *const () as usize),
+        ("msgsnd", io::msgsnd as *const () as usize),
+        ("msync", io::msync as *const () as usize),
+        ("nanosleep", thread_cancel::sleep as *const () as usize),
+        ("open", io::open as *const () as usize),
+        ("openat", io::openat as *const () as usize),
+        ("pause", io::pause as *const () as usize),
+        ("poll", io::poll as *const () as usize),
+        ("ppoll", io::poll as *const () as usize),
+        ("epoll_wait", io::epoll_wait as *const () as usize),
+        ("epoll_pwait", io::epoll_wait as *const () as usize),
+        ("pread", io::pread as *const () as usize),
+        ("preadv", io::preadv as *const () as usize),
+        ("pselect", io::select as *const () as usize),
+        ("pwrite", io::pwrite as *const () as usize),
+        ("pwritev", io::pwritev as *const () as usize),
+        ("read", io::read as *const () as usize),
+        ("readv", io::readv as *const () as usize),
+        ("recv", io::recv as *const () as usize),
+        ("recvfrom", io::recv as *const () as usize),
+        ("recvmsg", io::recvmsg as *const () as usize),
+        ("select", io::select as *const () as usize),
+        ("sem_wait", sync::Semaphore::acquire as *const () as usize),
+        (
+            "sem_timedwait",
+            sync::Semaphore::acquire_timeout as *const () as usize,
+        ),
+        ("send", io::send as *const () as usize),
+        ("sendmsg", io::sendmsg as *const () as usize),
+        ("sendto", io::send as *const () as usize),
+        ("sigsuspend", io::sigsuspend as *const () as usize),
+        ("sigtimedwait", io::sigtimedwait as *const () as usize),
+        ("sigwait", io::sigtimedwait as *const () as usize),
+        ("sigwaitinfo", io::sigtimedwait as *const () as usize),
+        ("sleep", thread_cancel::sleep as *const () as usize),
+        ("tcdrain", io::tcdrain as *const () as usize),
+        ("usleep", thread_cancel::sleep as *const () as usize),
+        ("wait", process::wait as *const () as usize),
+        ("waitid", io::waitid as *const () as usize),
+        ("waitpid", io::waitpid as *const () as usize),
+        ("write", io::write as *const () as usize),
+        ("writev", io::writev as *const () as usize),
+        (
+            "join",
+            thread_cancel::JoinHandle::<()>::join as *const () as usize,
+        ),
+        (
+            "condition wait",
+            sync::Condvar::wait::<()> as *const () as usize,
+        ),
+        (
+            "testcancel",
+            thread_cancel::testcancel as *const () as usize,
+        ),
+    ];
+    let names: Vec<&str> = listed.split(',').map(str::trim).collect();
+    let covered: Vec<&str> = ours.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names, covered,
+        "the list of R24 and this table name the same points, in order"
+    );
+    assert!(ours.iter().all(|(_, f)| *f != 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed forms: poll_fds and Epoll
+
+/// Cancels `h` once it has had time to block, and checks that it ends canceled (a hang is
+/// reported after [`HANG`] instead of waited for).
+fn cancel_blocked<T: 'static>(h: thread_cancel::JoinHandle<T>) {
+    std::thread::sleep(Duration::from_millis(20));
+    h.cancel().unwrap();
+    assert!(h.wait_timeout(HANG), "the canceled wait did not end");
+    assert!(h.join().is_canceled());
+}
+
+#[test]
+fn poll_fds_reports_typed_events_like_raw_poll() {
+    let _serial = serial();
+    let (r, w) = std::io::pipe().unwrap();
+    let mut fds = [
+        PollFd::new(r.as_fd(), PollFlags::IN),
+        PollFd::new(w.as_fd(), PollFlags::OUT),
+    ];
+    assert_eq!(poll_fds(&mut fds, Some(Duration::ZERO)).unwrap(), 1);
+    assert!(fds[0].revents().is_empty());
+    assert!(fds[1].revents().contains(PollFlags::OUT));
+
+    (&w).write_all(b"x").unwrap(); // `w` stays borrowed by its entry
+    assert_eq!(poll_fds(&mut fds, None).unwrap(), 2);
+    assert!(fds[0].revents().contains(PollFlags::IN));
+
+    // The raw form sees the same.
+    let mut raw = [libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(&r),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    assert_eq!(thread_cancel::io::poll(&mut raw, 0).unwrap(), 1);
+    assert_eq!(raw[0].revents, fds[0].revents().bits());
+}
+
+#[test]
+fn poll_fds_reports_hang_up_without_asking() {
+    let _serial = serial();
+    let (r, w) = std::io::pipe().unwrap();
+    drop(w);
+    let mut fds = [PollFd::new(r.as_fd(), PollFlags::empty())];
+    assert_eq!(poll_fds(&mut fds, None).unwrap(), 1);
+    assert!(fds[0].revents().contains(PollFlags::HUP));
+    assert_eq!(fds[0].events(), PollFlags::empty());
+}
+
+#[test]
+fn poll_fds_timeout_expires_with_no_event() {
+    let _serial = serial();
+    let (r, _w) = std::io::pipe().unwrap();
+    let mut fds = [PollFd::new(r.as_fd(), PollFlags::IN)];
+    assert_eq!(
+        poll_fds(&mut fds, Some(Duration::from_millis(1))).unwrap(),
+        0
+    );
+    assert!(fds[0].revents().is_empty());
+}
+
+/// A thread blocked in `poll_fds` is canceled, with a finite timeout, none, or the largest
+/// `Duration` (saturated for the kernel, not an error).
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
+fn poll_fds_is_a_cancellation_point() {
+    let _serial = serial();
+    for timeout in [None, Some(Duration::from_secs(3600)), Some(Duration::MAX)] {
+        let h = spawn(move || {
+            let (r, _w) = std::io::pipe().unwrap();
+            let mut fds = [PollFd::new(r.as_fd(), PollFlags::IN)];
+            poll_fds(&mut fds, timeout)
+        });
+        cancel_blocked(h);
+    }
+    let h = spawn(|| poll_fds(&mut [], None));
+    cancel_blocked(h);
+}
+
+#[test]
+fn poll_fds_acts_at_entry_with_a_request_pending() {
+    let _serial = serial();
+    let h = spawn(|| {
+        thread_cancel::current().cancel().unwrap();
+        let (r, mut w) = std::io::pipe().unwrap();
+        w.write_all(b"x").unwrap(); // ready: the call would not block
+        let mut fds = [PollFd::new(r.as_fd(), PollFlags::IN)];
+        let _ = poll_fds(&mut fds, None);
+        unreachable!("poll_fds acts at entry");
+    });
+    assert!(h.join().is_canceled());
+}
+
+#[test]
+fn epoll_wait_reports_the_tag_and_flags() {
+    let _serial = serial();
+    let (r, mut w) = std::io::pipe().unwrap();
+    let ep = Epoll::new().unwrap();
+    ep.add(r.as_fd(), EpollEvent::new(EpollFlags::IN, 0xfeed))
+        .unwrap();
+    let mut evs = [EpollEvent::default(); 4];
+    assert_eq!(ep.wait(&mut evs, Some(Duration::ZERO)).unwrap(), 0);
+    w.write_all(b"x").unwrap();
+    assert_eq!(ep.wait(&mut evs, None).unwrap(), 1);
+    assert_eq!(evs[0].data(), 0xfeed);
+    assert!(evs[0].flags().contains(EpollFlags::IN));
+
+    drop(w);
+    ep.modify(r.as_fd(), EpollEvent::new(EpollFlags::RDHUP, 7))
+        .unwrap();
+    assert_eq!(ep.wait(&mut evs, None).unwrap(), 1);
+    assert_eq!(evs[0].data(), 7);
+    assert!(evs[0].flags().contains(EpollFlags::HUP));
+}
+
+/// The kernel's errors come back as C's: registering twice, deleting what is not
+/// registered, waiting with no room for an event.
+#[test]
+fn epoll_misuse_reports_cs_errors() {
+    let _serial = serial();
+    let (r, _w) = std::io::pipe().unwrap();
+    let ep = Epoll::new().unwrap();
+    let e = ep.delete(r.as_fd()).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+    ep.add(r.as_fd(), EpollEvent::new(EpollFlags::IN, 1))
+        .unwrap();
+    let e = ep
+        .add(r.as_fd(), EpollEvent::new(EpollFlags::IN, 1))
+        .unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EEXIST));
+    let e = ep.wait(&mut [], Some(Duration::ZERO)).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+    let e = ep.add(ep.as_fd(), EpollEvent::new(EpollFlags::IN, 1));
+    assert_eq!(e.unwrap_err().raw_os_error(), Some(libc::EINVAL));
+}
+
+/// A sub-millisecond timeout is rounded up, not down to a non-blocking poll; a wait with a
+/// timeout still returns once it expires.
+#[test]
+fn epoll_wait_timeout_expires_with_no_event() {
+    let _serial = serial();
+    let (r, _w) = std::io::pipe().unwrap();
+    let ep = Epoll::new().unwrap();
+    ep.add(r.as_fd(), EpollEvent::new(EpollFlags::IN, 1))
+        .unwrap();
+    let mut evs = [EpollEvent::default(); 1];
+    for t in [Duration::from_nanos(1), Duration::from_millis(2)] {
+        assert_eq!(ep.wait(&mut evs, Some(t)).unwrap(), 0);
+    }
+}
+
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
+fn epoll_wait_is_a_cancellation_point() {
+    let _serial = serial();
+    for timeout in [None, Some(Duration::from_secs(3600)), Some(Duration::MAX)] {
+        let h = spawn(move || {
+            let (r, _w) = std::io::pipe().unwrap();
+            let ep = Epoll::new().unwrap();
+            ep.add(r.as_fd(), EpollEvent::new(EpollFlags::IN, 1))
+                .unwrap();
+            let mut evs = [EpollEvent::default(); 8];
+            ep.wait(&mut evs, timeout)
+        });
+        cancel_blocked(h);
+    }
+}
+
+#[test]
+fn flags_combine_and_show_their_names() {
+    let _serial = serial();
+    let f = PollFlags::IN | PollFlags::PRI;
+    assert!(f.intersects(PollFlags::PRI | PollFlags::OUT));
+    assert!(!f.contains(PollFlags::PRI | PollFlags::OUT));
+    assert_eq!((f & PollFlags::IN), PollFlags::IN);
+    assert_eq!(format!("{:?}", PollFlags::empty()), "PollFlags(empty)");
+    let odd = EpollFlags::from_bits_retain(EpollFlags::OUT.bits() | 0x0100_0000);
+    assert_eq!(format!("{odd:?}"), "EpollFlags(OUT | 0x1000000)");
+    let mut g = EpollFlags::empty();
+    g |= EpollFlags::ONESHOT;
+    assert_eq!(g.bits(), libc::EPOLLONESHOT as u32);
+}
+
+// ---------------------------------------------------------------------------------------------
+// io::Cancelable and stdin
+
+fn scratch_file(tag: &str) -> std::fs::File {
+    let p = std::env::temp_dir().join(format!("tc-io-cancelable-{tag}-{}", std::process::id()));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&p)
+        .unwrap();
+    std::fs::remove_file(&p).unwrap();
+    f
+}
+
+#[test]
+fn cancelable_seek_moves_the_offset_reads_and_writes_use() {
+    let _serial = serial();
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut c = thread_cancel::io::Cancelable::new(scratch_file("seek"));
+    c.write_all(b"abcdef").unwrap();
+    assert_eq!(c.stream_position().unwrap(), 6);
+    assert_eq!(c.seek(SeekFrom::Current(-2)).unwrap(), 4);
+    let mut s = String::new();
+    c.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "ef");
+    c.rewind().unwrap();
+    c.write_all(b"X").unwrap();
+    c.seek(SeekFrom::Start(0)).unwrap();
+    s.clear();
+    c.read_to_string(&mut s).unwrap();
+    assert_eq!(s, "Xbcdef");
+}
+
+#[test]
+fn cancelable_get_mut_and_as_fd_reach_the_inner_value() {
+    let _serial = serial();
+    use std::io::Write;
+    use std::os::fd::{AsFd, AsRawFd};
+    let mut c = thread_cancel::io::Cancelable::new(scratch_file("getmut"));
+    c.write_all(b"1234").unwrap();
+    c.get_mut().set_len(2).unwrap();
+    assert_eq!(c.get_ref().metadata().unwrap().len(), 2);
+    assert_eq!(c.as_fd().as_raw_fd(), c.get_ref().as_raw_fd());
+}
+
+#[test]
+fn stdin_read_is_a_cancellation_point() {
+    let _serial = serial();
+    use std::io::Read;
+    let h = thread_cancel::spawn(|| {
+        // The request is pending before the read: the read must act on it whatever stdin is
+        // (a terminal that blocks, or /dev/null that would return 0 at once).
+        while !thread_cancel::cancel_requested() {
+            std::hint::spin_loop();
+        }
+        let mut b = [0u8; 16];
+        thread_cancel::io::stdin().read(&mut b)
+    });
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Misuse: arguments that would reach outside the caller's memory are rejected
+
+const CANARY: u8 = 0xA5;
+
+const GUARD: usize = 32;
+
+/// The size of the message type in front of a System V message (`long`).
+const MTYPE: usize = std::mem::size_of::<libc::c_long>();
+
+/// A buffer of `len` bytes with `GUARD` canary bytes on each side.
+struct Guarded {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Guarded {
+    fn new(len: usize) -> Self {
+        Self {
+            bytes: vec![CANARY; len + 2 * GUARD],
+            len,
+        }
+    }
+
+    /// The lent part. The whole allocation is passed through `black_box` first, so that the
+    /// compiler cannot assume the canaries are unchanged by the call that follows.
+    fn inner(&mut self) -> &mut [u8] {
+        std::hint::black_box(self.bytes.as_mut_ptr());
+        &mut self.bytes[GUARD..GUARD + self.len]
+    }
+
+    /// The canaries that were overwritten: (index relative to the lent part's start, value).
+    fn damage(&self) -> Vec<(isize, u8)> {
+        let b = std::hint::black_box(&self.bytes);
+        b.iter()
+            .enumerate()
+            .filter(|&(i, &v)| (i < GUARD || i >= GUARD + self.len) && v != CANARY)
+            .map(|(i, &v)| (i as isize - GUARD as isize, v))
+            .collect()
+    }
+}
+
+fn assert_einval(r: std::io::Result<impl std::fmt::Debug>, what: &str) {
+    let e = r.expect_err(what);
+    assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{what}: {e:?}");
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{what}: {e:?}");
+}
+
+/// A private System V message queue, removed on drop.
+struct Queue(i32);
+
+impl Queue {
+    fn new() -> Self {
+        // SAFETY: msgget takes plain integers.
+        let q = unsafe { libc::msgget(libc::IPC_PRIVATE, 0o600) };
+        assert!(q >= 0, "msgget: {}", std::io::Error::last_os_error());
+        Self(q)
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // SAFETY: removing the queue this value created; IPC_RMID takes no buffer.
+        unsafe { libc::msgctl(self.0, libc::IPC_RMID, std::ptr::null_mut()) };
+    }
+}
+
+/// A message: the type's bytes then the text.
+fn message(mtype: libc::c_long, text: &[u8]) -> Vec<u8> {
+    let mut m = mtype.to_ne_bytes().to_vec();
+    m.extend_from_slice(text);
+    m
+}
+
+/// Takes the next message of `q` without waiting: (type, text), or the error.
+fn take(q: &Queue) -> std::io::Result<(libc::c_long, Vec<u8>)> {
+    let mut buf = vec![0u8; MTYPE + 64];
+    let n = io::msgrcv(q.0, &mut buf, 0, libc::IPC_NOWAIT)?;
+    let mtype = libc::c_long::from_ne_bytes(buf[..MTYPE].try_into().unwrap());
+    Ok((mtype, buf[MTYPE..MTYPE + n].to_vec()))
+}
+
+#[test]
+fn msgrcv_rejects_a_buffer_shorter_than_the_message_type() {
+    let _serial = serial();
+    let q = Queue::new();
+    // A type whose bytes are all distinct from the canary, and no text.
+    let mtype: libc::c_long = 0x0807_0605_0403_0201;
+    io::msgsnd(q.0, &message(mtype, b""), 0).unwrap();
+    for len in 0..MTYPE {
+        let mut g = Guarded::new(len);
+        let r = io::msgrcv(q.0, g.inner(), 0, libc::IPC_NOWAIT);
+        assert_eq!(g.damage(), [], "a {len}-byte buffer: written past its end");
+        assert_einval(r, &format!("msgrcv into {len} bytes"));
+    }
+    // The message was not consumed by the rejected calls.
+    assert_eq!(take(&q).unwrap(), (mtype, vec![]));
+}
+
+#[test]
+fn msgsnd_rejects_a_message_shorter_than_its_type() {
+    let _serial = serial();
+    let q = Queue::new();
+    // The byte lent, then bytes that would make a valid type (0x0201) if the kernel read them.
+    let mut bytes = [0u8; 2 * MTYPE];
+    bytes[0] = 0x01;
+    bytes[1] = 0x02;
+    for len in 0..MTYPE {
+        let r = io::msgsnd(q.0, std::hint::black_box(&bytes[..len]), libc::IPC_NOWAIT);
+        let queued = take(&q);
+        assert!(
+            queued.is_err(),
+            "a {len}-byte message: the kernel read past it and queued {queued:?}"
+        );
+        assert_einval(r, &format!("msgsnd of {len} bytes"));
+    }
+    // The smallest valid message: a type and no text.
+    io::msgsnd(q.0, &message(7, b""), 0).unwrap();
+    assert_eq!(take(&q).unwrap(), (7, vec![]));
+}
+
+/// An `fd_set` followed by canaries in memory, as a variable declared after it might be.
+#[repr(C)]
+struct FdSetAndAfter {
+    set: libc::fd_set,
+    after: [u8; 128],
+}
+
+fn empty_fd_set() -> libc::fd_set {
+    // SAFETY: fd_set is plain data; FD_ZERO initialises it.
+    let mut s: libc::fd_set = unsafe { std::mem::zeroed() };
+    // SAFETY: `s` is a valid fd_set.
+    unsafe { libc::FD_ZERO(&mut s) };
+    s
+}
+
+/// Raises the soft descriptor limit to at least `n` (if the hard limit allows) and returns it.
+fn raise_nofile(n: u64) -> u64 {
+    let mut l = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit.
+    assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) }, 0);
+    if l.rlim_cur < n {
+        l.rlim_cur = n.min(l.rlim_max);
+        // SAFETY: setrlimit reads one rlimit.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &l) }, 0);
+    }
+    l.rlim_cur
+}
+
+#[test]
+fn select_rejects_nfds_beyond_fd_setsize() {
+    let _serial = serial();
+    let setsize = libc::FD_SETSIZE as i32;
+    let (r, _w) = std::io::pipe().unwrap();
+    // Grow the descriptor table past FD_SETSIZE: descriptor `setsize` is a copy of the (empty)
+    // pipe's read end. Its bit is the first bit after the fd_set: if the kernel looks at it,
+    // it finds it not readable and clears it.
+    let high = if raise_nofile(2 * setsize as u64) > setsize as u64 {
+        // SAFETY: dup2 onto a descriptor number this test uses alone; the result is owned below.
+        let fd = unsafe { libc::dup2(r.as_raw_fd(), setsize) };
+        assert_eq!(fd, setsize, "dup2: {}", std::io::Error::last_os_error());
+        // SAFETY: `fd` is a new descriptor nothing else owns.
+        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    } else {
+        None // the table cannot grow here; the error is still checked
+    };
+    for nfds in [setsize + 1, setsize + 64, 2 * setsize, i32::MAX] {
+        let mut s = FdSetAndAfter {
+            set: empty_fd_set(),
+            after: [0; 128],
+        };
+        // SAFETY: `r` is below FD_SETSIZE.
+        unsafe { libc::FD_SET(r.as_raw_fd(), &mut s.set) };
+        s.after[0] = 0x01; // descriptor `setsize`, watched for reading
+        std::hint::black_box(&mut s as *mut FdSetAndAfter);
+        let res = io::select(nfds, Some(&mut s.set), None, None, Some(Duration::ZERO));
+        let after = std::hint::black_box(&s).after;
+        let mut expected = [0u8; 128];
+        expected[0] = 0x01;
+        assert_eq!(after, expected, "select({nfds}): written past the fd_set");
+        assert_einval(res, &format!("select({nfds})"));
+    }
+    // No set: still rejected (nfds is documented as 0..=FD_SETSIZE).
+    assert_einval(
+        io::select(setsize + 1, None, None, None, Some(Duration::ZERO)),
+        "select beyond FD_SETSIZE without sets",
+    );
+    assert_einval(
+        io::select(-1, None, None, None, Some(Duration::ZERO)),
+        "select(-1)",
+    );
+    // The limit itself is valid.
+    let mut set = empty_fd_set();
+    // SAFETY: `r` is below FD_SETSIZE.
+    unsafe { libc::FD_SET(r.as_raw_fd(), &mut set) };
+    let n = io::select(setsize, Some(&mut set), None, None, Some(Duration::ZERO)).unwrap();
+    assert_eq!(n, 0);
+    drop(high);
+}
+
+#[test]
+fn open_rejects_a_path_with_a_nul_byte_as_einval() {
+    let _serial = serial();
+    let dir = std::env::temp_dir().join(format!("tc-io-misuse-nul-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut with_nul = dir.as_os_str().as_bytes().to_vec();
+    with_nul.extend_from_slice(b"/created\0ignored");
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(&with_nul));
+    assert_einval(io::creat(path, 0o600), "creat");
+    assert_einval(
+        io::open(path, libc::O_CREAT | libc::O_WRONLY, 0o600),
+        "open",
+    );
+    assert_einval(
+        io::openat(None, path, libc::O_CREAT | libc::O_WRONLY, 0o600),
+        "openat",
+    );
+    // Not truncated at the NUL: nothing was created.
+    assert!(!dir.join("created").exists(), "the path was truncated");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A file in the temporary directory, removed on drop.
+struct TempFile(std::path::PathBuf, std::fs::File);
+
+impl TempFile {
+    fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("tc-io-misuse-{name}-{}", std::process::id()));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&p)
+            .unwrap();
+        Self(p, f)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// An offset that does not fit in 32 bits (a sparse file: nothing is allocated below it).
+const FAR: u64 = (1 << 32) + 7;
+
+const NEAR: u64 = FAR & 0xffff_ffff;
+
+#[test]
+fn preadv_reads_at_offsets_beyond_4_gib() {
+    let _serial = serial();
+    let t = TempFile::new("preadv");
+    assert_eq!(io::pwrite(t.1.as_fd(), b"near", NEAR).unwrap(), 4);
+    assert_eq!(io::pwrite(t.1.as_fd(), b"far!", FAR).unwrap(), 4);
+    let mut b = [0u8; 4];
+    let n = io::preadv(t.1.as_fd(), &mut [IoSliceMut::new(&mut b)], FAR).unwrap();
+    assert_eq!((n, &b), (4, b"far!"), "preadv read at the wrong offset");
+}
+
+#[test]
+fn pwritev_writes_at_offsets_beyond_4_gib() {
+    let _serial = serial();
+    let t = TempFile::new("pwritev");
+    assert_eq!(io::pwrite(t.1.as_fd(), b"near", NEAR).unwrap(), 4);
+    let n = io::pwritev(t.1.as_fd(), &[std::io::IoSlice::new(b"far!")], FAR).unwrap();
+    assert_eq!(n, 4);
+    let (mut near, mut far) = ([0u8; 4], [0u8; 4]);
+    io::pread(t.1.as_fd(), &mut near, NEAR).unwrap();
+    io::pread(t.1.as_fd(), &mut far, FAR).unwrap();
+    assert_eq!(&near, b"near", "pwritev overwrote data at the wrong offset");
+    assert_eq!(&far, b"far!");
+}
+
+#[test]
+fn send_rejects_msg_zerocopy() {
+    let _serial = serial();
+    let (a, b) = UnixStream::pair().unwrap();
+    assert_einval(io::send(a.as_fd(), b"x", libc::MSG_ZEROCOPY), "send");
+    b.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 1];
+    let r = (&b).read(&mut buf);
+    assert_eq!(
+        r.map_err(|e| e.kind()).unwrap_err(),
+        std::io::ErrorKind::WouldBlock,
+        "something was sent"
+    );
+}
+
+/// What the kernel already rejects stays rejected, with nothing written: more buffers than
+/// `IOV_MAX`.
+#[test]
+fn readv_rejects_more_than_iov_max_buffers() {
+    let _serial = serial();
+    // SAFETY: sysconf takes a plain integer.
+    let iov_max = unsafe { libc::sysconf(libc::_SC_IOV_MAX) } as usize;
+    let f = std::fs::File::open("/dev/zero").unwrap();
+    let mut g = Guarded::new(iov_max + 1);
+    let inner = g.inner();
+    let mut bufs: Vec<IoSliceMut<'_>> = inner.chunks_mut(1).map(IoSliceMut::new).collect();
+    assert_einval(io::readv(f.as_fd(), &mut bufs), "readv");
+    drop(bufs);
+    assert!(
+        g.inner().iter().all(|&b| b == CANARY),
+        "readv wrote into its buffers"
+    );
+    assert_eq!(g.damage(), []);
+}
+
+#[test]
+fn epoll_wait_rejects_an_empty_event_slice() {
+    let _serial = serial();
+    // SAFETY: epoll_create1 takes a flag and returns a new descriptor that we then own.
+    let ep = unsafe { OwnedFd::from_raw_fd(libc::epoll_create1(libc::EPOLL_CLOEXEC)) };
+    assert_einval(io::epoll_wait(ep.as_fd(), &mut [], 0), "epoll_wait");
+}
+
+/// A POSIX message queue with messages of at most `msgsize` bytes, unlinked at once.
+fn mq(msgsize: libc::c_long) -> Option<libc::mqd_t> {
+    let name = format!("/tc-io-misuse-{}\0", std::process::id());
+    // SAFETY: mq_attr is plain data.
+    let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
+    attr.mq_maxmsg = 4;
+    attr.mq_msgsize = msgsize;
+    // SAFETY: a NUL-terminated name, valid flags, and a pointer to an mq_attr.
+    let q = unsafe {
+        libc::mq_open(
+            name.as_ptr().cast(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+            0o600 as libc::mode_t,
+            &attr as *const libc::mq_attr,
+        )
+    };
+    // SAFETY: the NUL-terminated name created above (or not: then it fails harmlessly).
+    unsafe { libc::mq_unlink(name.as_ptr().cast()) };
+    if q < 0 {
+        eprintln!("mq_open unavailable: {}", std::io::Error::last_os_error());
+        return None;
+    }
+    Some(q)
+}
+
+/// What the kernel already rejects stays rejected, with nothing written: a receive buffer
+/// shorter than the queue's message size (`EMSGSIZE`, as in C).
+#[test]
+fn mq_timedreceive_rejects_a_buffer_shorter_than_the_queue_msgsize() {
+    let _serial = serial();
+    let Some(q) = mq(64) else { return };
+    io::mq_timedsend(q, b"m", 1, None).unwrap();
+    let mut g = Guarded::new(63);
+    let mut prio = 0;
+    let e = io::mq_timedreceive(q, g.inner(), Some(&mut prio), None).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EMSGSIZE));
+    assert_eq!(g.damage(), []);
+    assert!(g.inner().iter().all(|&b| b == CANARY));
+    // Too long a message is refused too; the queued one is still there.
+    assert_eq!(
+        io::mq_timedsend(q, &[0; 65], 1, None)
+            .unwrap_err()
+            .raw_os_error(),
+        Some(libc::EMSGSIZE)
+    );
+    let mut buf = [0u8; 64];
+    assert_eq!(
+        io::mq_timedreceive(q, &mut buf, Some(&mut prio), None).unwrap(),
+        1
+    );
+    assert_eq!((buf[0], prio), (b'm', 1));
+    // SAFETY: closing the descriptor mq() returned, once.
+    unsafe { libc::mq_close(q) };
+}
+
+/// One call of each kind that is rejected before the system call; each panics if the call was
+/// not rejected with `EINVAL` or if it wrote outside its buffer.
+const REJECTED_CALLS: [(&str, fn()); 5] = [
+    ("select", || {
+        let mut s = FdSetAndAfter {
+            set: empty_fd_set(),
+            after: [0; 128],
+        };
+        std::hint::black_box(&mut s as *mut FdSetAndAfter);
+        let r = io::select(i32::MAX, Some(&mut s.set), None, None, None);
+        assert_eq!(std::hint::black_box(&s).after, [0; 128]);
+        assert_einval(r, "select");
+    }),
+    ("msgrcv", || {
+        let mut g = Guarded::new(1);
+        let r = io::msgrcv(0, g.inner(), 0, 0);
+        assert_eq!(g.damage(), []);
+        assert_einval(r, "msgrcv");
+    }),
+    ("msgsnd", || {
+        assert_einval(io::msgsnd(0, &[1u8], 0), "msgsnd")
+    }),
+    ("open", || {
+        assert_einval(io::open("a\0b".as_ref(), libc::O_RDONLY, 0), "open");
+    }),
+    ("send", || {
+        let (a, _b) = UnixStream::pair().unwrap();
+        assert_einval(io::send(a.as_fd(), b"x", libc::MSG_ZEROCOPY), "send");
+    }),
+];
+
+/// Joins `h`, failing the test if it does not finish within [`HANG`].
+fn join_or_hang<T: Send + 'static>(h: thread_cancel::JoinHandle<T>, what: &str) -> bool {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let o = h.join();
+        let canceled = o.is_canceled();
+        tx.send((
+            canceled,
+            canceled || matches!(o, thread_cancel::Outcome::Returned(_)),
+        ))
+        .unwrap()
+    });
+    let (canceled, ok) = rx
+        .recv_timeout(HANG)
+        .unwrap_or_else(|_| panic!("{what}: not finished after {HANG:?} (a hang)"));
+    assert!(ok, "{what}: the thread panicked (a rejection failed)");
+    canceled
+}
+
+/// A rejected call is still a cancellation point: a thread retrying a bad call in a loop is
+/// canceled, not left spinning.
+#[test]
+fn a_rejected_call_is_still_a_cancellation_point() {
+    let _serial = serial();
+    for (name, call) in REJECTED_CALLS {
+        let h = thread_cancel::spawn(move || loop {
+            call();
+            std::hint::spin_loop();
+        });
+        h.cancel().unwrap();
+        assert!(join_or_hang(h, name), "{name}: not canceled");
+    }
+}
+
+/// Rejected calls racing a cancel (`THREAD_CANCEL_STRESS` races per kind, default 2,000, run
+/// in rounds of 8 threads): each thread makes a few rejected calls, checking the error and its
+/// canaries every time, then returns; every thread ends, canceled or finished, never
+/// panicked, never hung.
+#[test]
+fn rejected_calls_racing_cancel_stress() {
+    let _serial = serial();
+    const ROUND: usize = 8;
+    for (name, call) in REJECTED_CALLS {
+        let (mut canceled, mut finished) = (0, 0);
+        for r in 0..stress_iters().div_ceil(ROUND) {
+            let hs: Vec<_> = (0..ROUND)
+                .map(|i| {
+                    let h = thread_cancel::spawn(move || {
+                        for _ in 0..(r + i) % 16 {
+                            call();
+                        }
+                    });
+                    for _ in 0..(r * 7 + i) % 4096 {
+                        std::hint::spin_loop();
+                    }
+                    let _ = h.cancel(); // NoSuchThread if it already finished
+                    h
+                })
+                .collect();
+            for h in hs {
+                if join_or_hang(h, name) {
+                    canceled += 1;
+                } else {
+                    finished += 1;
+                }
+            }
+        }
+        eprintln!("{name}: {canceled} canceled, {finished} finished");
+        assert_eq!(canceled + finished, stress_iters().div_ceil(ROUND) * ROUND);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Any buffer length: msgrcv either writes within the buffer or is rejected.
+    #[test]
+    fn msgrcv_never_writes_outside_its_buffer(len in 0usize..3 * MTYPE, text in 0usize..MTYPE) {
+        let q = Queue::new();
+        io::msgsnd(q.0, &message(0x0807_0605_0403_0201, &vec![0x5a; text]), 0).unwrap();
+        let mut g = Guarded::new(len);
+        let r = io::msgrcv(q.0, g.inner(), 0, libc::IPC_NOWAIT | libc::MSG_NOERROR);
+        prop_assert_eq!(g.damage(), vec![]);
+        match r {
+            Ok(n) => prop_assert!(len >= MTYPE && n == text.min(len - MTYPE)),
+            Err(e) => prop_assert!(len < MTYPE && e.raw_os_error() == Some(libc::EINVAL)),
+        }
+    }
+
+    /// Any nfds: select either stays within the fd_set or is rejected.
+    #[test]
+    fn select_never_writes_outside_its_fd_set(nfds in -8i32..3 * libc::FD_SETSIZE as i32) {
+        let mut s = FdSetAndAfter { set: empty_fd_set(), after: [0; 128] };
+        std::hint::black_box(&mut s as *mut FdSetAndAfter);
+        let r = io::select(nfds, Some(&mut s.set), None, None, Some(Duration::ZERO));
+        prop_assert_eq!(std::hint::black_box(&s).after, [0u8; 128]);
+        let valid = (0..=libc::FD_SETSIZE as i32).contains(&nfds);
+        match r {
+            Ok(n) => prop_assert!(valid && n == 0),
+            Err(e) => prop_assert!(!valid && e.raw_os_error() == Some(libc::EINVAL)),
+        }
+    }
+}
