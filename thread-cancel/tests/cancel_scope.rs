@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use thread_cancel::sync::{channel, sync_channel, Condvar, Mutex, Semaphore};
 use thread_cancel::{
     async_region, cancel_requested, cleanup_push, disable, io, testcancel, with_timeout,
-    CancelScope, ScopeUnwind,
+    CancelScope, ScopeUnwind, TimedOut,
 };
 
 /// Cancels `scope` from another thread after `ms` milliseconds.
@@ -947,4 +947,88 @@ fn s2_scope_cancel_races_the_end_of_run() {
 #[test]
 fn s2_deadline_races_the_end_of_run() {
     end_of_run_race(By::Deadline);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deadlines when the timer thread cannot start
+// ---------------------------------------------------------------------------------------------
+
+/// The process's address space in use, in bytes (`VmSize`).
+fn address_space_in_use() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+fn set_address_space_limit(bytes: u64) {
+    let lim = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: a plain rlimit structure, read by the call.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0);
+}
+
+/// C06: the first deadline of the process while no thread can be created (an address-space
+/// limit leaves no room for the timer thread's stack) ends at its deadline, and does not hang
+/// the process's deadlines: before the fix, `register` held the timer's lock while the failed
+/// start took it again, and this child hung (the test's limit killed it). Once threads can be
+/// created again, the next deadline starts the timer and interrupts a blocked system call.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "no interruption of a blocked call there"
+)]
+fn c06_deadline_when_the_timer_thread_cannot_start_still_ends_and_the_next_one_starts_it() {
+    const NAME: &str =
+        "c06_deadline_when_the_timer_thread_cannot_start_still_ends_and_the_next_one_starts_it";
+    if common::child_value().is_none() {
+        if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() {
+            // Under user-mode emulation the address space is the emulator's (it maps the
+            // guest's memory itself): the limit says nothing about the guest's threads. The
+            // native run checks it.
+            eprintln!("skipped under emulation: an address-space limit binds the emulator");
+            return;
+        }
+        let run = common::run_child(NAME, "child", Duration::from_secs(10));
+        assert!(run.status.success(), "the child failed:\n{}", run.stderr);
+        return;
+    }
+    // The child: this thread (and the harness's) exist; no new thread fits in 1 MiB more.
+    thread_cancel::current();
+    set_address_space_limit(address_space_in_use() + (1 << 20));
+    assert!(
+        std::thread::Builder::new().spawn(|| ()).is_err(),
+        "the limit did not stop thread creation"
+    );
+    let t = Instant::now();
+    let r = with_timeout(Duration::from_millis(50), || {
+        thread_cancel::sleep(Duration::from_secs(5))
+    });
+    assert_eq!(r, Err(TimedOut));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // Another thread's deadline is not held up either (it cannot start a thread here: its
+    // own wait ends it).
+    let t = Instant::now();
+    let r = with_timeout(Duration::from_millis(30), || {
+        thread_cancel::sleep(Duration::from_secs(5))
+    });
+    assert_eq!(r, Err(TimedOut));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // Threads can be created again: the next deadline starts the timer, which interrupts a
+    // read blocked in the kernel.
+    set_address_space_limit(libc::RLIM_INFINITY);
+    let (r, _w) = std::io::pipe().unwrap();
+    let t = Instant::now();
+    let res = with_timeout(Duration::from_millis(50), || {
+        let mut b = [0u8; 1];
+        thread_cancel::io::read(r.as_fd(), &mut b)
+    });
+    assert_eq!(res.map(|_| ()), Err(TimedOut));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
 }

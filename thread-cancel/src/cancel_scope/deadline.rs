@@ -51,9 +51,10 @@ pub(crate) fn register(at: Instant, scope: Weak<Inner>) -> Key {
     t.map.insert((at, key), scope);
     let generation = crate::control::fork::fork_generation();
     if t.started_in != Some(generation) {
-        t.started_in = Some(generation);
+        // Started under the lock, which the new thread takes first thing: it waits until this
+        // registration is complete. If it cannot start, the next registration tries again.
+        t.started_in = start().then_some(generation);
         t.wake_at = Some(at);
-        start();
     } else if t.wake_at.is_none_or(|w| at < w) {
         t.wake_at = Some(at);
         WAKE.notify_one();
@@ -66,15 +67,15 @@ pub(crate) fn unregister(key: &Key) {
     lock().map.remove(&(key.0, key.1));
 }
 
-fn start() {
-    let r = std::thread::Builder::new()
+/// Starts the timer thread; false if the system refused a thread. Called with the timer's lock
+/// held (so it must not take it). Without the thread, deadlines still end the crate's own waits
+/// (they bound their sleep by the deadline and check the clock), but not a run blocked in a
+/// system call: that one ends when the call returns.
+fn start() -> bool {
+    std::thread::Builder::new()
         .name("thread-cancel-deadlines".into())
-        .spawn(run);
-    if r.is_err() {
-        // No thread: deadlines still end the crate's own waits (they check the clock), and
-        // the next registration tries again.
-        lock().started_in = None;
-    }
+        .spawn(run)
+        .is_ok()
 }
 
 fn run() {
