@@ -974,10 +974,11 @@ fn scoped_threads_can_be_canceled_and_borrow() {
 #[test]
 fn cancel_in_forked_child_of_parent_thread_is_no_such_thread() {
     let parent_thread = blocked_target();
-    let adopted = current(); // this thread, which will fork: it lives on in the child
-                             // SAFETY: the child only uses the crate's cancel path and `_exit`: it spawns one thread and
-                             // cancels it, which takes locks that no other thread of the parent holds at the fork (the
-                             // parent's threads are blocked in `sleep`, or in the test harness, which uses none of them).
+    // This thread, which will fork: it lives on in the child.
+    let adopted = current();
+    // SAFETY: the child only uses the crate's cancel path and `_exit`: it spawns one thread and
+    // cancels it, which takes locks that no other thread of the parent holds at the fork (the
+    // parent's threads are blocked in `sleep`, or in the test harness, which uses none of them).
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
     if pid == 0 {

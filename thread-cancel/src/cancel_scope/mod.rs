@@ -138,6 +138,13 @@ crate::control::fork::fork_safe_lock! {
     fn lock_registry() -> Vec<Weak<Control>> = SCOPED_THREADS;
 }
 
+/// Drops from the registry the threads that have ended and, in a forked child, the parent's
+/// threads (they do not exist here: a scope never runs code in, or takes a lock of, a thread of
+/// another process, C09; the forking thread's own block belongs to the child's generation).
+fn retain_live(reg: &mut Vec<Weak<Control>>) {
+    reg.retain(|w| w.upgrade().is_some_and(|c| c.in_this_process()));
+}
+
 /// Delivers a scope request for scope `id` to every thread registered in a run of it.
 ///
 /// Each thread is counted in its `ScopeRuns::deliveries` before its registration is read, with a
@@ -148,7 +155,7 @@ crate::control::fork::fork_safe_lock! {
 fn deliver(id: usize) {
     let threads: Vec<Arc<Control>> = {
         let mut reg = lock_registry();
-        reg.retain(|w| w.strong_count() > 0);
+        retain_live(&mut reg);
         reg.iter().filter_map(Weak::upgrade).collect()
     };
     if threads.is_empty() {
@@ -570,7 +577,7 @@ fn register_thread(c: &Control) {
     let arc = crate::current::current_control();
     debug_assert!(std::ptr::eq(&*arc, c));
     let mut reg = lock_registry();
-    reg.retain(|w| w.strong_count() > 0);
+    retain_live(&mut reg);
     reg.push(Arc::downgrade(&arc));
     c.runs.registered.store(true, Ordering::Relaxed);
 }

@@ -112,7 +112,7 @@ impl Control {
     /// Whether this block belongs to this process: false for a thread of the parent process,
     /// seen from a forked child (it does not exist here; its pthread id may name another
     /// thread of the child).
-    fn in_this_process(&self) -> bool {
+    pub(crate) fn in_this_process(&self) -> bool {
         self.generation.load(Relaxed) == fork::fork_generation()
     }
 
