@@ -1096,3 +1096,45 @@ fn c09_a_forked_child_canceling_a_scope_runs_no_callback_of_a_parent_thread() {
     peer.write_all(b"data").unwrap();
     assert_eq!(reader.join().unwrap(), Ok(b"data".to_vec()));
 }
+
+/// C06: a deadline's `on_cancel` callback that blocks for seconds does not hold up another
+/// deadline. Before the fix the timer thread ran the callbacks itself: the second deadline,
+/// 50 ms after the first, fired when the 3 s callback returned (the read ended after ~3 s).
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "no interruption of a blocked call there"
+)]
+fn c06_a_slow_on_cancel_callback_does_not_delay_another_deadline() {
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+    // The guide's recipe for a std read: `on_cancel` shuts the socket down. Here it first takes
+    // 3 s (a slow callback, or one that waits for a lock).
+    let (_peer, conn) = UnixStream::pair().unwrap();
+    let slow = std::thread::spawn(move || {
+        with_timeout(Duration::from_millis(50), || {
+            let shut = conn.try_clone().unwrap();
+            let _g = thread_cancel::on_cancel(move || {
+                std::thread::sleep(Duration::from_secs(3));
+                let _ = shut.shutdown(std::net::Shutdown::Both);
+            });
+            let mut b = [0u8; 1];
+            (&conn).read(&mut b).map(|_| ())
+        })
+    });
+    let (r, _w) = std::io::pipe().unwrap();
+    let t = Instant::now();
+    let res = with_timeout(Duration::from_millis(100), || {
+        let mut b = [0u8; 1];
+        io::read(r.as_fd(), &mut b)
+    });
+    let late = t.elapsed().saturating_sub(Duration::from_millis(100));
+    assert_eq!(res.map(|_| ()), Err(TimedOut));
+    // A bound fit for a loaded two-core machine: the callback blocks for 3 s.
+    assert!(
+        late < Duration::from_millis(500),
+        "the deadline fired {late:?} late"
+    );
+    // The slow run ends when its callback has shut the socket down.
+    slow.join().unwrap().ok();
+}

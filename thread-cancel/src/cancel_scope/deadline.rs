@@ -78,6 +78,21 @@ fn start() -> bool {
         .is_ok()
 }
 
+/// Runs the `on_cancel` callbacks a deadline owes on a thread of their own, so that a slow (or
+/// blocked) callback never delays the other deadlines; in this thread if none can be created.
+fn run_callbacks_elsewhere(owed: super::Reached) {
+    let owed = std::sync::Arc::new(Mutex::new(Some(owed)));
+    let take =
+        |o: &Mutex<Option<super::Reached>>| o.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let theirs = owed.clone();
+    let spawned = std::thread::Builder::new()
+        .name("thread-cancel-callbacks".into())
+        .spawn(move || super::run_callbacks(take(&theirs).unwrap_or_default()));
+    if spawned.is_err() {
+        super::run_callbacks(take(&owed).unwrap_or_default());
+    }
+}
+
 fn run() {
     let mut t = lock();
     loop {
@@ -91,8 +106,12 @@ fn run() {
         }
         if !due.is_empty() {
             drop(t);
+            let mut owed = Vec::new();
             for s in due.into_iter().filter_map(|w| w.upgrade()) {
-                s.expire();
+                owed.extend(s.expire_by_timer());
+            }
+            if !owed.is_empty() {
+                run_callbacks_elsewhere(owed);
             }
             t = lock();
             continue;

@@ -60,9 +60,15 @@ impl Inner {
         false
     }
 
-    /// The deadline timer cancels the scope.
-    pub(crate) fn expire(&self) {
-        self.cancel(TIMED_OUT);
+    /// The deadline timer cancels the scope. Returns the `on_cancel` callbacks it owes (the
+    /// threads reached, each with the depth of its run), which the timer runs elsewhere: a slow
+    /// callback must never hold up the other deadlines.
+    pub(crate) fn expire_by_timer(&self) -> Reached {
+        let shield = crate::async_region::shield();
+        let mut reached = Vec::new();
+        self.cancel_shielded(TIMED_OUT, &mut reached);
+        crate::async_region::unshield(shield);
+        reached
     }
 
     /// Marks the scope canceled (once), cancels its children, and delivers a scope request to
@@ -71,11 +77,14 @@ impl Inner {
         // A canceler inside an asynchronous region holds its own cancellation while it takes
         // locks (as `Control::cancel`).
         let shield = crate::async_region::shield();
-        self.cancel_shielded(why);
+        let mut reached = Vec::new();
+        self.cancel_shielded(why, &mut reached);
         crate::async_region::unshield(shield);
+        run_callbacks(reached);
     }
 
-    fn cancel_shielded(&self, why: u8) {
+    /// Marks, cancels the children, delivers; adds the threads reached to `reached`.
+    fn cancel_shielded(&self, why: u8, reached: &mut Reached) {
         if self
             .state
             .compare_exchange(LIVE, why, Ordering::SeqCst, Ordering::Relaxed)
@@ -85,9 +94,9 @@ impl Inner {
         }
         let children = std::mem::take(&mut *lock(&self.children));
         for c in children.iter().filter_map(Weak::upgrade) {
-            c.cancel_shielded(why);
+            c.cancel_shielded(why, reached);
         }
-        deliver(self.id());
+        deliver(self.id(), reached);
     }
 }
 
@@ -152,7 +161,7 @@ fn retain_live(reg: &mut Vec<Weak<Control>>) {
 /// waits for zero. So either this sees the registration cleared, or the run's end
 /// waits for this delivery (the signal included) to be over (I6). The same fence pairs the
 /// scope's state (stored before) with a run's entry, which registers and then reads it.
-fn deliver(id: usize) {
+fn deliver(id: usize, reached: &mut Reached) {
     let threads: Vec<Arc<Control>> = {
         let mut reg = lock_registry();
         retain_live(&mut reg);
@@ -167,12 +176,11 @@ fn deliver(id: usize) {
     // A plain fence, no `membarrier`: the owner's side is a real fence too (two of them per
     // run cost about 4 ns; a `membarrier` here would sit between the cancel and the wake-up).
     crate::atomic::fence(Ordering::SeqCst);
-    let mut reached = Vec::new();
     for t in &threads {
         let mut owed_wake = false;
         if let Some(depth) = t.runs.depth_of(id) {
             owed_wake = t.scope_request();
-            reached.push((t, depth));
+            reached.push((t.clone(), depth));
         }
         t.runs.count_out();
         // After counting out: a run that ends now never waits for this system call (on two
@@ -181,8 +189,15 @@ fn deliver(id: usize) {
             t.wake_parked();
         }
     }
-    // `on_cancel` callbacks registered inside the canceled runs, after the deliveries (a
-    // callback must never hold up the end of a run).
+}
+
+/// The threads a cancel reached, each with the depth of its run of the canceled scope: whose
+/// `on_cancel` callbacks registered inside that run are owed.
+pub(crate) type Reached = Vec<(Arc<Control>, usize)>;
+
+/// Runs the `on_cancel` callbacks registered inside the canceled runs, after the deliveries (a
+/// callback must never hold up the end of a run).
+pub(crate) fn run_callbacks(reached: Reached) {
     for (t, depth) in reached {
         t.run_scope_callbacks(depth);
     }
