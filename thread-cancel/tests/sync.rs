@@ -125,6 +125,58 @@ fn mutex_poisoned_by_a_panic_not_by_a_cancellation_nor_a_guard_taken_while_panic
     assert!(!m.is_poisoned());
 }
 
+/// A genuine panic poisons the mutex even after the thread swallowed a cancellation's unwind
+/// (and a scope's) with `catch_unwind`. Poison follows what is unwinding now: before the fix
+/// the swallowed unwind left the word saying "terminating", and the later panic, with the lock
+/// held and the data half-updated, did not poison.
+#[test]
+fn a_genuine_panic_poisons_after_a_swallowed_cancel() {
+    common::quiet_expected_panics();
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let seen2 = seen.clone();
+    let h = spawn(move || {
+        let m = Mutex::new(0);
+        // A scope's unwind, swallowed.
+        let scope = thread_cancel::CancelScope::new();
+        let _ = scope.run(|| {
+            scope.cancel();
+            drop(std::panic::catch_unwind(testcancel));
+            let after_scope = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _g = m.lock().unwrap();
+                panic!("half-updated {}", common::EXPECTED_PANIC);
+            }));
+            assert!(after_scope.is_err());
+        });
+        let scope_poisoned = m.is_poisoned();
+        m.clear_poison();
+        // The thread's own cancellation, swallowed (held pending by `disable` afterwards).
+        thread_cancel::current().cancel().unwrap();
+        drop(std::panic::catch_unwind(testcancel));
+        let _held = thread_cancel::disable();
+        let after_cancel = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _g = m.lock().unwrap();
+            panic!("half-updated {}", common::EXPECTED_PANIC);
+        }));
+        assert!(after_cancel.is_err());
+        *seen2.lock().unwrap() = Some((scope_poisoned, m.is_poisoned()));
+    });
+    // The thread's swallowed cancellation still counts at its end.
+    assert!(h.join().is_canceled());
+    let (scope, cancel) = seen
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the thread reached its end");
+    assert!(
+        scope,
+        "a panic after a swallowed scope unwind did not poison"
+    );
+    assert!(
+        cancel,
+        "a panic after a swallowed cancellation did not poison"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // RwLock: a canceled `read`/`write` never holds the lock afterwards, and a writer that withdraws
 // wakes the readers it was holding back; one that got the lock returns its guard. A read

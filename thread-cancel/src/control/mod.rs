@@ -10,6 +10,7 @@ mod tls;
 pub(crate) use callbacks::{contain, contained};
 pub(crate) use callbacks::{resume_own, Payload};
 use callbacks::{run_callback, Callbacks};
+pub(crate) use payload::own_unwind_live;
 pub use payload::{CancelPayload, ScopeUnwind};
 
 pub(crate) use scope_runs::ScopeRuns;

@@ -1,5 +1,8 @@
 //! The payloads of the crate's own unwinds. They are defined here, below the points that raise
-//! them, because containment (`callbacks.rs`) must tell them from a panic.
+//! them, because containment (`callbacks.rs`) must tell them from a panic, and a lock's poison
+//! (`sync`) must know whether the unwind in flight is one of them.
+
+use std::cell::Cell;
 
 /// The payload of the unwind by which a thread acts on a cancellation or on [`exit`](crate::exit).
 ///
@@ -17,13 +20,22 @@
 /// ```
 #[derive(Debug)]
 pub struct CancelPayload {
-    _private: (),
+    _raised: Raised,
 }
 
 impl CancelPayload {
     /// The payload, for reporting a canceled thread where `std` expects an unwind's payload.
     pub(crate) fn new() -> Self {
-        CancelPayload { _private: () }
+        CancelPayload {
+            _raised: Raised::NOT,
+        }
+    }
+
+    /// The payload of an unwind the calling thread starts now.
+    pub(crate) fn raised() -> Self {
+        CancelPayload {
+            _raised: Raised::now(),
+        }
     }
 }
 
@@ -47,12 +59,58 @@ impl CancelPayload {
 /// ```
 #[derive(Debug)]
 pub struct ScopeUnwind {
-    _private: (),
+    _raised: Raised,
 }
 
 impl ScopeUnwind {
-    /// The payload of a scope unwind.
-    pub(crate) fn new() -> Self {
-        ScopeUnwind { _private: () }
+    /// The payload of a scope unwind the calling thread starts now.
+    pub(crate) fn raised() -> Self {
+        ScopeUnwind {
+            _raised: Raised::now(),
+        }
+    }
+}
+
+thread_local! {
+    /// How many payloads of unwinds this thread raised are alive: one is from the moment its
+    /// unwind starts until the payload is dropped, by the run or root that catches it, or by a
+    /// `catch_unwind` of the user's that swallowed it.
+    static LIVE: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Whether an unwind of the crate's raised by the calling thread may be the one in flight: a
+/// payload of one is alive. False once every such payload was dropped (a swallowed unwind
+/// ends there), so a later panic is a panic (it poisons; cleanup handlers do not run for it).
+pub(crate) fn own_unwind_live() -> bool {
+    LIVE.try_with(|l| l.get() != 0).unwrap_or(false)
+}
+
+/// A payload's place in its thread's count: the address of the raising thread's counter (the
+/// payload may be dropped in another thread, whose count it must not change), or 0.
+#[derive(Debug)]
+struct Raised(usize);
+
+impl Raised {
+    const NOT: Raised = Raised(0);
+
+    fn now() -> Raised {
+        LIVE.try_with(|l| {
+            l.set(l.get() + 1);
+            Raised(l as *const Cell<u32> as usize)
+        })
+        .unwrap_or(Raised::NOT)
+    }
+}
+
+impl Drop for Raised {
+    fn drop(&mut self) {
+        if self.0 == 0 {
+            return;
+        }
+        let _ = LIVE.try_with(|l| {
+            if l as *const Cell<u32> as usize == self.0 {
+                l.set(l.get().saturating_sub(1));
+            }
+        });
     }
 }

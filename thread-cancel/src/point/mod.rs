@@ -91,9 +91,13 @@ pub(crate) fn act_on(c: &crate::control::Control, s: u32) {
 }
 
 /// Whether the calling thread is unwinding because it acts on a cancellation, an exit or a
-/// scope's cancellation (the condition under which cleanup handlers run).
+/// scope's cancellation (the condition under which cleanup handlers run, and under which a
+/// guard of the crate's `Mutex` does not poison). What unwinds now decides: the word says an
+/// unwind of ours began, and a payload of one is still alive (a swallowed one was dropped, so
+/// a later panic is a panic).
 pub(crate) fn terminating() -> bool {
     std::thread::panicking()
+        && crate::control::own_unwind_live()
         && with_current(|c| {
             let s = c.word.load();
             s & word::UNWINDING != 0 && s & word::ROOT == 0
@@ -112,7 +116,7 @@ pub(crate) fn raise() -> ! {
         std::process::abort();
     }
     #[cfg(not(panic = "abort"))]
-    std::panic::resume_unwind(Box::new(CancelPayload::new()))
+    std::panic::resume_unwind(Box::new(CancelPayload::raised()))
 }
 
 /// Terminates the calling thread with `value`: cleanup handlers run (last pushed first),

@@ -123,7 +123,7 @@ pub(crate) fn raise_scope(c: &Control, begin: bool) -> ! {
         std::process::abort();
     }
     #[cfg(not(panic = "abort"))]
-    std::panic::resume_unwind(Box::new(crate::control::ScopeUnwind::new()))
+    std::panic::resume_unwind(Box::new(crate::control::ScopeUnwind::raised()))
 }
 
 /// For a wait: the innermost deadline of the runs in progress on this thread, if any.
