@@ -1,9 +1,9 @@
 //! Blocking tasks on a tokio runtime whose abort really stops them (Cargo feature `tokio`).
 //!
-//! Tokio's own [`tokio::task::spawn_blocking`] cannot stop a closure that is running: its
-//! `JoinHandle::abort` only keeps a task that has not started from starting (tokio issue 4853),
-//! so an aborted request keeps its blocking thread, its descriptors and its locks until the
-//! blocking call returns by itself, perhaps never.
+//! Tokio's own [`tokio::task::spawn_blocking`][tokio-spawn-blocking] cannot stop a closure that
+//! is running: its [`JoinHandle::abort`][tokio-abort] only keeps a task that has not started
+//! from starting (tokio issue 4853), so an aborted request keeps its blocking thread, its
+//! descriptors and its locks until the blocking call returns by itself, perhaps never.
 //!
 //! [`spawn_blocking`] here runs the closure in a [`CancelScope`] on the runtime's blocking pool.
 //! [`BlockingHandle::abort`] cancels that scope: the closure is stopped at its next cancellation
@@ -45,6 +45,9 @@
 //! A deadline: [`spawn_blocking_with_timeout`], or [`spawn_blocking_in`] with a scope of your
 //! own (a [`CancelScope::with_deadline`], or a request's scope: the task is then canceled with
 //! it).
+//!
+//! [tokio-spawn-blocking]: https://docs.rs/tokio/1/tokio/task/fn.spawn_blocking.html
+//! [tokio-abort]: https://docs.rs/tokio/1/tokio/task/struct.JoinHandle.html#method.abort
 
 use crate::{CancelScope, Canceled};
 use std::any::Any;
@@ -54,8 +57,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// Runs `f` on the current tokio runtime's blocking pool, inside a new [`CancelScope`]: like
-/// [`tokio::task::spawn_blocking`], except that [`BlockingHandle::abort`] stops `f` while it runs
-/// (at its next cancellation point; its `Drop`s run).
+/// [`tokio::task::spawn_blocking`][tokio-spawn-blocking], except that [`BlockingHandle::abort`]
+/// stops `f` while it runs (at its next cancellation point; its `Drop`s run).
 ///
 /// Dropping the handle does not stop the task (as with tokio's `JoinHandle`).
 ///
@@ -70,6 +73,8 @@ use std::time::Duration;
 ///     assert_eq!(task.await.unwrap(), 42);
 /// });
 /// ```
+///
+/// [tokio-spawn-blocking]: https://docs.rs/tokio/1/tokio/task/fn.spawn_blocking.html
 pub fn spawn_blocking<F, R>(f: F) -> BlockingHandle<R>
 where
     F: FnOnce() -> R + Send + 'static,
