@@ -36,7 +36,12 @@ use {
 /// every `Drop` outside the region runs, cleanup handlers pushed outside it among them.
 ///
 /// A request pending at entry is acted on at entry (`f` does not run). The previous type is
-/// restored when `f` returns. Regions nest. A panic in `f` propagates as usual.
+/// restored when `f` returns. Regions nest.
+///
+/// # Panics
+/// On the portable layer (targets other than Linux and Android, or `--cfg
+/// thread_cancel_portable`), which cannot interrupt code at any instruction. A panic in `f`
+/// propagates as usual.
 ///
 /// # Safety
 ///

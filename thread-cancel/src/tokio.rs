@@ -187,6 +187,15 @@ where
 /// It is a `Future` with output `Result<R, BlockingError>`. Dropping it detaches the task (it
 /// goes on running), as with tokio's `JoinHandle`.
 ///
+/// # Errors
+/// The await yields a [`BlockingError`] if the closure returned no value:
+/// - [`is_cancelled`](BlockingError::is_cancelled): the task was [aborted](Self::abort), its
+///   [scope](Self::scope) was canceled or its deadline passed
+///   ([`deadline_passed`](BlockingError::deadline_passed)), and the closure was stopped at a
+///   cancellation point or never started (also when the runtime shut down before it started);
+/// - [`is_panic`](BlockingError::is_panic): the closure panicked, or canceled or exited its
+///   own (pool) thread, which tokio reports as a panic.
+///
 /// ```
 /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
 /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || 1);
@@ -352,8 +361,10 @@ impl BlockingError {
         matches!(self.repr, Repr::Panic(_))
     }
 
-    /// The panic's payload, to resume it with [`std::panic::resume_unwind`], or the error back
-    /// if it is not a panic.
+    /// The panic's payload, to resume it with [`std::panic::resume_unwind`].
+    ///
+    /// # Errors
+    /// The error itself, given back, if it is not a panic (the task was canceled).
     ///
     /// ```
     /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
