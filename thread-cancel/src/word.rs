@@ -135,7 +135,7 @@ impl StateWord {
 
     /// Any thread: queue a cancellation request. One `fetch_or`.
     pub(crate) fn request(&self) -> Request {
-        // SeqCst: pairs with the owner's SeqCst store of `in_syscall` (see `control.rs`).
+        // SeqCst: pairs with the owner's SeqCst store of `in_syscall` (see `in_syscall` in `control/mod.rs`).
         let prev = self.0.fetch_or(PENDING, Ordering::SeqCst);
         if prev & FINISHED != 0 {
             Request::Finished
@@ -329,7 +329,7 @@ mod loom_tests {
             assert_eq!(classify(w.load()), Action::None);
         });
     }
-    /// The owner's and a canceler's sides of a scope's registration (`cancel_scope.rs`), with
+    /// The owner's and a canceler's sides of a scope's registration (`cancel_scope/mod.rs`), with
     /// the `SeqCst` fence each side runs there.
     struct ScopeModel {
         word: StateWord,

@@ -6,7 +6,7 @@
 //! marks the scope, then delivers a scope request (`SCOPE` in the state word, plus the same
 //! wake-ups as a thread request) to every thread registered in a run of it. A point that acts
 //! on `SCOPE` unwinds with a [`ScopeUnwind`] payload to the outermost run whose scope is
-//! canceled, where `run` catches it and returns `Err(Canceled)`. Invariant I6 (`state.rs`) is
+//! canceled, where `run` catches it and returns `Err(Canceled)`. Invariant I6 (`word.rs`) is
 //! what makes the end of a run clean; ARCHITECTURE.md argues it.
 
 pub(crate) mod deadline;

@@ -49,7 +49,7 @@ pub(crate) struct Control {
     /// The thread's pthread id while it is alive (cleared under the lock by `finish`), so the
     /// cancel signal is never sent to a thread that has gone.
     pthread: Mutex<Option<crate::sys::pthread::Id>>,
-    /// Owner: the innermost asynchronous region the thread is in, or null (`region.rs`). Set
+    /// Owner: the innermost asynchronous region the thread is in, or null (`async_region.rs`). Set
     /// with `SeqCst` before the region's entry reads the word, read with `SeqCst` by a request
     /// after its `fetch_or`: either the entry sees the request or the request sends the signal.
     pub(crate) region: std::sync::atomic::AtomicPtr<crate::sys::RegionCtx>,
@@ -58,7 +58,7 @@ pub(crate) struct Control {
     ignored: std::sync::atomic::AtomicU8,
     /// Owner: the scopes of the `CancelScope::run`s the thread is in, by nesting depth (the
     /// address of each scope's shared state; 0 for none), read by cancelers
-    /// (`cancel_scope.rs`, invariant I6). Depths from `RUN_SLOTS` on are in `runs_deep`.
+    /// (`cancel_scope/mod.rs`, invariant I6). Depths from `RUN_SLOTS` on are in `runs_deep`.
     pub(crate) runs: [std::sync::atomic::AtomicUsize; RUN_SLOTS],
     pub(crate) runs_deep: Mutex<Vec<usize>>,
     /// How many scope cancels are delivering to this thread right now (each one counts

@@ -4,7 +4,7 @@
 //! state word and then unwinds the stack with [`std::panic::resume_unwind`] and a private
 //! payload, [`CancelPayload`]. `resume_unwind` does not call the panic hook, so nothing is
 //! printed; every `Drop` on the way runs, cleanup guards among them. The thread's root (see
-//! `thread.rs`) recognises the payload, runs the thread-specific-data destructors and reports
+//! `thread/mod.rs`) recognises the payload, runs the thread-specific-data destructors and reports
 //! the outcome.
 
 pub(crate) mod runs;
