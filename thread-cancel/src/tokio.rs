@@ -2,8 +2,9 @@
 //!
 //! Tokio's own [`tokio::task::spawn_blocking`][tokio-spawn-blocking] cannot stop a closure that
 //! is running: its [`JoinHandle::abort`][tokio-abort] only keeps a task that has not started
-//! from starting (tokio issue 4853), so an aborted request keeps its blocking thread, its
-//! descriptors and its locks until the blocking call returns by itself, perhaps never.
+//! from starting ([tokio issue 4853][tokio-4853]), so an aborted request keeps its blocking
+//! thread, its descriptors and its locks until the blocking call returns by itself, perhaps
+//! never.
 //!
 //! [`spawn_blocking`] here runs the closure in a [`CancelScope`] on the runtime's blocking pool.
 //! [`BlockingHandle::abort`] cancels that scope: the closure is stopped at its next cancellation
@@ -48,6 +49,7 @@
 //!
 //! [tokio-spawn-blocking]: https://docs.rs/tokio/1/tokio/task/fn.spawn_blocking.html
 //! [tokio-abort]: https://docs.rs/tokio/1/tokio/task/struct.JoinHandle.html#method.abort
+//! [tokio-4853]: https://github.com/tokio-rs/tokio/issues/4853
 
 use crate::{CancelScope, Canceled};
 use std::any::Any;
