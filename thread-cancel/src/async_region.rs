@@ -146,8 +146,6 @@ where
     }
 }
 
-/// The region was left because a request must be acted on: start the ordinary cancellation
-/// unwind (or a scope's) from the region's boundary.
 /// `async_region` on the portable layer.
 #[cfg(not(loom))]
 #[cold]
@@ -160,6 +158,8 @@ fn unsupported() -> ! {
     )
 }
 
+/// The region was left because a request must be acted on: start the ordinary cancellation
+/// unwind (or a scope's) from the region's boundary.
 #[cfg(not(loom))]
 #[cold]
 fn act() -> ! {
