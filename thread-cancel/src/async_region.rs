@@ -36,7 +36,12 @@ use {
 /// every `Drop` outside the region runs, cleanup handlers pushed outside it among them.
 ///
 /// A request pending at entry is acted on at entry (`f` does not run). The previous type is
-/// restored when `f` returns. Regions nest. A panic in `f` propagates as usual.
+/// restored when `f` returns. Regions nest.
+///
+/// # Panics
+/// On the portable layer (targets other than Linux and Android, or `--cfg
+/// thread_cancel_portable`), which cannot interrupt code at any instruction. A panic in `f`
+/// propagates as usual.
 ///
 /// # Safety
 ///
@@ -141,8 +146,6 @@ where
     }
 }
 
-/// The region was left because a request must be acted on: start the ordinary cancellation
-/// unwind (or a scope's) from the region's boundary.
 /// `async_region` on the portable layer.
 #[cfg(not(loom))]
 #[cold]
@@ -155,6 +158,8 @@ fn unsupported() -> ! {
     )
 }
 
+/// The region was left because a request must be acted on: start the ordinary cancellation
+/// unwind (or a scope's) from the region's boundary.
 #[cfg(not(loom))]
 #[cold]
 fn act() -> ! {

@@ -60,6 +60,10 @@ impl From<InvalidValue> for std::io::Error {
 /// ```
 impl TryFrom<i32> for CancelState {
     type Error = InvalidValue;
+    /// The value of C's number `v`.
+    ///
+    /// # Errors
+    /// [`InvalidValue`] if `v` is neither 0 nor 1.
     fn try_from(v: i32) -> Result<Self, InvalidValue> {
         match v {
             0 => Ok(Self::Enabled),
@@ -87,6 +91,10 @@ impl From<CancelState> for i32 {
 /// ```
 impl TryFrom<i32> for CancelType {
     type Error = InvalidValue;
+    /// The value of C's number `v`.
+    ///
+    /// # Errors
+    /// [`InvalidValue`] if `v` is neither 0 nor 1.
     fn try_from(v: i32) -> Result<Self, InvalidValue> {
         match v {
             0 => Ok(Self::Deferred),

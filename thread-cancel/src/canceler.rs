@@ -90,6 +90,11 @@ impl Canceler {
     /// Queues a cancellation request for the thread. Returns as soon as it is queued, whether
     /// or when the thread acts on it; several requests before the thread acts count as one.
     ///
+    /// # Errors
+    /// [`NoSuchThread`] if the thread has finished (returned, exited, panicked or acted on a
+    /// request), or, in a child made by `fork`, if it is a thread of the parent process (the child
+    /// has only the thread that forked).
+    ///
     /// ```
     /// let h = thread_cancel::spawn(|| thread_cancel::testcancel());
     /// let c = h.canceler();
@@ -100,8 +105,11 @@ impl Canceler {
         cancel(&self.control)
     }
 
-    /// Sends signal `sig` to the thread (for the C ABI's `tc_kill`): `pthread_kill`'s
-    /// result, or `Err` if the thread has finished.
+    /// Sends signal `sig` to the thread (for the C ABI's `tc_kill`): `Ok` with `pthread_kill`'s
+    /// result.
+    ///
+    /// # Errors
+    /// [`NoSuchThread`] if the thread has finished.
     #[doc(hidden)]
     pub fn signal(&self, sig: i32) -> Result<i32, NoSuchThread> {
         self.control.send_signal(sig).ok_or(NoSuchThread)
@@ -155,6 +163,11 @@ impl Canceler {
 
 /// A [`Canceler`] for the calling thread, which need not have been spawned by this crate (the
 /// main thread, a `std` or rayon thread): such a thread is adopted on first use.
+///
+/// # Panics
+/// If the calling thread is adopted here (its first use of the crate) and it is the crate's first
+/// thread, while the cancel signal (none was chosen with [`io::set_signal`](crate::io::set_signal))
+/// already has someone else's handler.
 ///
 /// ```
 /// let me = thread_cancel::current();

@@ -107,6 +107,8 @@
 //!   exits with status 101. Its thread-specific data destructors run from a thread-local
 //!   destructor.
 #![deny(unsafe_op_in_unsafe_fn)]
+// docs.rs builds with `--cfg docsrs`: feature-gated items show the feature they need.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 // Under `--cfg loom` only the state word is modelled: the platform layer is built but unused.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
@@ -150,6 +152,7 @@ pub mod sync;
 mod sys;
 mod thread;
 #[cfg(all(feature = "tokio", not(loom)))]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod tokio;
 mod tsd;
 mod word;

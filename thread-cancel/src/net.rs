@@ -13,6 +13,13 @@ use std::os::unix::net::{UnixListener, UnixStream};
 /// Accepts a connection on `listener`; a cancellation point. A canceled `accept` took no
 /// connection: it stays queued for the next one.
 ///
+/// # Errors
+/// As [`io::accept`](crate::io::accept)'s: the kernel's error ([`io` module
+/// docs](crate::io#errors)), e.g. `EAGAIN` if the listener is non-blocking and no connection is
+/// pending, `EMFILE`/`ENFILE` (out of descriptors), `ECONNABORTED`, `EINTR` if a signal handler
+/// interrupted the wait. Also `getpeername`'s error, `ENOTCONN`, if the peer reset the accepted
+/// connection before its address was read (the connection is then closed).
+///
 /// ```
 /// let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
 /// let addr = l.local_addr().unwrap();
@@ -28,6 +35,12 @@ pub fn accept_tcp(listener: &TcpListener) -> io::Result<(TcpStream, SocketAddr)>
 
 /// Accepts a connection on a Unix listener; a cancellation point.
 ///
+/// # Errors
+/// As [`io::accept`](crate::io::accept)'s: the kernel's error ([`io` module
+/// docs](crate::io#errors)), e.g. `EAGAIN` if the listener is non-blocking and no connection is
+/// pending, `EMFILE`/`ENFILE` (out of descriptors), `EINTR` if a signal handler interrupted the
+/// wait.
+///
 /// ```
 /// let p = std::env::temp_dir().join(format!("tc-net-doc-{}", std::process::id()));
 /// let l = std::os::unix::net::UnixListener::bind(&p).unwrap();
@@ -41,6 +54,12 @@ pub fn accept_unix(listener: &UnixListener) -> io::Result<UnixStream> {
 
 /// Opens a TCP connection to `addr`; a cancellation point. If it is canceled, the socket is
 /// closed during the unwind: no descriptor leaks and no connection is handed out.
+///
+/// # Errors
+/// The kernel's error for `socket` (`EMFILE`/`ENFILE`, `EAFNOSUPPORT` for IPv6 on a system without
+/// it) or `connect` ([`io` module docs](crate::io#errors)): `ECONNREFUSED`, `ETIMEDOUT`,
+/// `ENETUNREACH`, `EHOSTUNREACH`, `EADDRNOTAVAIL`, `EINTR` if a signal handler interrupted the
+/// wait. The socket is closed on every error.
 ///
 /// ```
 /// let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -7,6 +7,11 @@ use std::process::{Child, ExitStatus};
 /// (`waitid` with `WNOWAIT`), so a canceled wait has no effect: the child can still be waited
 /// for. Once it has exited, `std`'s `Child::wait` reaps it and returns the status.
 ///
+/// # Errors
+/// An error of the wait (`waitid`) other than `EINTR`, which is retried, and `ECHILD`, which means
+/// `std` already reaped the child (its status is returned); or the error of `Child::wait`, e.g.
+/// `ECHILD` if someone else reaped the child (a `waitpid(-1, ...)` elsewhere in the process).
+///
 /// ```
 /// let mut child = std::process::Command::new("sleep").arg("3600").spawn().unwrap();
 /// let id = child.id();

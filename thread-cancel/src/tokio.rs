@@ -1,9 +1,10 @@
 //! Blocking tasks on a tokio runtime whose abort really stops them (Cargo feature `tokio`).
 //!
-//! Tokio's own [`tokio::task::spawn_blocking`] cannot stop a closure that is running: its
-//! `JoinHandle::abort` only keeps a task that has not started from starting (tokio issue 4853),
-//! so an aborted request keeps its blocking thread, its descriptors and its locks until the
-//! blocking call returns by itself, perhaps never.
+//! Tokio's own [`tokio::task::spawn_blocking`][tokio-spawn-blocking] cannot stop a closure that
+//! is running: its [`JoinHandle::abort`][tokio-abort] only keeps a task that has not started
+//! from starting ([tokio issue 4853][tokio-4853]), so an aborted request keeps its blocking
+//! thread, its descriptors and its locks until the blocking call returns by itself, perhaps
+//! never.
 //!
 //! [`spawn_blocking`] here runs the closure in a [`CancelScope`] on the runtime's blocking pool.
 //! [`BlockingHandle::abort`] cancels that scope: the closure is stopped at its next cancellation
@@ -45,6 +46,10 @@
 //! A deadline: [`spawn_blocking_with_timeout`], or [`spawn_blocking_in`] with a scope of your
 //! own (a [`CancelScope::with_deadline`], or a request's scope: the task is then canceled with
 //! it).
+//!
+//! [tokio-spawn-blocking]: https://docs.rs/tokio/1/tokio/task/fn.spawn_blocking.html
+//! [tokio-abort]: https://docs.rs/tokio/1/tokio/task/struct.JoinHandle.html#method.abort
+//! [tokio-4853]: https://github.com/tokio-rs/tokio/issues/4853
 
 use crate::{CancelScope, Canceled};
 use std::any::Any;
@@ -54,8 +59,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// Runs `f` on the current tokio runtime's blocking pool, inside a new [`CancelScope`]: like
-/// [`tokio::task::spawn_blocking`], except that [`BlockingHandle::abort`] stops `f` while it runs
-/// (at its next cancellation point; its `Drop`s run).
+/// [`tokio::task::spawn_blocking`][tokio-spawn-blocking], except that [`BlockingHandle::abort`]
+/// stops `f` while it runs (at its next cancellation point; its `Drop`s run).
 ///
 /// Dropping the handle does not stop the task (as with tokio's `JoinHandle`).
 ///
@@ -70,6 +75,8 @@ use std::time::Duration;
 ///     assert_eq!(task.await.unwrap(), 42);
 /// });
 /// ```
+///
+/// [tokio-spawn-blocking]: https://docs.rs/tokio/1/tokio/task/fn.spawn_blocking.html
 pub fn spawn_blocking<F, R>(f: F) -> BlockingHandle<R>
 where
     F: FnOnce() -> R + Send + 'static,
@@ -181,6 +188,15 @@ where
 ///
 /// It is a `Future` with output `Result<R, BlockingError>`. Dropping it detaches the task (it
 /// goes on running), as with tokio's `JoinHandle`.
+///
+/// # Errors
+/// The await yields a [`BlockingError`] if the closure returned no value:
+/// - [`is_cancelled`](BlockingError::is_cancelled): the task was [aborted](Self::abort), its
+///   [scope](Self::scope) was canceled or its deadline passed
+///   ([`deadline_passed`](BlockingError::deadline_passed)), and the closure was stopped at a
+///   cancellation point or never started (also when the runtime shut down before it started);
+/// - [`is_panic`](BlockingError::is_panic): the closure panicked, or canceled or exited its
+///   own (pool) thread, which tokio reports as a panic.
 ///
 /// ```
 /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
@@ -347,8 +363,10 @@ impl BlockingError {
         matches!(self.repr, Repr::Panic(_))
     }
 
-    /// The panic's payload, to resume it with [`std::panic::resume_unwind`], or the error back
-    /// if it is not a panic.
+    /// The panic's payload, to resume it with [`std::panic::resume_unwind`].
+    ///
+    /// # Errors
+    /// The error itself, given back, if it is not a panic (the task was canceled).
     ///
     /// ```
     /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();

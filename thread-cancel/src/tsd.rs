@@ -28,7 +28,7 @@ static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 type Values = RefCell<Vec<Option<(u64, Box<dyn Any>)>>>;
 
 /// The calling thread's values. Its destructor runs the key destructors for threads that the
-/// crate did not spawn; spawned threads run them earlier, from their root (see `thread.rs`).
+/// crate did not spawn; spawned threads run them earlier, from their root (see `thread/mod.rs`).
 struct Slots(Values);
 
 impl Drop for Slots {

@@ -156,7 +156,7 @@ impl StateWord {
 
     /// Any thread: queue a cancellation request. One `fetch_or`.
     pub(crate) fn request(&self) -> Request {
-        // SeqCst: pairs with the owner's SeqCst store of `in_syscall` (see `control.rs`).
+        // SeqCst: pairs with the owner's SeqCst store of `in_syscall` (`control/mod.rs`).
         let prev = self.0.fetch_or(PENDING, Ordering::SeqCst);
         if prev & FINISHED != 0 {
             Request::Finished

@@ -463,8 +463,8 @@ impl CancelScope {
         self.inner.deadline
     }
 
-    /// Runs `f` in the calling thread inside this scope: `Ok` with its value, or
-    /// `Err(Canceled)` if the scope was canceled and `f` was stopped (or never started).
+    /// Runs `f` in the calling thread inside this scope: `Ok` with its value if it finished
+    /// (see Errors for the rest).
     ///
     /// The contract:
     ///
@@ -486,9 +486,22 @@ impl CancelScope {
     /// The thread needs no set-up: any thread (spawned by this crate, `std`, the main thread,
     /// a pool's) can run a scope.
     ///
+    /// # Errors
+    /// [`Canceled`] if the scope was canceled (by [`cancel`](Self::cancel), by a parent's
+    /// cancel, or by its deadline: then [`Canceled::deadline_passed`] is true) and
+    /// - it was canceled when `run` was entered: `f` did not start;
+    /// - `f` was stopped at a cancellation point: the stack between that point and `run` was
+    ///   unwound;
+    /// - or `f` swallowed that unwind (a `catch_unwind`) and returned: its value is dropped.
+    ///
+    /// A cancel of an enclosing scope is not this run's error: it unwinds through this run to
+    /// that scope's `run`.
+    ///
     /// # Panics
     /// If called inside an [`async_region`](crate::async_region) (whose frames can be
-    /// abandoned at any instruction: a run there could not unregister).
+    /// abandoned at any instruction: a run there could not unregister). A panic of `f` is not
+    /// caught: it passes through `run` (after the run is left), as does a cancellation of the
+    /// thread.
     ///
     /// ```
     /// use thread_cancel::{sync::channel, CancelScope};
@@ -635,8 +648,17 @@ fn leave_slow(c: &Control, depth: usize) -> bool {
     caught
 }
 
-/// Runs `f` with a deadline `timeout` from now: `Err(TimedOut)` if the deadline passed first
-/// and `f` was stopped at a cancellation point (its `Drop`s ran), or never started.
+/// Runs `f` with a deadline `timeout` from now: `Ok` with its value if it finished in time. A
+/// `timeout` too large for an `Instant` is a deadline about a century away.
+///
+/// # Errors
+/// [`TimedOut`] if the deadline passed before `f` finished and `f` was stopped at a
+/// cancellation point (its `Drop`s ran), or never started (a zero `timeout`); also if `f`
+/// swallowed that unwind and returned (see [`CancelScope::run`]).
+///
+/// # Panics
+/// As [`CancelScope::run`]: inside an [`async_region`](crate::async_region); a panic of `f`
+/// passes through.
 ///
 /// ```
 /// use std::time::Duration;
@@ -650,6 +672,15 @@ pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, Ti
 }
 
 /// Runs `f` with a deadline: see [`with_timeout`].
+///
+/// # Errors
+/// [`TimedOut`] if `deadline` passed before `f` finished and `f` was stopped at a cancellation
+/// point, or never started (a `deadline` already past); also if `f` swallowed that unwind and
+/// returned.
+///
+/// # Panics
+/// As [`CancelScope::run`]: inside an [`async_region`](crate::async_region); a panic of `f`
+/// passes through.
 ///
 /// ```
 /// use std::time::{Duration, Instant};

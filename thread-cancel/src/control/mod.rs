@@ -52,7 +52,7 @@ pub(crate) struct Control {
     /// The thread's pthread id while it is alive (cleared under the lock by `finish`), so the
     /// cancel signal is never sent to a thread that has gone.
     pthread: Mutex<Option<crate::sys::pthread::Id>>,
-    /// Owner: the innermost asynchronous region the thread is in, or null (`region.rs`). Set
+    /// Owner: the innermost asynchronous region the thread is in, or null (`async_region.rs`). Set
     /// with `SeqCst` before the region's entry reads the word, read with `SeqCst` by a request
     /// after its `fetch_or`: either the entry sees the request or the request sends the signal.
     pub(crate) region: std::sync::atomic::AtomicPtr<crate::sys::RegionCtx>,

@@ -109,6 +109,10 @@ pub struct Epoll {
 
 impl Epoll {
     /// A new instance.
+    ///
+    /// # Errors
+    /// The kernel's error for `epoll_create1`: `EMFILE`/`ENFILE` (out of descriptors, or the
+    /// per-user limit of epoll instances), `ENOMEM`.
     pub fn new() -> io::Result<Self> {
         // SAFETY: takes a flag, returns a new descriptor or -1.
         let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
@@ -139,11 +143,21 @@ impl Epoll {
     /// Watches `fd` for `event`'s flags; its events will carry `event`'s tag
     /// (`EPOLL_CTL_ADD`). The kernel keeps watching until [`delete`](Self::delete) or until
     /// every descriptor referring to the open file is closed.
+    ///
+    /// # Errors
+    /// The kernel's error for `epoll_ctl`: `EEXIST` if `fd` is already watched, `EPERM` if `fd`
+    /// does not support epoll (a regular file or a directory), `EINVAL` if `fd` is this instance
+    /// itself, `ELOOP` for a cycle of epoll instances, `ENOSPC` past the per-user limit of watches
+    /// (`max_user_watches`), `ENOMEM`.
     pub fn add(&self, fd: BorrowedFd<'_>, event: EpollEvent) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_ADD, fd, Some(event))
     }
 
     /// Changes what `fd` is watched for (`EPOLL_CTL_MOD`).
+    ///
+    /// # Errors
+    /// The kernel's error for `epoll_ctl`: `ENOENT` if `fd` is not watched, `EINVAL` for flags that
+    /// cannot be changed (`EXCLUSIVE`), `ENOMEM`.
     ///
     /// ```
     /// use std::os::fd::AsFd;
@@ -162,6 +176,9 @@ impl Epoll {
 
     /// Stops watching `fd` (`EPOLL_CTL_DEL`).
     ///
+    /// # Errors
+    /// The kernel's error for `epoll_ctl`: `ENOENT` if `fd` is not watched.
+    ///
     /// ```
     /// use std::os::fd::AsFd;
     /// use std::time::Duration;
@@ -179,7 +196,11 @@ impl Epoll {
 
     /// `epoll_wait(2)` as a cancellation point: fills the start of `events` and returns how
     /// many it filled; `timeout: None` waits forever (a timeout is rounded up to whole
-    /// milliseconds, at most `i32::MAX` of them). An empty `events` is `EINVAL`, as in C.
+    /// milliseconds, at most `i32::MAX` of them).
+    ///
+    /// # Errors
+    /// As [`epoll_wait`](super::epoll_wait)'s: `EINVAL` if `events` is empty, as in C; `EINTR`
+    /// if a signal handler ran (never restarted).
     ///
     /// ```
     /// use std::time::Duration;

@@ -9,6 +9,11 @@ use std::os::fd::BorrowedFd;
 
 /// `preadv(2)` as a cancellation point.
 ///
+/// # Errors
+/// As [`pread`](super::pread)'s and [`readv`](super::readv)'s: the kernel's error ([module
+/// docs](crate::io#errors)), e.g. `ESPIPE` for a pipe, socket or FIFO, `EINVAL` for more than
+/// `IOV_MAX` buffers, `EBADF`, `EINTR`.
+///
 /// ```
 /// use std::os::fd::AsFd;
 /// let f = std::fs::File::open("/proc/self/status").unwrap();
@@ -36,6 +41,11 @@ pub fn preadv(
 
 /// `pwritev(2)` as a cancellation point.
 ///
+/// # Errors
+/// As [`pwrite`](super::pwrite)'s and [`writev`](super::writev)'s: the kernel's error ([module
+/// docs](crate::io#errors)), e.g. `ESPIPE` for a pipe, socket or FIFO, `EINVAL` for more than
+/// `IOV_MAX` buffers, `EBADF`, `ENOSPC`, `EINTR`.
+///
 /// ```
 /// use std::os::fd::AsFd;
 /// let f = std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap();
@@ -51,6 +61,11 @@ pub fn pwritev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>], offset: u64) -> io:
 
 /// `fdatasync(2)` as a cancellation point.
 ///
+/// # Errors
+/// As [`fsync`](super::fsync)'s: the kernel's error ([module docs](crate::io#errors)), e.g. `EIO`
+/// if writing the data back failed, `ENOSPC`/`EDQUOT`, `EROFS` or `EINVAL` for a file that cannot
+/// be synced, `EBADF`.
+///
 /// ```
 /// use std::os::fd::AsFd;
 /// let f = std::fs::File::open("/proc/self/status").unwrap();
@@ -63,6 +78,11 @@ pub fn fdatasync(fd: BorrowedFd<'_>) -> io::Result<()> {
 
 /// `epoll_wait(2)` (through `epoll_pwait`) as a cancellation point; `timeout_ms < 0` waits
 /// forever.
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `EINVAL` if `events` is empty or `epfd` is
+/// not an epoll instance, `EBADF` if `epfd` is not open, `EINTR` if a signal handler ran
+/// (`epoll_wait` is never restarted).
 ///
 /// ```
 /// use std::os::fd::{AsFd, FromRawFd, OwnedFd};
@@ -96,6 +116,10 @@ pub fn epoll_wait(
 
 /// `tcdrain(3)` (`ioctl(fd, TCSBRK, 1)`) as a cancellation point.
 ///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `ENOTTY` if `fd` is not a terminal,
+/// `EBADF`, `EIO`, `EINTR` if a signal handler interrupted the wait.
+///
 /// ```
 /// use std::os::fd::AsFd;
 /// let f = std::fs::File::open("/dev/null").unwrap();
@@ -110,6 +134,10 @@ pub fn tcdrain(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// block) and returns its number; `timeout: None` is `sigwaitinfo`/`sigwait`. The cancel signal
 /// ([`set_signal`](super::set_signal)) is never taken, even if `set` holds it (a full set, say): it is removed
 /// from the set the call waits on.
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `EAGAIN` if `timeout` passed with no
+/// signal of `set` pending, `EINTR` if the handler of a signal outside `set` ran (never restarted).
 ///
 /// ```
 /// // SAFETY: sigset_t is plain data; sigemptyset initialises it.
@@ -138,8 +166,14 @@ pub fn sigtimedwait(set: &libc::sigset_t, timeout: Option<std::time::Duration>) 
 }
 
 /// `mq_timedreceive(3)` (POSIX message queue) as a cancellation point; `timeout: None` is
-/// `mq_receive`. `deadline` is absolute `CLOCK_REALTIME`, as in C. Returns the length. A `buf`
-/// shorter than the queue's message size is the kernel's `EMSGSIZE` (nothing is written).
+/// `mq_receive`. `deadline` is absolute `CLOCK_REALTIME`, as in C. Returns the length.
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `EMSGSIZE` if `buf` is shorter than the
+/// queue's message size (nothing is written), `EAGAIN` if the queue is empty and was opened
+/// with `O_NONBLOCK`, `ETIMEDOUT` if `deadline` passed first, `EINVAL` for a `deadline` whose
+/// `tv_nsec` is outside `0..1_000_000_000`, `EBADF` if `mq` is not open for reading, `EINTR`
+/// if a signal handler interrupted the wait.
 ///
 /// ```
 /// let name = std::ffi::CString::new(format!("/tc-doc-mq-{}", std::process::id())).unwrap();
@@ -180,8 +214,15 @@ pub fn mq_timedreceive(
     unsafe { cp(calls::MQ_TIMEDRECEIVE, a) }.map(|n| n as usize)
 }
 
-/// `mq_timedsend(3)` as a cancellation point; `deadline: None` is `mq_send`. A `msg` longer
-/// than the queue's message size is the kernel's `EMSGSIZE` (see [`mq_timedreceive`]).
+/// `mq_timedsend(3)` as a cancellation point; `deadline: None` is `mq_send` (see
+/// [`mq_timedreceive`]).
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `EMSGSIZE` if `msg` is longer than the
+/// queue's message size, `EAGAIN` if the queue is full and was opened with `O_NONBLOCK`,
+/// `ETIMEDOUT` if `deadline` passed first, `EINVAL` for an invalid `deadline` or a `prio` of
+/// `MQ_PRIO_MAX` or more, `EBADF` if `mq` is not open for writing, `EINTR` if a signal handler
+/// interrupted the wait.
 ///
 /// ```
 /// let n = std::ffi::CString::new(format!("/tc-doc-mq-send-{}", std::process::id())).unwrap();

@@ -19,6 +19,22 @@
 //! Everything else (too many buffers for `readv`, an empty `epoll_wait` event slice, a buffer
 //! shorter than a POSIX message queue's message size) the kernel itself rejects, with C's
 //! error.
+//!
+//! # Errors
+//!
+//! A function here returns the error of its system call as the kernel reports it: an
+//! [`io::Error`] whose [`raw_os_error`](io::Error::raw_os_error) is C's `errno` (`EBADF`,
+//! `EAGAIN` for a non-blocking descriptor, `EPIPE`, ...), or the `EINVAL` of "Invalid
+//! arguments" above where a function says so. Each function's `# Errors` names the usual ones.
+//!
+//! - `EINTR` ([`io::ErrorKind::Interrupted`]) is returned as C returns it: when a signal
+//!   handler interrupts a call that the kernel does not restart (the handler was installed
+//!   without `SA_RESTART`, or the call is one that is never restarted, such as `poll`,
+//!   `select`, `epoll_wait`, `sigsuspend`, `pause` or the System V message calls). The cancel
+//!   signal's own handler is installed with `SA_RESTART`.
+//! - A cancellation is not an error: a call that acts on a request does not return (the thread
+//!   unwinds). A call made while the thread is already unwinding (in a `Drop` during a panic or
+//!   a cancellation) does not act, and returns its result.
 
 use crate::point::syscall::cp;
 use crate::sys::{self, calls, without_cancel_signal};
@@ -44,10 +60,14 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 ///   end the process), reports the replacement once on stderr, and the request is acted on at
 ///   the thread's next cancellation point.
 ///
-/// Errors: a signal that is not a real-time one ([`io::ErrorKind::InvalidInput`]); a call after
-/// the start for another signal than the one in use, which says "too late"
-/// ([`io::ErrorKind::Other`]; choosing the signal in use is `Ok`); a signal with someone
-/// else's handler (see above).
+/// # Errors
+/// - [`io::ErrorKind::InvalidInput`]: `sig` is not a real-time signal (`SIGRTMIN..=SIGRTMAX`).
+/// - [`io::ErrorKind::Other`], with a message saying "too late": the crate has started and
+///   `sig` is not the signal in use (choosing the signal in use is `Ok`).
+/// - [`io::ErrorKind::ResourceBusy`]: before the start, `sig` has someone else's handler (see
+///   above).
+///
+/// On a platform without the Linux layer no signal is used, and every `sig` is `Ok`.
 ///
 /// ```
 /// // Too late if a thread was already spawned or adopted in this process; otherwise Ok.
@@ -80,6 +100,11 @@ fn fd_arg(fd: BorrowedFd<'_>) -> libc::c_long {
 
 /// `read(2)` as a cancellation point.
 ///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)), e.g. `EBADF` if `fd` is not open for
+/// reading, `EAGAIN` if it is non-blocking and no data is ready, `EISDIR` for a directory, `EINTR`
+/// if a signal handler interrupted the wait. The end of the file is `Ok(0)`, not an error.
+///
 /// ```
 /// let (r, mut w) = std::io::pipe().unwrap();
 /// std::io::Write::write_all(&mut w, b"hi").unwrap();
@@ -96,6 +121,12 @@ pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
 
 /// `write(2)` as a cancellation point.
 ///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)), e.g. `EBADF` if `fd` is not open for
+/// writing, `EAGAIN` if it is non-blocking and full, `EPIPE` for a pipe or socket whose reading end
+/// is closed (with a `SIGPIPE`, which Rust programs ignore by default), `ENOSPC`, `EFBIG`, `EINTR`
+/// if a signal handler interrupted the wait.
+///
 /// ```
 /// use std::os::fd::AsFd;
 /// let (_r, w) = std::io::pipe().unwrap();
@@ -109,6 +140,11 @@ pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
 }
 
 /// `pread(2)` as a cancellation point.
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)), e.g. `ESPIPE` if `fd` is a pipe, socket or
+/// FIFO, `EINVAL` for an `offset` above `i64::MAX` (negative for the kernel), and [`read()`]'s
+/// errors.
 ///
 /// ```
 /// use std::os::fd::AsFd;
@@ -131,6 +167,11 @@ pub fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usiz
 }
 
 /// `pwrite(2)` as a cancellation point.
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)), e.g. `ESPIPE` if `fd` is a pipe, socket or
+/// FIFO, `EINVAL` for an `offset` above `i64::MAX` (negative for the kernel), and [`write()`]'s
+/// errors.
 ///
 /// ```
 /// use std::os::fd::AsFd;
@@ -161,6 +202,12 @@ pub fn pwrite(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize> 
 /// most `buf.len()` bytes; with `MSG_TRUNC` the result is the datagram's real length, which can
 /// be larger than `buf` (as in C).
 ///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)), e.g. `EAGAIN` if the socket is
+/// non-blocking (or its `SO_RCVTIMEO` passed) and nothing arrived, `ECONNRESET`, `ENOTCONN`,
+/// `ENOTSOCK`, `EINTR` if a signal handler interrupted the wait. A peer's orderly shutdown is
+/// `Ok(0)`, not an error.
+///
 /// ```
 /// use std::os::fd::AsFd;
 /// let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
@@ -185,9 +232,15 @@ pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize>
 /// `send(2)` (`sendto` without an address) as a cancellation point. `MSG_NOSIGNAL` is added, so
 /// a closed peer is an `EPIPE` error rather than a `SIGPIPE`.
 ///
-/// `MSG_ZEROCOPY` is refused (`EINVAL`): with it the kernel may read `buf` after the call
-/// returns, when the slice is no longer borrowed and may have changed or been freed. Use
-/// [`sendmsg`] (`unsafe`) for zero-copy sends.
+/// `MSG_ZEROCOPY` is refused: with it the kernel may read `buf` after the call returns, when
+/// the slice is no longer borrowed and may have changed or been freed. Use [`sendmsg`]
+/// (`unsafe`) for zero-copy sends.
+///
+/// # Errors
+/// `EINVAL`, without a system call, if `flags` has `MSG_ZEROCOPY`. Otherwise the kernel's error
+/// ([module docs](crate::io#errors)), e.g. `EPIPE` if the peer has shut down (no `SIGPIPE`),
+/// `ECONNRESET`, `EAGAIN` if the socket is non-blocking (or its `SO_SNDTIMEO` passed) and its
+/// buffer is full, `EMSGSIZE` for a datagram too large to send at once, `ENOTSOCK`, `EINTR`.
 ///
 /// ```
 /// use std::os::fd::AsFd;
@@ -217,6 +270,12 @@ pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
 /// `accept4(2)` with `SOCK_CLOEXEC` as a cancellation point: either a connection is accepted
 /// and returned, or none was taken (it stays queued for the next `accept`).
 ///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)), e.g. `EAGAIN` if the socket is
+/// non-blocking and no connection is pending, `EINVAL` if it is not listening, `ENOTSOCK`,
+/// `EMFILE`/`ENFILE` (out of descriptors), `ECONNABORTED`, `EINTR` if a signal handler interrupted
+/// the wait. No connection was taken from the queue.
+///
 /// ```
 /// use std::os::fd::AsFd;
 /// let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -233,6 +292,11 @@ pub fn accept(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
 }
 
 /// `poll(2)` (through `ppoll`) as a cancellation point; `timeout_ms < 0` waits forever.
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `EINVAL` if `fds` has more entries than
+/// the `RLIMIT_NOFILE` limit, `ENOMEM`, `EINTR` if a signal handler ran (`poll` is never
+/// restarted). A bad descriptor is not an error: its entry's `revents` has `POLLNVAL`.
 ///
 /// ```
 /// let mut fds: [libc::pollfd; 0] = [];
@@ -257,6 +321,11 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<usize> {
 /// descriptor is always closed (Linux releases it even when close fails), and a pending
 /// request is acted on after that — never leaked, never closed twice.
 ///
+/// # Errors
+/// The kernel's error for the close ([module docs](crate::io#errors)): `EIO` (or `ENOSPC`/`EDQUOT`
+/// on a network file system) for a write that failed after it was accepted. The descriptor is
+/// closed all the same. An interrupted close (`EINTR`) is `Ok`: Linux released the descriptor.
+///
 /// ```
 /// let (r, _w) = std::io::pipe().unwrap();
 /// thread_cancel::io::close(r.into()).unwrap();
@@ -280,8 +349,14 @@ fn path_arg(path: &std::path::Path) -> io::Result<std::ffi::CString> {
 }
 
 /// `openat(2)` as a cancellation point (`O_CLOEXEC` is added): either the file is opened and
-/// returned, or nothing was opened (no descriptor leaks). `dir: None` is `AT_FDCWD`. A path
-/// with a NUL byte inside is `EINVAL` (never cut at the NUL).
+/// returned, or nothing was opened (no descriptor leaks). `dir: None` is `AT_FDCWD`.
+///
+/// # Errors
+/// `EINVAL`, without a system call, if `path` has a NUL byte inside (it is never cut at the
+/// NUL). Otherwise the kernel's error ([module docs](crate::io#errors)), e.g. `ENOENT`,
+/// `EACCES`, `EEXIST` (with `O_CREAT | O_EXCL`), `ENOTDIR`, `EISDIR` (a directory opened for
+/// writing), `ELOOP`, `EMFILE`/`ENFILE` (out of descriptors), `EBADF` if `dir` is not open,
+/// `EINTR` (an open that waits, such as of a FIFO with no other end, interrupted by a handler).
 ///
 /// ```
 /// let fd = thread_cancel::io::openat(None, "/proc/self/status".as_ref(), libc::O_RDONLY, 0).unwrap();
@@ -313,6 +388,10 @@ pub fn openat(
 
 /// `open(2)` as a cancellation point; see [`openat`].
 ///
+/// # Errors
+/// As [`openat`]'s: `EINVAL` for a `path` with a NUL byte inside, otherwise the kernel's error
+/// ([module docs](crate::io#errors)), e.g. `ENOENT`, `EACCES`, `EMFILE`.
+///
 /// ```
 /// let _fd = thread_cancel::io::open("/dev/null".as_ref(), libc::O_WRONLY, 0).unwrap();
 /// ```
@@ -321,6 +400,11 @@ pub fn open(path: &std::path::Path, flags: i32, mode: u32) -> io::Result<OwnedFd
 }
 
 /// `creat(2)` (`open` with `O_CREAT | O_WRONLY | O_TRUNC`) as a cancellation point.
+///
+/// # Errors
+/// As [`openat`]'s: `EINVAL` for a `path` with a NUL byte inside, otherwise the kernel's error
+/// ([module docs](crate::io#errors)), e.g. `ENOENT` (a missing directory), `EACCES`, `EISDIR`,
+/// `EMFILE`.
 ///
 /// ```
 /// let p = std::env::temp_dir().join(format!("tc-creat-{}", std::process::id()));
@@ -337,6 +421,10 @@ pub fn creat(path: &std::path::Path, mode: u32) -> io::Result<OwnedFd> {
 }
 
 /// `readv(2)` as a cancellation point.
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `EINVAL` if `bufs` has more than `IOV_MAX`
+/// (1024) entries or their lengths add up beyond `isize::MAX`, and [`read()`]'s errors.
 ///
 /// ```
 /// use std::os::fd::AsFd;
@@ -355,6 +443,10 @@ pub fn readv(fd: BorrowedFd<'_>, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<
 
 /// `writev(2)` as a cancellation point.
 ///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `EINVAL` if `bufs` has more than `IOV_MAX`
+/// (1024) entries or their lengths add up beyond `isize::MAX`, and [`write()`]'s errors.
+///
 /// ```
 /// use std::os::fd::AsFd;
 /// let f = std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap();
@@ -370,6 +462,11 @@ pub fn writev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>]) -> io::Result<usize>
 
 /// `fsync(2)` as a cancellation point.
 ///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)), e.g. `EIO` if writing the data back
+/// failed, `ENOSPC`/`EDQUOT`, `EROFS` or `EINVAL` for a file that cannot be synced (a pipe, a
+/// socket, procfs), `EBADF`.
+///
 /// ```
 /// use std::os::fd::AsFd;
 /// let f = std::fs::File::open("/proc/self/status").unwrap();
@@ -382,6 +479,13 @@ pub fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
 
 /// `fcntl(fd, F_SETLKW / F_OFD_SETLKW, lock)` — a blocking record lock — as a cancellation
 /// point: either the lock was taken, or it was not. (`lockf(F_LOCK)` is `F_SETLKW` on the range.)
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)), e.g. `EDEADLK` if waiting would deadlock
+/// (detected for process-associated locks, `ofd == false`), `EBADF` if `fd` is not open for the
+/// lock's type (reading for `F_RDLCK`, writing for `F_WRLCK`), `EINVAL` for an invalid `l_type` or
+/// `l_whence` (or, with `ofd`, a nonzero `l_pid`), `ENOLCK`, `EINTR` if a signal handler
+/// interrupted the wait. The lock was not taken.
 ///
 /// ```
 /// use std::os::fd::AsFd;
@@ -414,6 +518,9 @@ pub fn fcntl_lock_wait(fd: BorrowedFd<'_>, lock: &libc::flock, ofd: bool) -> io:
 /// `pause(2)`: blocks until a signal handler runs (then `Err(Interrupted)`) or the thread is
 /// canceled. A cancellation point.
 ///
+/// # Errors
+/// Always, when it returns: `EINTR` ([`io::ErrorKind::Interrupted`]) once a signal handler has run.
+///
 /// ```
 /// let h = thread_cancel::spawn(|| { let _ = thread_cancel::io::pause(); });
 /// thread_cancel::sleep(std::time::Duration::from_millis(5));
@@ -428,6 +535,12 @@ pub fn pause() -> io::Result<()> {
 
 /// `waitid(2)` as a cancellation point. With `WNOWAIT` in `options` the child is not reaped, so
 /// a canceled wait has no effect either way.
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `ECHILD` if no child matches `idtype` and
+/// `id` (none exists, or all are reaped), `EINVAL` for invalid `options` or `idtype`, `EINTR` if a
+/// signal handler interrupted the wait (a `SIGCHLD` handler without `SA_RESTART`, say). With
+/// `WNOHANG` and no child ready it is `Ok`, with `si_pid` 0.
 ///
 /// ```
 /// let mut child = std::process::Command::new("true").spawn().unwrap();
@@ -456,6 +569,11 @@ pub fn waitid(
 
 /// `waitpid(2)` (through `wait4`) as a cancellation point; returns the pid and the raw status.
 /// `wait()` is `waitpid(-1, 0)`.
+///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `ECHILD` if no child matches `pid` (none
+/// exists, or all are reaped), `EINVAL` for invalid `options`, `EINTR` if a signal handler
+/// interrupted the wait. With `WNOHANG` and no child ready it is `Ok((0, 0))`.
 ///
 /// ```
 /// let child = std::process::Command::new("true").spawn().unwrap();
@@ -487,6 +605,11 @@ pub fn waitpid(pid: i32, options: i32) -> io::Result<(i32, i32)> {
 /// argument is undefined behaviour; the contract below is POSIX's, so that it holds on every
 /// platform the crate may be ported to.
 ///
+/// # Errors
+/// The kernel's error ([module docs](crate::io#errors)): `EINVAL` for an `addr` that is not
+/// page-aligned or `flags` with both `MS_SYNC` and `MS_ASYNC` (or an unknown bit), `ENOMEM` if the
+/// range is not mapped, `EBUSY` for `MS_INVALIDATE` on locked pages, `EIO` if writing back failed.
+///
 /// # Safety
 /// `addr..addr+len` must be memory this process mapped (as for `libc::msync`), and with
 /// `MS_INVALIDATE` in `flags` no reference into the range may be in use across the call.
@@ -507,6 +630,10 @@ pub unsafe fn msync(addr: *mut libc::c_void, len: usize, flags: i32) -> io::Resu
 }
 
 /// `recvmsg(2)` as a cancellation point.
+///
+/// # Errors
+/// As [`recv`]'s: the kernel's error ([module docs](crate::io#errors)), e.g. `EAGAIN`,
+/// `ECONNRESET`, `ENOTSOCK`, `EINTR`, and `EMSGSIZE` if `msg_iovlen` is above `IOV_MAX`.
 ///
 /// # Safety
 /// As for `libc::recvmsg`: every buffer `msg` describes must be valid for writes of its
@@ -542,6 +669,11 @@ pub unsafe fn recvmsg(fd: BorrowedFd<'_>, msg: &mut libc::msghdr, flags: i32) ->
 }
 
 /// `sendmsg(2)` as a cancellation point (`MSG_NOSIGNAL` added).
+///
+/// # Errors
+/// As [`send`]'s (without its `MSG_ZEROCOPY` check): the kernel's error ([module
+/// docs](crate::io#errors)), e.g. `EPIPE` (no `SIGPIPE`), `EAGAIN`, `EMSGSIZE` (a datagram too
+/// large, or `msg_iovlen` above `IOV_MAX`), `ENOBUFS`, `ENOTSOCK`, `EINTR`.
 ///
 /// # Safety
 /// As for `libc::sendmsg`: every buffer `msg` describes (`msg_name`, each `iovec`,
@@ -579,9 +711,14 @@ pub unsafe fn sendmsg(fd: BorrowedFd<'_>, msg: &libc::msghdr, flags: i32) -> io:
 /// `select(2)`/`pselect(2)` (through `pselect6`, no signal mask) as a cancellation point;
 /// `timeout: None` waits forever.
 ///
-/// `nfds` must be in `0..=FD_SETSIZE` (1024), the descriptors an `fd_set` can hold; anything
-/// else is `EINVAL`. (The kernel trusts `nfds` up to the size of the descriptor table, which
-/// can be larger than an `fd_set`: it would read and write past the sets.)
+/// `nfds` must be in `0..=FD_SETSIZE` (1024), the descriptors an `fd_set` can hold. (The
+/// kernel trusts `nfds` up to the size of the descriptor table, which can be larger than an
+/// `fd_set`: it would read and write past the sets.)
+///
+/// # Errors
+/// `EINVAL`, without a system call, if `nfds` is outside `0..=FD_SETSIZE`. Otherwise the
+/// kernel's error ([module docs](crate::io#errors)): `EBADF` if a set holds a descriptor that
+/// is not open, `ENOMEM`, `EINTR` if a signal handler ran (`select` is never restarted).
 ///
 /// ```
 /// let r = thread_cancel::io::select(0, None, None, None, Some(std::time::Duration::ZERO));
@@ -614,9 +751,13 @@ pub fn select(
 }
 
 /// `sigsuspend(2)` as a cancellation point: replaces the signal mask with `mask` until a
-/// handler runs; returns `Err(Interrupted)` then, as the C call returns -1/`EINTR`. The cancel
-/// signal ([`set_signal`]) stays unblocked whatever `mask` says (a full mask, say), so the
-/// wait can always be canceled; every other signal of `mask` is blocked.
+/// handler runs. The cancel signal ([`set_signal`]) stays unblocked whatever `mask` says (a
+/// full mask, say), so the wait can always be canceled; every other signal of `mask` is
+/// blocked.
+///
+/// # Errors
+/// Always, when it returns: `EINTR` ([`io::ErrorKind::Interrupted`]) once a signal handler has
+/// run, as the C call returns -1/`EINTR`.
 ///
 /// ```
 /// let h = thread_cancel::spawn(|| {
@@ -645,8 +786,15 @@ pub fn sigsuspend(mask: &libc::sigset_t) -> io::Result<()> {
 }
 
 /// `msgrcv(2)` (System V message queue) as a cancellation point. `buf` holds the `long` type
-/// followed by the message text; returns the text length. A `buf` shorter than the type
-/// (`size_of::<c_long>()`, 8 bytes) is `EINVAL`: the kernel would write the type past it.
+/// followed by the message text; returns the text length.
+///
+/// # Errors
+/// `EINVAL`, without a system call, if `buf` is shorter than the type (`size_of::<c_long>()`,
+/// 8 bytes): the kernel would write the type past it. Otherwise the kernel's error ([module
+/// docs](crate::io#errors)), e.g. `ENOMSG` with `IPC_NOWAIT` and no message of the type,
+/// `E2BIG` for a message longer than the text space without `MSG_NOERROR`, `EIDRM` if the
+/// queue was removed, `EACCES`, `EINVAL` for an invalid `qid`, `EINTR` if a signal handler ran
+/// (never restarted).
 ///
 /// ```
 /// // SAFETY: msgget takes plain integers (a private queue, removed below).
@@ -680,9 +828,14 @@ pub fn msgrcv(qid: i32, buf: &mut [u8], msgtyp: i64, flags: i32) -> io::Result<u
     unsafe { cp(calls::MSGRCV, a) }.map(|n| n as usize)
 }
 
-/// `msgsnd(2)` as a cancellation point; `msg` is the `long` type followed by the text. A `msg`
-/// shorter than the type (`size_of::<c_long>()`, 8 bytes) is `EINVAL`: the kernel would read
-/// the type past it.
+/// `msgsnd(2)` as a cancellation point; `msg` is the `long` type followed by the text.
+///
+/// # Errors
+/// `EINVAL`, without a system call, if `msg` is shorter than the type (`size_of::<c_long>()`,
+/// 8 bytes): the kernel would read the type past it. Otherwise the kernel's error ([module
+/// docs](crate::io#errors)), e.g. `EAGAIN` with `IPC_NOWAIT` and a full queue, `EINVAL` for a
+/// type below 1, a text longer than `MSGMAX` or an invalid `qid`, `EIDRM` if the queue was
+/// removed, `EACCES`, `EINTR` if a signal handler ran (never restarted).
 ///
 /// ```
 /// // SAFETY: msgget takes plain integers (a private queue, removed below).

@@ -199,6 +199,12 @@ impl std::fmt::Debug for PollFd<'_> {
 /// waits forever. Returns how many entries have events; each entry's
 /// [`revents`](PollFd::revents) says which.
 ///
+/// # Errors
+/// As [`poll`](super::poll)'s: the kernel's error ([module docs](crate::io#errors)): `EINVAL` if
+/// `fds` has more entries than the `RLIMIT_NOFILE` limit, `ENOMEM`, `EINTR` if a signal handler ran
+/// (never restarted). A bad descriptor is not an error: its entry's [`revents`](PollFd::revents)
+/// has [`PollFlags::NVAL`].
+///
 /// ```
 /// use std::io::Write;
 /// use std::os::fd::AsFd;

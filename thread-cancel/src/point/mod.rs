@@ -4,7 +4,7 @@
 //! state word and then unwinds the stack with [`std::panic::resume_unwind`] and a private
 //! payload, [`CancelPayload`]. `resume_unwind` does not call the panic hook, so nothing is
 //! printed; every `Drop` on the way runs, cleanup guards among them. The thread's root (see
-//! `thread.rs`) recognises the payload, runs the thread-specific-data destructors and reports
+//! `thread/mod.rs`) recognises the payload, runs the thread-specific-data destructors and reports
 //! the outcome.
 
 pub(crate) mod runs;
@@ -123,11 +123,15 @@ pub(crate) fn raise() -> ! {
 /// then thread-specific-data destructors; a join of the thread reports
 /// [`Outcome::Exited`](crate::Outcome::Exited)`(value)`.
 ///
-/// For a thread spawned by this crate, `value` must have the thread's return type `T`;
-/// otherwise `exit` panics at the call. In a thread the crate did not spawn, the unwind ends at
+/// For a thread spawned by this crate, `value` must have the thread's return type `T` (see
+/// Panics). In a thread the crate did not spawn, the unwind ends at
 /// that thread's own root (for a `std` thread, its join returns `Err` with a [`CancelPayload`]).
 /// If the thread is already terminating (an earlier cancellation or exit was swallowed by
 /// `catch_unwind`), that termination continues and `value` is dropped.
+///
+/// # Panics
+/// In a thread spawned by this crate, if `V` is not the thread's return type `T` (the message
+/// names `V`); the thread is not terminated by `exit` then, it unwinds with that panic.
 ///
 /// # Aborts
 ///

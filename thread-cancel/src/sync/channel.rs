@@ -121,8 +121,10 @@ fn push<T>(shared: &Shared<T>, c: &mut Chan<T>, v: T) -> u64 {
 }
 
 impl<T> Sender<T> {
-    /// Sends; never blocks, not a cancellation point. `Err` gives the value back if the receiver
-    /// is gone.
+    /// Sends; never blocks, not a cancellation point.
+    ///
+    /// # Errors
+    /// [`SendError`] with the value, given back, if the [`Receiver`] is gone.
     ///
     /// ```
     /// let (tx, rx) = thread_cancel::sync::channel();
@@ -144,9 +146,11 @@ impl<T> SyncSender<T> {
     /// message is received). A cancellation point (at entry and while it blocks). Either the
     /// message was sent (for a rendezvous channel: received) and `send` returns `Ok`, even if a
     /// request arrived meanwhile (it is acted on at the next point), or it was not and a
-    /// canceled `send` had no effect (the value is dropped, no receiver ever gets it). `Err`
-    /// gives the value back if the receiver is gone (for a rendezvous channel, also if it goes
-    /// away before taking the message).
+    /// canceled `send` had no effect (the value is dropped, no receiver ever gets it).
+    ///
+    /// # Errors
+    /// [`SendError`] with the value, given back, if the [`Receiver`] is gone (for a rendezvous
+    /// channel, also if it goes away before taking the message).
     ///
     /// ```
     /// let (tx, rx) = thread_cancel::sync::sync_channel(0);
@@ -199,12 +203,16 @@ impl<T> SyncSender<T> {
 
 impl<T> SyncSender<T> {
     /// Sends if it can without blocking, like `std`'s `SyncSender::try_send`; never blocks,
-    /// not a cancellation point. `Err(TrySendError::Full(v))` if the channel is full (for a
-    /// rendezvous channel: unless a receiver is blocked in `recv`, which then gets the
-    /// message), `Err(TrySendError::Disconnected(v))` if the receiver is gone.
+    /// not a cancellation point.
     ///
     /// A rendezvous message handed over this way is not withdrawn if the waiting receiver is
     /// canceled before it takes it: it stays for the next `recv`.
+    ///
+    /// # Errors
+    /// The value is given back in:
+    /// - [`TrySendError::Full`] if the channel is full (for a rendezvous channel: unless a
+    ///   receiver is blocked in `recv`, which then gets the message);
+    /// - [`TrySendError::Disconnected`] if the [`Receiver`] is gone.
     ///
     /// ```
     /// use std::sync::mpsc::TrySendError;
@@ -252,7 +260,10 @@ fn withdraw<T>(shared: &Shared<T>, c: &mut Chan<T>, seq: u64) -> T {
 impl<T> Receiver<T> {
     /// Receives, blocking while the channel is empty; a cancellation point (at entry, and
     /// while it blocks; a message it took is returned, never lost to a cancellation).
-    /// `Err` once every sender is gone and the channel is empty.
+    ///
+    /// # Errors
+    /// [`RecvError`] once every sender is gone and the channel is empty (messages sent before
+    /// the senders went are received first).
     ///
     /// ```
     /// let (tx, rx) = thread_cancel::sync::channel();
@@ -266,6 +277,11 @@ impl<T> Receiver<T> {
 
     /// [`recv`](Self::recv) with a time limit.
     ///
+    /// # Errors
+    /// - [`RecvTimeoutError::Timeout`] if no message arrived within `dur` (a `dur` too large for an
+    ///   `Instant` waits forever);
+    /// - [`RecvTimeoutError::Disconnected`] once every sender is gone and the channel is empty.
+    ///
     /// ```
     /// use std::sync::mpsc::RecvTimeoutError;
     /// let (_tx, rx) = thread_cancel::sync::channel::<u8>();
@@ -277,6 +293,10 @@ impl<T> Receiver<T> {
     }
 
     /// Receives if a message is ready; never blocks, not a cancellation point.
+    ///
+    /// # Errors
+    /// - [`TryRecvError::Empty`] if no message is ready and a sender remains;
+    /// - [`TryRecvError::Disconnected`] once every sender is gone and the channel is empty.
     ///
     /// ```
     /// let (tx, rx) = thread_cancel::sync::channel::<u8>();

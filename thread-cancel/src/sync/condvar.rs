@@ -71,6 +71,11 @@ impl Condvar {
 
     /// Unlocks, waits for a notification, re-locks. A cancellation point; may wake spuriously.
     ///
+    /// # Errors
+    /// A [`PoisonError`] holding the re-acquired guard if the mutex is poisoned when it is locked
+    /// again (a panic, not a cancellation, unwound through another holder of its guard meanwhile,
+    /// or before). The mutex is held either way.
+    ///
     /// ```
     /// use std::sync::Arc;
     /// use thread_cancel::sync::{Condvar, Mutex};
@@ -91,6 +96,11 @@ impl Condvar {
 
     /// Waits while `condition` holds.
     ///
+    /// # Errors
+    /// A [`PoisonError`] holding the re-acquired guard if the mutex is poisoned when it is locked
+    /// again (a panic, not a cancellation, unwound through another holder of its guard meanwhile,
+    /// or before). The mutex is held either way. The wait stops at the first poisoned re-lock.
+    ///
     /// ```
     /// use thread_cancel::sync::{Condvar, Mutex};
     /// let (m, cv) = (Mutex::new(1), Condvar::new());
@@ -109,6 +119,11 @@ impl Condvar {
     }
 
     /// Waits for a notification at most `dur`.
+    ///
+    /// # Errors
+    /// A [`PoisonError`] holding the re-acquired guard, and the [`WaitTimeoutResult`], if the mutex
+    /// is poisoned when it is locked again (a panic, not a cancellation, unwound through another
+    /// holder of its guard meanwhile, or before). The mutex is held either way.
     ///
     /// ```
     /// use std::time::Duration;
@@ -136,6 +151,12 @@ impl Condvar {
     /// Waits while `condition` holds, for at most `dur` in all, like `std`'s
     /// `Condvar::wait_timeout_while`; each wait is a cancellation point. The result says
     /// whether the time ran out with the condition still true.
+    ///
+    /// # Errors
+    /// A [`PoisonError`] holding the re-acquired guard, and the [`WaitTimeoutResult`] (whether
+    /// `condition` still held), if the mutex is poisoned when it is locked again (a panic, not a
+    /// cancellation, unwound through another holder of its guard meanwhile, or before). The mutex
+    /// is held either way. The wait stops at the first poisoned re-lock.
     ///
     /// ```
     /// use std::sync::Arc;

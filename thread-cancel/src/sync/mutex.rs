@@ -58,7 +58,11 @@ impl<T> Mutex<T> {
         }
     }
 
-    /// Consumes the mutex and returns the data (`Err` if poisoned, with the data).
+    /// Consumes the mutex and returns the data.
+    ///
+    /// # Errors
+    /// A [`PoisonError`](std::sync::PoisonError) holding the data if the mutex is poisoned: a
+    /// panic (not a cancellation) unwound through a holder of its guard.
     pub fn into_inner(self) -> LockResult<T> {
         let Self { poisoned, data, .. } = self;
         poisoned.result(data.into_inner())
@@ -67,6 +71,11 @@ impl<T> Mutex<T> {
 
 impl<T: ?Sized> Mutex<T> {
     /// Acquires the lock, blocking; not a cancellation point.
+    ///
+    /// # Errors
+    /// A [`PoisonError`](std::sync::PoisonError) holding the guard if the mutex is poisoned: a
+    /// panic (not a cancellation) unwound through a holder of its guard. The lock is held either
+    /// way ([`PoisonError::into_inner`](std::sync::PoisonError::into_inner) gives the guard).
     ///
     /// ```
     /// let m = thread_cancel::sync::Mutex::new(vec![1]);
@@ -85,6 +94,11 @@ impl<T: ?Sized> Mutex<T> {
     }
 
     /// Acquires the lock if it is free.
+    ///
+    /// # Errors
+    /// - [`TryLockError::WouldBlock`] if the mutex is locked;
+    /// - [`TryLockError::Poisoned`] holding the guard if it was free but is poisoned (see
+    ///   [`lock`](Self::lock)); the lock is then held.
     ///
     /// ```
     /// let m = thread_cancel::sync::Mutex::new(0);
@@ -123,6 +137,10 @@ impl<T: ?Sized> Mutex<T> {
     }
 
     /// Mutable access without locking (the borrow proves exclusivity).
+    ///
+    /// # Errors
+    /// A [`PoisonError`](std::sync::PoisonError) holding the reference if the mutex is poisoned
+    /// (see [`lock`](Self::lock)).
     ///
     /// ```
     /// let mut m = thread_cancel::sync::Mutex::new(1);

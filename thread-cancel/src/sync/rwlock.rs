@@ -150,7 +150,11 @@ impl<T> RwLock<T> {
         }
     }
 
-    /// Consumes the lock and returns the data (`Err` if poisoned, with the data).
+    /// Consumes the lock and returns the data.
+    ///
+    /// # Errors
+    /// A [`PoisonError`] holding the data if the lock is poisoned: a panic (not a cancellation)
+    /// unwound through a holder of a write guard.
     ///
     /// ```
     /// let l = thread_cancel::sync::RwLock::new(String::from("x"));
@@ -171,6 +175,13 @@ impl<T: ?Sized> RwLock<T> {
 
     /// Locks for reading, waiting while a writer holds the lock or waits for it. A
     /// cancellation point, at entry and while it waits; a canceled `read` holds nothing.
+    ///
+    /// # Errors
+    /// A [`PoisonError`] holding the guard if the lock is poisoned: a panic (not a cancellation)
+    /// unwound through a holder of a write guard. The read lock is held either way.
+    ///
+    /// # Panics
+    /// If `usize::MAX` read guards are alive at once (reachable only by leaking guards).
     ///
     /// ```
     /// let l = thread_cancel::sync::RwLock::new(5);
@@ -198,6 +209,10 @@ impl<T: ?Sized> RwLock<T> {
     /// Locks for writing, waiting while the lock is held. A cancellation point, at entry and
     /// while it waits; a canceled `write` holds nothing, and if it was the last writer waiting
     /// it wakes the readers it held back.
+    ///
+    /// # Errors
+    /// A [`PoisonError`] holding the guard if the lock is poisoned: a panic (not a cancellation)
+    /// unwound through a holder of a write guard. The write lock is held either way.
     ///
     /// ```
     /// let l = thread_cancel::sync::RwLock::new(vec![1]);
@@ -238,6 +253,14 @@ impl<T: ?Sized> RwLock<T> {
     /// Locks for reading if that needs no wait (no writer holds the lock or waits for it).
     /// Not a cancellation point.
     ///
+    /// # Errors
+    /// - [`TryLockError::WouldBlock`] if a writer holds the lock or waits for it;
+    /// - [`TryLockError::Poisoned`] holding the guard if the lock is poisoned (see
+    ///   [`read`](Self::read)); the read lock is then held.
+    ///
+    /// # Panics
+    /// If `usize::MAX` read guards are alive at once (reachable only by leaking guards).
+    ///
     /// ```
     /// let l = thread_cancel::sync::RwLock::new(0);
     /// let w = l.write().unwrap();
@@ -256,6 +279,11 @@ impl<T: ?Sized> RwLock<T> {
     }
 
     /// Locks for writing if the lock is free. Not a cancellation point.
+    ///
+    /// # Errors
+    /// - [`TryLockError::WouldBlock`] if the lock is held (for reading or writing);
+    /// - [`TryLockError::Poisoned`] holding the guard if the lock is poisoned (see
+    ///   [`write`](Self::write)); the write lock is then held.
     ///
     /// ```
     /// let l = thread_cancel::sync::RwLock::new(0);
@@ -304,6 +332,10 @@ impl<T: ?Sized> RwLock<T> {
     }
 
     /// Mutable access without locking (the borrow proves exclusivity).
+    ///
+    /// # Errors
+    /// A [`PoisonError`] holding the reference if the lock is poisoned (see
+    /// [`write`](Self::write)).
     ///
     /// ```
     /// let mut l = thread_cancel::sync::RwLock::new(1);

@@ -68,10 +68,14 @@ impl<T> Outcome<T> {
     }
 
     /// The outcome as `std`'s [`JoinHandle::join`](std::thread::JoinHandle::join) reports it:
-    /// `Ok` with the value if the thread returned or exited, `Err` with the unwind's payload
-    /// otherwise — the panic's payload, or a [`CancelPayload`](crate::CancelPayload) if the
-    /// thread was canceled (the payload of the unwind by which it acted on the request). Code
-    /// written for `std` threads can take it as it is.
+    /// `Ok` with the value if the thread returned or exited. Code written for `std` threads can
+    /// take it as it is.
+    ///
+    /// # Errors
+    /// The unwind's payload if the thread did not return or exit: the panic's payload if it
+    /// panicked ([`Outcome::Panicked`]), a [`CancelPayload`](crate::CancelPayload) if it was
+    /// canceled ([`Outcome::Canceled`]; the payload of the unwind by which it acted on the
+    /// request).
     ///
     /// ```
     /// let r: std::thread::Result<i32> = thread_cancel::spawn(|| 5).join().into_result();
@@ -90,9 +94,11 @@ impl<T> Outcome<T> {
         }
     }
 
-    /// The value if the thread returned or exited; otherwise panics with `msg` (like
-    /// `Result::expect`): with `msg` and "canceled" if the thread was canceled, with `msg` and
-    /// the panic's message if it panicked.
+    /// The value if the thread returned or exited (like `Result::expect`).
+    ///
+    /// # Panics
+    /// With `msg` and "the thread was canceled" if the thread was canceled, with `msg` and the
+    /// thread's panic message if it panicked.
     ///
     /// ```
     /// assert_eq!(thread_cancel::spawn(|| 3).join().expect("worker"), 3);
@@ -112,8 +118,11 @@ impl<T> Outcome<T> {
         }
     }
 
-    /// The value if the thread returned or exited; panics if it was canceled, and resumes the
-    /// thread's panic if it panicked.
+    /// The value if the thread returned or exited.
+    ///
+    /// # Panics
+    /// If the thread was canceled (with a message saying so); if it panicked, its panic is
+    /// resumed with the same payload.
     ///
     /// ```
     /// assert_eq!(thread_cancel::spawn(|| "done").join().unwrap(), "done");
@@ -326,7 +335,11 @@ struct Packet<T> {
 }
 
 impl<T> JoinHandle<T> {
-    /// Queues a cancellation request; `Err(NoSuchThread)` once the thread has finished.
+    /// Queues a cancellation request (see [`Canceler::cancel`]).
+    ///
+    /// # Errors
+    /// [`NoSuchThread`] once the thread has finished (returned, exited, panicked or acted on a
+    /// request): there is nothing left to cancel.
     ///
     /// ```
     /// let (go, wait) = std::sync::mpsc::channel::<()>();
@@ -603,8 +616,20 @@ impl Builder {
         }
     }
 
-    /// Spawns a cancelable thread; errors are the OS's (as `std`), or `InvalidInput` for a
-    /// name with a NUL byte.
+    /// Spawns a cancelable thread.
+    ///
+    /// # Errors
+    /// - [`io::ErrorKind::InvalidInput`] if the name has a NUL byte (where `std`'s spawn would
+    ///   panic);
+    /// - the system's error if the thread cannot be created, as `std` reports it: `EAGAIN`
+    ///   ([`io::ErrorKind::WouldBlock`]) when out of threads or memory, `EINVAL` for a stack
+    ///   size the system refuses (a lightweight thread).
+    ///
+    /// `f` is dropped unrun on error.
+    ///
+    /// # Panics
+    /// If this is the crate's first thread and the cancel signal (none was chosen with
+    /// [`io::set_signal`](crate::io::set_signal)) already has someone else's handler.
     pub fn spawn<F, T>(self, f: F) -> io::Result<JoinHandle<T>>
     where
         F: FnOnce() -> T + Send + 'static,
@@ -676,6 +701,13 @@ impl Builder {
 
     /// Spawns a cancelable thread in `scope`.
     ///
+    /// # Errors
+    /// As [`Builder::spawn`]'s (`InvalidInput` for a name with a NUL byte, or the system's error if
+    /// the thread cannot be created).
+    ///
+    /// # Panics
+    /// As [`Builder::spawn`].
+    ///
     /// ```
     /// let v = vec![1, 2, 3];
     /// thread_cancel::scope(|s| {
@@ -710,7 +742,11 @@ fn check_name(name: &str) -> io::Result<std::ffi::CString> {
 /// Locks a mutex that protects plain data; a poisoned lock still holds valid data.
 use crate::control::lock;
 
-/// Spawns a cancelable thread (panics if the OS refuses, like `std::thread::spawn`).
+/// Spawns a cancelable thread, like `std::thread::spawn`.
+///
+/// # Panics
+/// If the system cannot create the thread (as `std::thread::spawn`; [`Builder::spawn`] returns
+/// the error instead), or as [`Builder::spawn`] panics.
 ///
 /// ```
 /// let h = thread_cancel::spawn(|| loop { thread_cancel::testcancel() });

@@ -14,11 +14,14 @@ pub struct Scope<'scope, 'env: 'scope> {
 }
 
 /// Like [`std::thread::scope`]: every thread spawned in it is joined before `scope` returns,
-/// and each one can be canceled. A thread that panicked and was not joined makes `scope` panic,
-/// as in `std`; a canceled thread is not a failure.
+/// and each one can be canceled; a canceled thread is not a failure.
 ///
 /// A scoped thread's result type must be `'static`, because [`exit`](crate::exit) hands it over
 /// as a `Box<dyn Any>`.
+///
+/// # Panics
+/// If `f` panics, or a thread spawned in it panicked and was not joined, as with `std`: once
+/// every thread has been joined.
 ///
 /// ```
 /// let data = [1u64, 2, 3];
@@ -44,7 +47,12 @@ where
 }
 
 impl<'scope, 'env> Scope<'scope, 'env> {
-    /// Spawns a cancelable thread in this scope (panics if the OS refuses).
+    /// Spawns a cancelable thread in this scope.
+    ///
+    /// # Panics
+    /// If the system cannot create the thread (as `std`'s `Scope::spawn`; use
+    /// [`Builder::spawn_scoped`](crate::Builder::spawn_scoped) for the error instead), or as
+    /// [`Builder::spawn`](crate::Builder::spawn) panics.
     ///
     /// ```
     /// let mut n = 0;
@@ -87,7 +95,11 @@ pub struct ScopedJoinHandle<'scope, T> {
 }
 
 impl<T> ScopedJoinHandle<'_, T> {
-    /// Queues a cancellation request; `Err(NoSuchThread)` once the thread has finished.
+    /// Queues a cancellation request (see [`Canceler::cancel`]).
+    ///
+    /// # Errors
+    /// [`NoSuchThread`] once the thread has finished (returned, exited, panicked or acted on a
+    /// request).
     ///
     /// ```
     /// thread_cancel::scope(|s| {

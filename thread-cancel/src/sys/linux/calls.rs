@@ -1,4 +1,4 @@
-//! The system calls that the portable code (`io.rs`, `net.rs`, the C ABI's points) makes
+//! The system calls that the portable code (`io/mod.rs`, `net.rs`, the C ABI's points) makes
 //! through the trampoline, by name: on Linux a call is its system-call number, so every use
 //! is a constant (no table, no indirection). A port names the same calls in its own
 //! `calls.rs`: the type [`Call`] is whatever its `syscall_cp` takes.

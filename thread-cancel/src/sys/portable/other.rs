@@ -1,6 +1,6 @@
 //! The calls of the portable layer on systems other than Linux: each one a function over the
 //! C library's call of that name, taking the arguments the Linux system call takes (so that
-//! `io.rs` passes the same ones everywhere) and returning the raw result (`-errno` on
+//! `io/mod.rs` passes the same ones everywhere) and returning the raw result (`-errno` on
 //! failure). Calls only Linux has are absent; the `io` functions over them are Linux-only.
 
 use libc::{c_int, c_long, c_void};
@@ -9,7 +9,7 @@ use libc::{c_int, c_long, c_void};
 pub type Call = unsafe fn([c_long; 6]) -> c_long;
 
 /// The size of the signal set the `rt_sig*`-style calls take (unused here but by the
-/// argument lists `io.rs` builds).
+/// argument lists `io/mod.rs` builds).
 pub const SIGSET_SIZE: usize = std::mem::size_of::<libc::sigset_t>();
 
 /// Whether `flags` of a send ask for zero-copy (Linux's `MSG_ZEROCOPY`): never here.
