@@ -1,0 +1,78 @@
+//! A cancel's side of a scope: the registry of threads that run scopes, the delivery of a scope
+//! request to every thread in a run of the canceled scope, and the `on_cancel` callbacks it owes.
+
+use super::*;
+
+/// The threads that have run a scope (each registers once, at its first `run`).
+static SCOPED_THREADS: Mutex<Vec<Weak<Control>>> = Mutex::new(Vec::new());
+
+crate::control::fork::fork_safe_lock! {
+    /// Locks the registry (held across `fork`).
+    fn lock_registry() -> Vec<Weak<Control>> = SCOPED_THREADS;
+}
+
+/// Drops from the registry the threads that have ended and, in a forked child, the parent's
+/// threads (they do not exist here: a scope never runs code in, or takes a lock of, a thread of
+/// another process, C09; the forking thread's own block belongs to the child's generation).
+fn retain_live(reg: &mut Vec<Weak<Control>>) {
+    reg.retain(|w| w.upgrade().is_some_and(|c| c.in_this_process()));
+}
+
+/// Delivers a scope request for scope `id` to every thread registered in a run of it.
+///
+/// Each thread is counted in its `ScopeRuns::deliveries` before its registration is read, with a
+/// `SeqCst` fence between; the owner clears its registration, then (fence) reads the count and
+/// waits for zero. So either this sees the registration cleared, or the run's end
+/// waits for this delivery (the signal included) to be over (I6). The same fence pairs the
+/// scope's state (stored before) with a run's entry, which registers and then reads it.
+pub(super) fn deliver(id: usize, reached: &mut Reached) {
+    let threads: Vec<Arc<Control>> = {
+        let mut reg = lock_registry();
+        retain_live(&mut reg);
+        reg.iter().filter_map(Weak::upgrade).collect()
+    };
+    if threads.is_empty() {
+        return;
+    }
+    for t in &threads {
+        t.runs.count_in();
+    }
+    // A plain fence, no `membarrier`: the owner's side is a real fence too (two of them per
+    // run cost about 4 ns; a `membarrier` here would sit between the cancel and the wake-up).
+    crate::atomic::fence(Ordering::SeqCst);
+    for t in &threads {
+        let mut owed_wake = false;
+        if let Some(depth) = t.runs.depth_of(id) {
+            owed_wake = t.scope_request();
+            reached.push((t.clone(), depth));
+        }
+        t.runs.count_out();
+        // After counting out: a run that ends now never waits for this system call (on two
+        // CPUs the woken thread can preempt this one and would spin in `leave` until it ran).
+        if owed_wake {
+            t.wake_parked();
+        }
+    }
+}
+
+/// The threads a cancel reached, each with the depth of its run of the canceled scope: whose
+/// `on_cancel` callbacks registered inside that run are owed.
+pub(crate) type Reached = Vec<(Arc<Control>, usize)>;
+
+/// Runs the `on_cancel` callbacks registered inside the canceled runs, after the deliveries (a
+/// callback must never hold up the end of a run).
+pub(crate) fn run_callbacks(reached: Reached) {
+    for (t, depth) in reached {
+        t.run_scope_callbacks(depth);
+    }
+}
+
+#[cold]
+pub(super) fn register_thread(c: &Control) {
+    let arc = crate::current::current_control();
+    debug_assert!(std::ptr::eq(&*arc, c));
+    let mut reg = lock_registry();
+    retain_live(&mut reg);
+    reg.push(Arc::downgrade(&arc));
+    c.runs.registered.store(true, Ordering::Relaxed);
+}

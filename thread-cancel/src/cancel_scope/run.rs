@@ -1,0 +1,174 @@
+//! The owner's side of a scope: [`CancelScope::run`], its registration in the thread's control
+//! block and its end (invariant I6).
+
+use super::*;
+use delivery::register_thread;
+
+impl CancelScope {
+    /// Runs `f` in the calling thread inside this scope: `Ok` with its value if it finished
+    /// (see Errors for the rest).
+    ///
+    /// The contract:
+    ///
+    /// - A cancel is acted on where a thread cancellation would be: at every cancellation point
+    ///   (the crate's blocking waits, the system calls of [`io`](crate::io), [`testcancel`](crate::testcancel),
+    ///   anywhere in an [`async_region`](crate::async_region)), with cancellation enabled. A
+    ///   call that completed is never undone: the cancel is acted on at the next point.
+    /// - Every `Drop` and cleanup handler between that point and `run` runs; then `run` returns
+    ///   `Err`. The thread's state afterwards is what it was before: no request left, no
+    ///   signal on its way. A cancel that comes after `run` returned changes nothing.
+    /// - Runs nest: a cancel of an outer scope unwinds through the inner runs to the outer
+    ///   one. A cancellation of the thread itself passes through every run to the thread's
+    ///   end (`run` never swallows it), as does a panic.
+    /// - [`disable`](crate::disable) holds a scope's cancel as it holds the thread's.
+    ///   A `catch_unwind` inside `f` that swallows the unwind does not stop it: the next point
+    ///   raises it again, and if `f` returns first, `run` still returns `Err`.
+    /// - If the scope is canceled when `run` is entered, `f` does not start.
+    ///
+    /// The thread needs no set-up: any thread (spawned by this crate, `std`, the main thread,
+    /// a pool's) can run a scope.
+    ///
+    /// # Errors
+    /// [`Canceled`] if the scope was canceled (by [`cancel`](Self::cancel), by a parent's
+    /// cancel, or by its deadline: then [`Canceled::deadline_passed`] is true) and
+    /// - it was canceled when `run` was entered: `f` did not start;
+    /// - `f` was stopped at a cancellation point: the stack between that point and `run` was
+    ///   unwound;
+    /// - or `f` swallowed that unwind (a `catch_unwind`) and returned: its value is dropped.
+    ///
+    /// A cancel of an enclosing scope is not this run's error: it unwinds through this run to
+    /// that scope's `run`.
+    ///
+    /// # Panics
+    /// If called inside an [`async_region`](crate::async_region) (whose frames can be
+    /// abandoned at any instruction: a run there could not unregister). A panic of `f` is not
+    /// caught: it passes through `run` (after the run is left), as does a cancellation of the
+    /// thread.
+    ///
+    /// ```
+    /// use thread_cancel::{sync::channel, CancelScope};
+    /// let (tx, rx) = channel::<u32>();
+    /// let scope = CancelScope::new();
+    /// let s = scope.clone();
+    /// let h = std::thread::spawn(move || s.run(|| rx.recv()));
+    /// scope.cancel();
+    /// assert!(h.join().unwrap().is_err());
+    /// drop(tx);
+    /// ```
+    pub fn run<R>(&self, f: impl FnOnce() -> R) -> Result<R, Canceled> {
+        let inner: &Inner = &self.inner;
+        if inner.is_canceled() {
+            return Err(self.error());
+        }
+        let Some(c) = own_control() else {
+            // The thread is being torn down (thread-local destructors): it has no control
+            // block to register in, and nothing can be delivered to it.
+            return Ok(f());
+        };
+        assert!(
+            c.region.load(Ordering::Relaxed).is_null(),
+            "CancelScope::run inside an async_region: the region can abandon the run's frame"
+        );
+        let parent = runs::top();
+        // SAFETY: see `any_frame`.
+        let (depth, outer_deadline) = match unsafe { parent.as_ref() } {
+            Some(p) => (p.depth + 1, p.deadline),
+            None => (0, None),
+        };
+        let frame = Frame {
+            scope: inner as *const Inner as *const dyn RunScope,
+            parent,
+            depth,
+            deadline: match (inner.deadline, outer_deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+        };
+        runs::set_top(&frame);
+        register(c, depth, inner.id());
+        // Registered (and fenced) before reading the state: a cancel that this misses sees
+        // the registration and delivers (I6).
+        let result = if inner.marked() {
+            None
+        } else {
+            Some(catch_unwind(AssertUnwindSafe(f)))
+        };
+        let caught = leave(c, &frame);
+        match result {
+            None => Err(self.error()),
+            Some(Ok(v)) if !caught => Ok(v),
+            Some(Ok(_)) => Err(self.error()),
+            Some(Err(p)) if caught && p.is::<ScopeUnwind>() => Err(self.error()),
+            Some(Err(p)) => resume_unwind(p),
+        }
+    }
+
+    fn error(&self) -> Canceled {
+        Canceled {
+            timed_out: self.inner.state.load(Ordering::Acquire) == TIMED_OUT,
+        }
+    }
+}
+
+/// The calling thread's control block (adopting the thread), borrowed until the thread's
+/// thread-local destructors: `None` if they have begun.
+fn own_control<'a>() -> Option<&'a Control> {
+    let p = match crate::control::current_ptr() {
+        Some(p) => p,
+        None => {
+            let _ = crate::current::current_control();
+            crate::control::current_ptr()?
+        }
+    };
+    // SAFETY: the calling thread's control block stays alive until its thread-local
+    // destructors run (see `current::with_current`); the borrow is used only by `run` in this
+    // thread, which cannot outlive the thread.
+    Some(unsafe { &*p })
+}
+
+/// Owner: registers a run of scope `id` at `depth`, then the fence (paired with `deliver`'s).
+#[inline(always)]
+fn register(c: &Control, depth: usize, id: usize) {
+    if !c.runs.registered.load(Ordering::Relaxed) {
+        register_thread(c);
+    }
+    c.runs.enter(depth, id);
+}
+
+/// Owner: ends a run (every path: returned, unwound, never started). Unregisters, waits for
+/// the deliveries under way, unlinks the frame, and leaves the word as it was before the run
+/// (I6). Returns whether this run is the one a scope unwind (in progress, or swallowed and
+/// never raised again) ends at.
+#[inline(always)]
+fn leave(c: &Control, frame: &Frame) -> bool {
+    c.runs.leave(frame.depth, frame.scope_id());
+    runs::set_top(frame.parent);
+    let s = c.word.load();
+    if s & (word::SCOPE | word::SCOPE_UNWIND) == 0 {
+        return false;
+    }
+    leave_slow(c, frame.depth)
+}
+
+#[cold]
+#[inline(never)]
+fn leave_slow(c: &Control, depth: usize) -> bool {
+    let mut caught = false;
+    if c.word.load() & word::SCOPE_UNWIND != 0 && runs::target() == depth {
+        c.word.end_scope_unwind();
+        caught = true;
+    }
+    if c.word.load() & word::SCOPE != 0 {
+        // Drop the request, then look again: a cancel of an enclosing run's scope that
+        // delivered before the `fetch_and` is seen as canceled here and re-queued.
+        c.word.clear_scope_request();
+        if outermost_canceled().is_some() {
+            c.word.scope_request();
+        }
+    }
+    // Every delivery is over (the wait in `leave`): a signal one of them sent is recorded.
+    if c.runs.signaled.swap(false, Ordering::AcqRel) {
+        crate::sys::drain_cancel_signal();
+    }
+    caught
+}
