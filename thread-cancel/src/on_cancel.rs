@@ -16,9 +16,11 @@ use std::sync::Arc;
 ///
 /// Registered inside [`CancelScope::run`](crate::CancelScope::run), `f` also runs when the
 /// scope of that run (or of an enclosing run) is canceled, or its deadline passes — once, in
-/// the canceling thread (the deadline's timer thread for a deadline), or at once here if one
-/// is already canceled. A callback registered outside every run is only for the thread's own
-/// cancellation: a scope's cancel never runs it.
+/// the canceling thread, or, for a deadline, on a thread the crate starts for the callbacks it
+/// owes (never on the thread that keeps the process's deadlines: a slow callback delays no
+/// other deadline; keep them short all the same), or at once here if one is already canceled.
+/// A callback registered outside every run is only for the thread's own cancellation: a
+/// scope's cancel never runs it.
 ///
 /// ```
 /// let (tx, rx) = std::sync::mpsc::channel::<()>();

@@ -290,15 +290,18 @@ impl<R> Future for BlockingHandle<R> {
 /// ([`is_cancelled`](Self::is_cancelled)), or its closure panicked
 /// ([`is_panic`](Self::is_panic)), reported as tokio reports it.
 ///
-/// As an [`io::Error`](std::io::Error): `Interrupted` if canceled, `TimedOut` if its deadline
-/// passed, `Other` for a panic.
+/// As an [`io::Error`](std::io::Error), as a [`Canceled`](crate::Canceled) converts: `Other`
+/// if canceled, `TimedOut` if its deadline passed (never `Interrupted`, which std's retry loops
+/// retry); `Other` for a panic. [`Canceled::from_io_error`](crate::Canceled::from_io_error)
+/// tells a cancellation from a panic.
 ///
 /// ```
 /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
 /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || thread_cancel::sleep(std::time::Duration::from_secs(60)));
 /// task.abort();
 /// let e = std::io::Error::from(rt.block_on(task).unwrap_err());
-/// assert_eq!(e.kind(), std::io::ErrorKind::Interrupted);
+/// assert_eq!(e.kind(), std::io::ErrorKind::Other);
+/// assert!(thread_cancel::Canceled::from_io_error(&e).is_some());
 /// ```
 #[derive(Debug)]
 pub struct BlockingError {
@@ -416,6 +419,18 @@ impl std::fmt::Display for BlockingError {
     }
 }
 
+impl BlockingError {
+    /// The cancellation this error reports, if it is one (for `Canceled::from_io_error`).
+    pub(crate) fn cancellation(&self) -> Option<crate::Canceled> {
+        match self.repr {
+            Repr::Cancelled { deadline_passed } => Some(crate::Canceled {
+                timed_out: deadline_passed,
+            }),
+            Repr::Panic(_) => None,
+        }
+    }
+}
+
 impl std::error::Error for BlockingError {}
 
 impl From<BlockingError> for std::io::Error {
@@ -423,7 +438,7 @@ impl From<BlockingError> for std::io::Error {
         let kind = match e.repr {
             Repr::Cancelled {
                 deadline_passed: false,
-            } => std::io::ErrorKind::Interrupted,
+            } => std::io::ErrorKind::Other,
             Repr::Cancelled {
                 deadline_passed: true,
             } => std::io::ErrorKind::TimedOut,

@@ -1138,3 +1138,123 @@ fn c06_a_slow_on_cancel_callback_does_not_delay_another_deadline() {
     // The slow run ends when its callback has shut the socket down.
     slow.join().unwrap().ok();
 }
+
+// ---------------------------------------------------------------------------------------------
+// `Canceled` as an `io::Error`
+// ---------------------------------------------------------------------------------------------
+
+/// A reader or writer that runs each call in a scope and converts its cancel with `?` (the
+/// natural use of `From<Canceled> for io::Error`).
+struct Scoped<T> {
+    scope: CancelScope,
+    inner: T,
+}
+
+impl<T: std::io::Read> std::io::Read for Scoped<T> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let inner = &mut self.inner;
+        self.scope.run(|| inner.read(buf))?
+    }
+}
+
+impl<T: std::io::Write> std::io::Write for Scoped<T> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let inner = &mut self.inner;
+        self.scope.run(|| inner.write(buf))?
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `f` on another thread; its result, or `None` if it has not returned within 5 s (it
+/// spins: the thread is left behind, the test fails).
+fn within_5s<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(5)).ok()
+}
+
+/// std's `read_exact`, `read_to_end`, `write_all` and `io::copy` retry `ErrorKind::Interrupted`:
+/// a canceled scope converted to that kind spun them for ever (before the fix none of these
+/// returned). A cancel is `ErrorKind::Other`, a deadline `ErrorKind::TimedOut`, and
+/// `Canceled::from_io_error` tells either from other errors.
+#[test]
+fn c01_std_retry_loops_over_a_canceled_scope_return_the_cancel() {
+    use std::io::{Read, Write};
+    let canceled = || {
+        let s = CancelScope::new();
+        s.cancel();
+        s
+    };
+    let zeros = || std::fs::File::open("/dev/zero").unwrap();
+    let (s1, s2, s3, s4) = (canceled(), canceled(), canceled(), canceled());
+    let results = within_5s(move || {
+        let mut buf = [0u8; 8];
+        let exact = Scoped {
+            scope: s1,
+            inner: zeros(),
+        }
+        .read_exact(&mut buf);
+        let to_end = Scoped {
+            scope: s2,
+            inner: zeros(),
+        }
+        .read_to_end(&mut Vec::new());
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .unwrap();
+        let all = Scoped {
+            scope: s3,
+            inner: null,
+        }
+        .write_all(b"data");
+        let copy = std::io::copy(
+            &mut Scoped {
+                scope: s4,
+                inner: zeros(),
+            },
+            &mut std::io::sink(),
+        );
+        (exact, to_end.map(|_| ()), all, copy.map(|_| ()))
+    })
+    .expect("a std retry loop spun on a canceled scope");
+    for r in [results.0, results.1, results.2, results.3] {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::Other, "{e}");
+        assert_eq!(
+            thread_cancel::Canceled::from_io_error(&e).map(|c| c.deadline_passed()),
+            Some(false)
+        );
+    }
+    // A deadline: `TimedOut`, recognised too.
+    let timed = CancelScope::with_timeout(Duration::ZERO);
+    let e = within_5s(move || {
+        let mut buf = [0u8; 8];
+        Scoped {
+            scope: timed,
+            inner: zeros(),
+        }
+        .read_exact(&mut buf)
+    })
+    .expect("read_exact spun on a timed-out scope")
+    .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+    assert!(thread_cancel::Canceled::from_io_error(&e).is_some_and(|c| c.deadline_passed()));
+    let e = std::io::Error::from(TimedOut);
+    assert!(thread_cancel::Canceled::from_io_error(&e).is_some_and(|c| c.deadline_passed()));
+    // Other errors are not cancellations.
+    let other = std::io::Error::other("disk full");
+    assert_eq!(thread_cancel::Canceled::from_io_error(&other), None);
+    let interrupted = std::io::Error::from_raw_os_error(libc::EINTR);
+    assert_eq!(thread_cancel::Canceled::from_io_error(&interrupted), None);
+    // An interposed call's cancel (a C call failing with ECANCELED) is one.
+    let ecanceled = std::io::Error::from_raw_os_error(libc::ECANCELED);
+    assert_eq!(
+        thread_cancel::Canceled::from_io_error(&ecanceled).map(|c| c.deadline_passed()),
+        Some(false)
+    );
+}

@@ -5,11 +5,11 @@
 ///
 /// ```
 /// let e = thread_cancel::Canceled::default();
-/// assert_eq!(std::io::Error::from(e).kind(), std::io::ErrorKind::Interrupted);
+/// assert_eq!(std::io::Error::from(e).kind(), std::io::ErrorKind::Other);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Canceled {
-    pub(super) timed_out: bool,
+    pub(crate) timed_out: bool,
 }
 
 impl Canceled {
@@ -23,6 +23,38 @@ impl Canceled {
     /// ```
     pub fn deadline_passed(&self) -> bool {
         self.timed_out
+    }
+
+    /// Whether `e` reports a cancellation, and which: the crate's own errors converted to
+    /// [`io::Error`](std::io::Error) (a [`Canceled`], a [`TimedOut`](crate::TimedOut), a
+    /// canceled tokio blocking task), and a system call's `ECANCELED`. Code that handles
+    /// `io::Error`s uses it to tell "the operation was canceled, stop" from a failure to retry
+    /// or report.
+    ///
+    /// ```
+    /// use thread_cancel::{CancelScope, Canceled};
+    /// let scope = CancelScope::new();
+    /// scope.cancel();
+    /// let e: std::io::Error = scope.run(|| ()).unwrap_err().into();
+    /// assert_eq!(Canceled::from_io_error(&e), Some(Canceled::default()));
+    /// assert_eq!(Canceled::from_io_error(&std::io::Error::other("disk full")), None);
+    /// ```
+    pub fn from_io_error(e: &std::io::Error) -> Option<Canceled> {
+        if e.raw_os_error() == Some(libc::ECANCELED) {
+            return Some(Canceled { timed_out: false });
+        }
+        let inner = e.get_ref()?;
+        if let Some(c) = inner.downcast_ref::<Canceled>() {
+            return Some(*c);
+        }
+        if inner.is::<TimedOut>() {
+            return Some(Canceled { timed_out: true });
+        }
+        #[cfg(all(feature = "tokio", not(loom)))]
+        if let Some(b) = inner.downcast_ref::<crate::tokio::BlockingError>() {
+            return b.cancellation();
+        }
+        None
     }
 }
 
@@ -38,9 +70,17 @@ impl std::fmt::Display for Canceled {
 
 impl std::error::Error for Canceled {}
 
+/// `ErrorKind::TimedOut` if the deadline passed, `ErrorKind::Other` for a cancel; never
+/// `Interrupted`, which std's `read_exact`, `read_to_end`, `write_all` and `io::copy` retry (a
+/// canceled scope would spin them for ever). [`Canceled::from_io_error`] recognises it.
 impl From<Canceled> for std::io::Error {
     fn from(e: Canceled) -> Self {
-        std::io::Error::new(std::io::ErrorKind::Interrupted, e)
+        let kind = if e.timed_out {
+            std::io::ErrorKind::TimedOut
+        } else {
+            std::io::ErrorKind::Other
+        };
+        std::io::Error::new(kind, e)
     }
 }
 
