@@ -91,6 +91,28 @@ pub(crate) fn link_unregistered(control: &Arc<Control>) {
     set_current(Arc::as_ptr(control));
 }
 
+/// A control block linked to the calling thread for the length of one call, in a thread whose
+/// link is gone (its thread-local destructors are running: `LINK` can no longer be used, but
+/// the pointer in `control::tls` has no destructor). Unlinked, and its block finished, when
+/// dropped. A `CancelScope::run` in a thread-local destructor uses one, so that its scope and
+/// deadline are enforced there as anywhere.
+pub(crate) struct TeardownLink(Arc<Control>);
+
+pub(crate) fn link_for_teardown() -> TeardownLink {
+    let control = Arc::new(Control::new(None));
+    crate::sys::prepare();
+    control.set_pthread();
+    set_current(Arc::as_ptr(&control));
+    TeardownLink(control)
+}
+
+impl Drop for TeardownLink {
+    fn drop(&mut self) {
+        set_current(std::ptr::null());
+        self.0.finish();
+    }
+}
+
 /// Undoes [`link_unregistered`], before the caller drops its `Arc`.
 #[cfg(feature = "c-abi")]
 pub(crate) fn unlink_unregistered() {

@@ -1258,3 +1258,63 @@ fn c01_std_retry_loops_over_a_canceled_scope_return_the_cancel() {
         Some(false)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Scopes in thread-local destructors
+// ---------------------------------------------------------------------------------------------
+
+/// What a thread-local destructor saw of its scopes.
+#[derive(Debug, Default, PartialEq)]
+struct SeenInTeardown {
+    deadline_result: Option<Result<(), TimedOut>>,
+    deadline_ms: u128,
+    canceled_closure_ran: bool,
+    canceled_result: Option<bool>,
+}
+
+struct RunsScopesWhenDropped(Arc<std::sync::Mutex<SeenInTeardown>>);
+
+impl Drop for RunsScopesWhenDropped {
+    fn drop(&mut self) {
+        let t = Instant::now();
+        let r = with_timeout(Duration::from_millis(50), || {
+            thread_cancel::sleep(Duration::from_secs(2))
+        });
+        let mut seen = self.0.lock().unwrap();
+        seen.deadline_ms = t.elapsed().as_millis();
+        seen.deadline_result = Some(r);
+        let scope = CancelScope::new();
+        scope.cancel();
+        let mut ran = false;
+        seen.canceled_result = Some(scope.run(|| ran = true).is_err());
+        seen.canceled_closure_ran = ran;
+    }
+}
+
+thread_local! {
+    static TEARDOWN_PROBE: std::cell::RefCell<Option<RunsScopesWhenDropped>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// C05/C06 in a thread-local destructor, after the crate's own link of the thread is gone: a
+/// deadline still ends the closure, and a canceled scope still does not start it. Before the
+/// fix such a run ran its closure without a scope: `with_timeout(50 ms, sleep 2 s)` returned
+/// `Ok(())` after 2 s, and a canceled scope's closure ran.
+#[test]
+fn c05_c06_scopes_are_enforced_in_thread_local_destructors() {
+    let seen = Arc::new(std::sync::Mutex::new(SeenInTeardown::default()));
+    let s = seen.clone();
+    std::thread::spawn(move || {
+        // Registered before the crate's link (destructors run in reverse order of
+        // registration on glibc and musl): the probe's destructor runs after the link's.
+        TEARDOWN_PROBE.with(|p| *p.borrow_mut() = Some(RunsScopesWhenDropped(s)));
+        thread_cancel::current();
+    })
+    .join()
+    .unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.deadline_result, Some(Err(TimedOut)), "{seen:?}");
+    assert!(seen.deadline_ms < 1500, "{seen:?}");
+    assert_eq!(seen.canceled_result, Some(true), "{seen:?}");
+    assert!(!seen.canceled_closure_ran, "{seen:?}");
+}

@@ -61,9 +61,10 @@ impl CancelScope {
             return Err(self.error());
         }
         let Some(c) = own_control() else {
-            // The thread is being torn down (thread-local destructors): it has no control
-            // block to register in, and nothing can be delivered to it.
-            return Ok(f());
+            // The thread's link is gone: its thread-local destructors are running. A control
+            // block is linked for this run alone, so that the scope is enforced here too.
+            let _link = crate::current::link_for_teardown();
+            return self.run(f);
         };
         assert!(
             c.region.load(Ordering::Relaxed).is_null(),
