@@ -22,6 +22,8 @@ pub use error::{Canceled, TimedOut};
 use crate::control::{lock, Control, ScopeUnwind};
 use crate::point::runs::{self, any_frame, outermost_canceled, Frame, RunScope};
 use crate::word;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -40,7 +42,9 @@ pub(crate) struct Inner {
     /// Kept alive by its children (to leave the parent's list when dropped).
     parent: Option<Arc<Inner>>,
     /// Scopes made by `child()`, canceled with this one.
-    children: Mutex<Vec<Weak<Inner>>>,
+    /// Keyed by each child's address, so that a child leaves in constant time however many
+    /// siblings it has.
+    children: Mutex<HashMap<usize, Weak<Inner>, BuildHasherDefault<AddressHasher>>>,
     /// The registration with the deadline timer, if the scope has a deadline.
     timer: OnceLock<crate::cancel_scope::deadline::Key>,
 }
@@ -100,10 +104,31 @@ impl Inner {
             return;
         }
         let children = std::mem::take(&mut *lock(&self.children));
-        for c in children.iter().filter_map(Weak::upgrade) {
+        for c in children.values().filter_map(Weak::upgrade) {
             c.cancel_shielded(why, reached);
         }
         deliver(self.id(), reached);
+    }
+}
+
+/// The hash of a child's address: one multiplication (the keys are distinct addresses, chosen by
+/// the allocator, not by anyone who could make them collide).
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
@@ -132,7 +157,7 @@ impl Drop for Inner {
         }
         if let Some(p) = &self.parent {
             let me = self as *const Inner;
-            lock(&p.children).retain(|w| w.as_ptr() != me && w.strong_count() > 0);
+            lock(&p.children).remove(&(me as usize));
         }
     }
 }
@@ -265,17 +290,14 @@ impl CancelScope {
             state: AtomicU8::new(LIVE),
             deadline,
             parent: parent.clone(),
-            children: Mutex::new(Vec::new()),
+            children: Mutex::new(HashMap::default()),
             timer: OnceLock::new(),
         });
         if let Some(p) = &parent {
             // Registered before the parent's state is read, under the lock its cancel takes
             // its children with: either the cancel finds this child, or this sees the cancel.
             let mut ch = lock(&p.children);
-            if ch.len() >= 8 && ch.len().is_power_of_two() {
-                ch.retain(|w| w.strong_count() > 0);
-            }
-            ch.push(Arc::downgrade(&inner));
+            ch.insert(Arc::as_ptr(&inner) as usize, Arc::downgrade(&inner));
             let why = p.state.load(Ordering::Acquire);
             drop(ch);
             if why != LIVE {
