@@ -419,31 +419,18 @@ impl std::fmt::Display for BlockingError {
     }
 }
 
-impl BlockingError {
-    /// The cancellation this error reports, if it is one (for `Canceled::from_io_error`).
-    pub(crate) fn cancellation(&self) -> Option<crate::Canceled> {
-        match self.repr {
-            Repr::Cancelled { deadline_passed } => Some(crate::Canceled {
-                timed_out: deadline_passed,
-            }),
-            Repr::Panic(_) => None,
-        }
-    }
-}
-
 impl std::error::Error for BlockingError {}
 
 impl From<BlockingError> for std::io::Error {
     fn from(e: BlockingError) -> Self {
-        let kind = match e.repr {
-            Repr::Cancelled {
-                deadline_passed: false,
-            } => std::io::ErrorKind::Other,
-            Repr::Cancelled {
-                deadline_passed: true,
-            } => std::io::ErrorKind::TimedOut,
-            Repr::Panic(_) => std::io::ErrorKind::Other,
-        };
-        std::io::Error::new(kind, e)
+        match e.repr {
+            // As the scope's own `Canceled` converts (its payload), so that
+            // `Canceled::from_io_error` recognises it.
+            Repr::Cancelled { deadline_passed } => crate::Canceled {
+                timed_out: deadline_passed,
+            }
+            .into(),
+            Repr::Panic(_) => std::io::Error::other(e),
+        }
     }
 }

@@ -27,7 +27,8 @@ impl Canceled {
 
     /// Whether `e` reports a cancellation, and which: the crate's own errors converted to
     /// [`io::Error`](std::io::Error) (a [`Canceled`], a [`TimedOut`](crate::TimedOut), a
-    /// canceled tokio blocking task), and a system call's `ECANCELED`. Code that handles
+    /// canceled tokio blocking task, which converts as a `Canceled`), and a system call's
+    /// `ECANCELED`. Code that handles
     /// `io::Error`s uses it to tell "the operation was canceled, stop" from a failure to retry
     /// or report.
     ///
@@ -49,10 +50,6 @@ impl Canceled {
         }
         if inner.is::<TimedOut>() {
             return Some(Canceled { timed_out: true });
-        }
-        #[cfg(all(feature = "tokio", not(loom)))]
-        if let Some(b) = inner.downcast_ref::<crate::tokio::BlockingError>() {
-            return b.cancellation();
         }
         None
     }
