@@ -290,7 +290,7 @@ impl<R> Future for BlockingHandle<R> {
 /// ([`is_cancelled`](Self::is_cancelled)), or its closure panicked
 /// ([`is_panic`](Self::is_panic)), reported as tokio reports it.
 ///
-/// As an [`io::Error`](std::io::Error), as a [`Canceled`](crate::Canceled) converts: `Other`
+/// As an [`io::Error`](std::io::Error), as a [`Canceled`] converts: `Other`
 /// if canceled, `TimedOut` if its deadline passed (never `Interrupted`, which std's retry loops
 /// retry); `Other` for a panic. [`Canceled::from_io_error`](crate::Canceled::from_io_error)
 /// tells a cancellation from a panic.
