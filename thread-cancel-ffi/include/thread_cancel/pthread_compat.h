@@ -3,7 +3,7 @@
  *     cc -include thread_cancel/pthread_compat.h -I<repo>/include prog.c \
  *        -L<dir of libthread_cancel> -lthread_cancel -lpthread
  *
- * It includes the system headers first, then renames the POSIX thread, cancellation and
+ * It includes the system headers first, then redirects the POSIX thread, cancellation and
  * cancellation-point calls (system calls, stdio, system, aio_suspend) and the signal-mask
  * calls (so that the cancel signal is never blocked) to their tc_ equivalents
  * (thread_cancel.h). Everything else (mutexes, attributes, signal handlers, ...) is the
@@ -11,8 +11,28 @@
  * its next point): the wide-character stdio calls, freopen, pclose, fseek/fsetpos/rewind's
  * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message.
  * pthread_t values are our generation-tagged ids: pass them only to the calls renamed here
- * (tc_native gives the system's id for any other). The system-call points are function-like
- * macros, so a struct member or a function pointer named `read` is left alone.
+ * (tc_native gives the system's id for any other).
+ *
+ * How: no macros. Each call is redeclared, after the system header's own declaration, with an
+ * asm label (glibc's __REDIRECT form: `extern ssize_t read(int, void *, size_t)
+ * __asm__("tc_read");`, in C++ extern "C" with the system's exception specification), so the
+ * function keeps its name and every reference to it reaches the tc_ symbol: `read(...)`,
+ * `::read`, `std::fgets` and `std::system` after <cstdio>/<cstdlib> (libstdc++'s #undefs do
+ * not matter), and the function's address: `&read` and a function pointer taken from it are
+ * tc_read. C++ members and other scopes' names (`obj.read()`, `ops->write(...)`,
+ * std::condition_variable::wait, std::ostream::write) are the program's. To call the C
+ * library's own function, declare it under a name of your own with its symbol:
+ * `extern int sys_nanosleep(const struct timespec *, struct timespec *) __asm__("nanosleep");`.
+ * The variadic calls (open, openat, fcntl, printf, fprintf, dprintf, scanf, fscanf) reach
+ * static helpers here that call the va_list or mode-taking tc_ function. Still macros, as in
+ * the C library itself: pthread_cleanup_push/pop (they open and close a block) and
+ * PTHREAD_CANCELED. glibc's own labels (the scanf family, sigpause, _FILE_OFFSET_BITS=64's
+ * open64, pread64, fopen64, ...) and _FORTIFY_SOURCE's __read_alias, __fgets_alias, ... are
+ * redeclared before the system headers (the first label holds). With _FORTIFY_SOURCE, a call
+ * whose buffer size the compiler knows goes to a checking function (__read_chk, __printf_chk,
+ * ...): the printf family, read, fgets and fread have checking functions here that call ours;
+ * the others' (__pread_chk, __recv_chk, __poll_chk, __ppoll_chk, ...) are glibc's, so such a
+ * call is not one of our points (nor is recvfrom under _FORTIFY_SOURCE).
  *
  * Feature macros: force-included, this header is read before the program's first line, where
  * programs define _GNU_SOURCE, _XOPEN_SOURCE, ... So it reads the system headers it needs
@@ -547,6 +567,57 @@ __attribute__((format(scanf, 1, 2))) static int tc_compat_scanf_(const char *fmt
     va_end(ap);
     return r;
 }
+#if defined __GLIBC__ && defined __USE_FORTIFY_LEVEL && __USE_FORTIFY_LEVEL > 0
+/* _FORTIFY_SOURCE: the checking functions its inline wrappers call for the calls used most
+ * (printf's family always; read, fgets, fread when the buffer's size is known) check as
+ * glibc's do (__chk_fail) and call ours; printf's %n check (level 2) is not made. */
+extern void __chk_fail(void) __attribute__((__noreturn__));
+extern int TC_COMPAT_REDIRECT_(__printf_chk, (int, const char *__restrict, ...), tc_compat_printf_chk_);
+extern int TC_COMPAT_REDIRECT_(__fprintf_chk, (FILE *__restrict, int, const char *__restrict, ...), tc_compat_fprintf_chk_);
+extern int TC_COMPAT_REDIRECT_(__dprintf_chk, (int, int, const char *__restrict, ...), tc_compat_dprintf_chk_);
+extern int TC_COMPAT_REDIRECT_(__vprintf_chk, (int, const char *__restrict, va_list), tc_compat_vprintf_chk_);
+extern int TC_COMPAT_REDIRECT_(__vfprintf_chk, (FILE *__restrict, int, const char *__restrict, va_list), tc_compat_vfprintf_chk_);
+extern int TC_COMPAT_REDIRECT_(__vdprintf_chk, (int, int, const char *__restrict, va_list), tc_compat_vdprintf_chk_);
+extern ssize_t TC_COMPAT_REDIRECT_(__read_chk, (int, void *, size_t, size_t), tc_compat_read_chk_);
+extern char *TC_COMPAT_REDIRECT_(__fgets_chk, (char *__restrict, size_t, int, FILE *__restrict), tc_compat_fgets_chk_);
+extern size_t TC_COMPAT_REDIRECT_(__fread_chk, (void *__restrict, size_t, size_t, size_t, FILE *__restrict), tc_compat_fread_chk_);
+#define TC_COMPAT_VA_(last, call)                                                               \
+    {                                                                                           \
+        va_list ap;                                                                             \
+        va_start(ap, last);                                                                     \
+        int r = call;                                                                           \
+        va_end(ap);                                                                             \
+        return r;                                                                               \
+    }
+static int tc_compat_printf_chk_(int, const char *, ...) TC_COMPAT_ASM_(tc_compat_printf_chk_) __attribute__((used));
+static int tc_compat_printf_chk_(int flag, const char *fmt, ...) { (void)flag; TC_COMPAT_VA_(fmt, tc_vprintf(fmt, ap)) }
+static int tc_compat_fprintf_chk_(FILE *, int, const char *, ...) TC_COMPAT_ASM_(tc_compat_fprintf_chk_) __attribute__((used));
+static int tc_compat_fprintf_chk_(FILE *f, int flag, const char *fmt, ...) { (void)flag; TC_COMPAT_VA_(fmt, tc_vfprintf(f, fmt, ap)) }
+static int tc_compat_dprintf_chk_(int, int, const char *, ...) TC_COMPAT_ASM_(tc_compat_dprintf_chk_) __attribute__((used));
+static int tc_compat_dprintf_chk_(int fd, int flag, const char *fmt, ...) { (void)flag; TC_COMPAT_VA_(fmt, tc_vdprintf(fd, fmt, ap)) }
+static int tc_compat_vprintf_chk_(int, const char *, va_list) TC_COMPAT_ASM_(tc_compat_vprintf_chk_) __attribute__((used));
+static int tc_compat_vprintf_chk_(int flag, const char *fmt, va_list ap) { (void)flag; return tc_vprintf(fmt, ap); }
+static int tc_compat_vfprintf_chk_(FILE *, int, const char *, va_list) TC_COMPAT_ASM_(tc_compat_vfprintf_chk_) __attribute__((used));
+static int tc_compat_vfprintf_chk_(FILE *f, int flag, const char *fmt, va_list ap) { (void)flag; return tc_vfprintf(f, fmt, ap); }
+static int tc_compat_vdprintf_chk_(int, int, const char *, va_list) TC_COMPAT_ASM_(tc_compat_vdprintf_chk_) __attribute__((used));
+static int tc_compat_vdprintf_chk_(int fd, int flag, const char *fmt, va_list ap) { (void)flag; return tc_vdprintf(fd, fmt, ap); }
+static ssize_t tc_compat_read_chk_(int, void *, size_t, size_t) TC_COMPAT_ASM_(tc_compat_read_chk_) __attribute__((used));
+static ssize_t tc_compat_read_chk_(int fd, void *buf, size_t n, size_t size) {
+    if (n > size) __chk_fail();
+    return tc_read(fd, buf, n);
+}
+static char *tc_compat_fgets_chk_(char *, size_t, int, FILE *) TC_COMPAT_ASM_(tc_compat_fgets_chk_) __attribute__((used));
+static char *tc_compat_fgets_chk_(char *s, size_t size, int n, FILE *f) {
+    if ((size_t)n > size) __chk_fail();
+    return tc_fgets(s, n, f);
+}
+static size_t tc_compat_fread_chk_(void *, size_t, size_t, size_t, FILE *) TC_COMPAT_ASM_(tc_compat_fread_chk_) __attribute__((used));
+static size_t tc_compat_fread_chk_(void *p, size_t size, size_t each, size_t count, FILE *f) {
+    if (each != 0 && count > size / each) __chk_fail();
+    return tc_fread(p, each, count, f);
+}
+#undef TC_COMPAT_VA_
+#endif
 TC_COMPAT_END_
 
 #endif /* THREAD_CANCEL_PTHREAD_COMPAT_H */
