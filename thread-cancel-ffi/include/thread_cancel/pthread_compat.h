@@ -23,6 +23,12 @@
  * std::condition_variable::wait, std::ostream::write) are the program's. To call the C
  * library's own function, declare it under a name of your own with its symbol:
  * `extern int sys_nanosleep(const struct timespec *, struct timespec *) __asm__("nanosleep");`.
+ * A program that defines one of these functions itself (to interpose on the C library's: it
+ * is then the function the library's tc_ call reaches) defines it under its symbol the same
+ * way: `int my_cond_wait(pthread_cond_t *, pthread_mutex_t *) __asm__("pthread_cond_wait");`
+ * then `int my_cond_wait(...) { ... }`. Written `int pthread_cond_wait(...) { ... }`, the
+ * definition is tc_cond_wait's (the link fails: multiple definition), and #undef changes
+ * nothing (no macros).
  * The variadic calls (open, openat, fcntl, printf, fprintf, dprintf, scanf, fscanf) reach
  * static helpers here that call the va_list or mode-taking tc_ function. Still macros, as in
  * the C library itself: pthread_cleanup_push/pop (they open and close a block) and
@@ -32,7 +38,12 @@
  * whose buffer size the compiler knows goes to a checking function (__read_chk, __printf_chk,
  * ...): the printf family, read, fgets and fread have checking functions here that call ours;
  * the others' (__pread_chk, __recv_chk, __poll_chk, __ppoll_chk, ...) are glibc's, so such a
- * call is not one of our points (nor is recvfrom under _FORTIFY_SOURCE).
+ * call is not one of our points (nor is recvfrom under _FORTIFY_SOURCE). C++ and exceptions:
+ * each redeclaration keeps the system's exception specification. glibc declares wait3 and
+ * wait4 (and aio_suspend with _FILE_OFFSET_BITS=64) noexcept, and a later declaration cannot
+ * take that back: g++ makes no landing pad for such a call, so a cancellation acting there
+ * does not run the destructors of the calling frame (with glibc alone neither: the same
+ * declarations). Every other point is declared without it.
  *
  * Feature macros: force-included, this header is read before the program's first line, where
  * programs define _GNU_SOURCE, _XOPEN_SOURCE, ... So it reads the system headers it needs
@@ -74,7 +85,11 @@
 /* Symbol-level redirection (see the top comment). TC_COMPAT_REDIRECT_(name, (params), alias)
  * is glibc's __REDIRECT (<sys/cdefs.h>): `name (params) __asm__("alias")`, made here on every C
  * library; the _NTH form adds, in C++, the exception specification (glibc's __THROW,
- * `noexcept(true)`) of a system declaration that has one, which a redeclaration must repeat. */
+ * `noexcept(true)`) of a system declaration that has one, which a redeclaration must repeat.
+ * Only for such calls: a call that can act on a cancellation (every point, pthread_testcancel,
+ * pthread_join) must not be declared with _NTH where the system's declaration is not
+ * noexcept, or g++ takes the call for one that cannot unwind and makes no landing pad for it
+ * (the destructors of the calling frame do not run when it acts). */
 #define TC_COMPAT_STR_(x) #x
 #define TC_COMPAT_ASMNAME_(prefix, name) TC_COMPAT_STR_(prefix) #name
 #define TC_COMPAT_ASM_(name) __asm__(TC_COMPAT_ASMNAME_(__USER_LABEL_PREFIX__, name))
@@ -377,7 +392,11 @@ extern int TC_COMPAT_REDIRECT_(sigpause, (int), tc_sigpause);
 extern int TC_COMPAT_REDIRECT_NTH_(pthread_sigmask, (int, const sigset_t *__restrict, sigset_t *__restrict), tc_pthread_sigmask);
 extern int TC_COMPAT_REDIRECT_NTH_(sigprocmask, (int, const sigset_t *__restrict, sigset_t *__restrict), tc_sigprocmask);
 #ifndef __ANDROID__
-extern int TC_COMPAT_REDIRECT_NTH_(aio_suspend, (const struct aiocb *const[], int, const struct timespec *__restrict), tc_aio_suspend); /* glibc: noexcept with _FILE_OFFSET_BITS=64 only */
+#if defined __GLIBC__ && defined __USE_FILE_OFFSET64 /* glibc: noexcept with _FILE_OFFSET_BITS=64 only */
+extern int TC_COMPAT_REDIRECT_NTH_(aio_suspend, (const struct aiocb *const[], int, const struct timespec *__restrict), tc_aio_suspend);
+#else
+extern int TC_COMPAT_REDIRECT_(aio_suspend, (const struct aiocb *const[], int, const struct timespec *__restrict), tc_aio_suspend);
+#endif
 extern int TC_COMPAT_REDIRECT_(system, (const char *), tc_system);
 #endif
 
