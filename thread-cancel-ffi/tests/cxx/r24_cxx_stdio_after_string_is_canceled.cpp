@@ -90,9 +90,15 @@ static void one(Call call, const char *name) {
     CHECK(pthread_join(t, &ret) == 0);
     std::printf("%s: %s, cleanup handlers %d\n", name,
                 ret == PTHREAD_CANCELED ? "PTHREAD_CANCELED" : "returned", handlers.load());
-    /* Known difference, on stderr (not compared): the library's stdio calls (stdio.c) act on
-     * the cancel without unwinding the C++ frames above them; glibc runs their destructors
-     * (1 here), ours does not (0). The cleanup handler runs in both. */
+    /* Known difference, on stderr (not compared): glibc runs the destructor (1 here), ours
+     * does not (0); the cleanup handler runs in both. Not the header (fgets and fread are
+     * declared without noexcept, the calling frame has its landing pad): the library's stdio
+     * waits in tc_poll, which calls tc_ppoll, and the forced unwind stops at tc_poll's frame
+     * (a Rust extern "C" frame whose exception table has no entry for that call: the Rust
+     * personality reports an error), so the library's fallback runs the cleanup handlers and
+     * abandons the frames. The same for a C++ thread canceled in nanosleep or usleep (tc_nanosleep
+     * calls tc_clock_nanosleep) and in poll itself; read, sleep, clock_nanosleep, pause,
+     * sem_wait, pthread_cond_wait unwind. */
     std::fprintf(stderr, "%s: destructors %d\n", name, destructors.load());
     std::fclose(in);
     close(p[1]);
