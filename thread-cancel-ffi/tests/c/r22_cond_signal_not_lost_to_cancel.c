@@ -73,8 +73,7 @@ int main(void) {
                 fprintf(stderr, "round %d (%s): a signal consumed by the canceled "
                         "waiter was lost: the other waiter stayed asleep with a token "
                         "available\n", i, aim ? "cancel aimed at the re-acquired mutex"
-    /* The library's wait (pthread_cond_wait here names it too; the symbol pthread_cond_wait is
-     * this program's, above). */
+                                              : "cancel after a delay");
                 exit(1);
             }
             test_msleep(1);

@@ -73,8 +73,7 @@ static void part_a(void) {
         CHECK(pthread_mutex_lock(a.m) == 0); /* the waiter is in the wait (it released it) */
         CHECK(pthread_mutex_unlock(a.m) == 0);
         test_msleep(5);
-    /* The library's wait (pthread_cond_wait here names it too; the symbol pthread_cond_wait is
-     * this program's, above). */
+        CHECK(pthread_cancel(t) == 0);
         void *ret;
         CHECK(pthread_join(t, &ret) == 0);
         CHECK(ret == PTHREAD_CANCELED);
