@@ -47,7 +47,10 @@ enum Call { STD_FGETS, GLOBAL_FGETS, STD_FREAD };
 static void *reader(void *arg) {
     Call call = *static_cast<Call *>(arg);
     Guard g;
-    std::string s = "the thread's string";
+    /* Short enough to be held in the object itself: its destructor does not run through our
+     * stdio yet (the known difference below), and a heap string would be reported leaked by
+     * LeakSanitizer in the sanitized build. */
+    std::string s = "a string";
     char buf[64];
     bool got = false;
     pthread_cleanup_push(handler, nullptr);
