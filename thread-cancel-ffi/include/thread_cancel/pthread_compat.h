@@ -3,7 +3,7 @@
  *     cc -include thread_cancel/pthread_compat.h -I<repo>/include prog.c \
  *        -L<dir of libthread_cancel> -lthread_cancel -lpthread
  *
- * It includes the system headers first, then renames the POSIX thread, cancellation and
+ * It includes the system headers first, then redirects the POSIX thread, cancellation and
  * cancellation-point calls (system calls, stdio, system, aio_suspend) and the signal-mask
  * calls (so that the cancel signal is never blocked) to their tc_ equivalents
  * (thread_cancel.h). Everything else (mutexes, attributes, signal handlers, ...) is the
@@ -11,8 +11,39 @@
  * its next point): the wide-character stdio calls, freopen, pclose, fseek/fsetpos/rewind's
  * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message.
  * pthread_t values are our generation-tagged ids: pass them only to the calls renamed here
- * (tc_native gives the system's id for any other). The system-call points are function-like
- * macros, so a struct member or a function pointer named `read` is left alone.
+ * (tc_native gives the system's id for any other).
+ *
+ * How: no macros. Each call is redeclared, after the system header's own declaration, with an
+ * asm label (glibc's __REDIRECT form: `extern ssize_t read(int, void *, size_t)
+ * __asm__("tc_read");`, in C++ extern "C" with the system's exception specification), so the
+ * function keeps its name and every reference to it reaches the tc_ symbol: `read(...)`,
+ * `::read`, `std::fgets` and `std::system` after <cstdio>/<cstdlib> (libstdc++'s #undefs do
+ * not matter), and the function's address: `&read` and a function pointer taken from it are
+ * tc_read. C++ members and other scopes' names (`obj.read()`, `ops->write(...)`,
+ * std::condition_variable::wait, std::ostream::write) are the program's. To call the C
+ * library's own function, declare it under a name of your own with its symbol:
+ * `extern int sys_nanosleep(const struct timespec *, struct timespec *) __asm__("nanosleep");`.
+ * A program that defines one of these functions itself (to interpose on the C library's: it
+ * is then the function the library's tc_ call reaches) defines it under its symbol the same
+ * way: `int my_cond_wait(pthread_cond_t *, pthread_mutex_t *) __asm__("pthread_cond_wait");`
+ * then `int my_cond_wait(...) { ... }`. Written `int pthread_cond_wait(...) { ... }`, the
+ * definition is tc_cond_wait's (the link fails: multiple definition), and #undef changes
+ * nothing (no macros).
+ * The variadic calls (open, openat, fcntl, printf, fprintf, dprintf, scanf, fscanf) reach
+ * static helpers here that call the va_list or mode-taking tc_ function. Still macros, as in
+ * the C library itself: pthread_cleanup_push/pop (they open and close a block) and
+ * PTHREAD_CANCELED. glibc's own labels (the scanf family, sigpause, _FILE_OFFSET_BITS=64's
+ * open64, pread64, fopen64, ...) and _FORTIFY_SOURCE's __read_alias, __fgets_alias, ... are
+ * redeclared before the system headers (the first label holds). With _FORTIFY_SOURCE, a call
+ * whose buffer size the compiler knows goes to a checking function (__read_chk, __printf_chk,
+ * ...): the printf family, read, fgets and fread have checking functions here that call ours;
+ * the others' (__pread_chk, __recv_chk, __poll_chk, __ppoll_chk, ...) are glibc's, so such a
+ * call is not one of our points (nor is recvfrom under _FORTIFY_SOURCE). C++ and exceptions:
+ * each redeclaration keeps the system's exception specification. glibc declares wait3 and
+ * wait4 (and aio_suspend with _FILE_OFFSET_BITS=64) noexcept, and a later declaration cannot
+ * take that back: g++ makes no landing pad for such a call, so a cancellation acting there
+ * does not run the destructors of the calling frame (with glibc alone neither: the same
+ * declarations). Every other point is declared without it.
  *
  * Feature macros: force-included, this header is read before the program's first line, where
  * programs define _GNU_SOURCE, _XOPEN_SOURCE, ... So it reads the system headers it needs
@@ -48,6 +79,99 @@
 #pragma push_macro("_DYNAMIC_STACK_SIZE_SOURCE")
 #define _GNU_SOURCE 1
 #endif
+
+#include <features.h> /* __GLIBC__, glibc's <sys/cdefs.h> */
+
+/* Symbol-level redirection (see the top comment). TC_COMPAT_REDIRECT_(name, (params), alias)
+ * is glibc's __REDIRECT (<sys/cdefs.h>): `name (params) __asm__("alias")`, made here on every C
+ * library; the _NTH form adds, in C++, the exception specification (glibc's __THROW,
+ * `noexcept(true)`) of a system declaration that has one, which a redeclaration must repeat.
+ * Only for such calls: a call that can act on a cancellation (every point, pthread_testcancel,
+ * pthread_join) must not be declared with _NTH where the system's declaration is not
+ * noexcept, or g++ takes the call for one that cannot unwind and makes no landing pad for it
+ * (the destructors of the calling frame do not run when it acts). */
+#define TC_COMPAT_STR_(x) #x
+#define TC_COMPAT_ASMNAME_(prefix, name) TC_COMPAT_STR_(prefix) #name
+#define TC_COMPAT_ASM_(name) __asm__(TC_COMPAT_ASMNAME_(__USER_LABEL_PREFIX__, name))
+#define TC_COMPAT_REDIRECT_(name, proto, alias) name proto TC_COMPAT_ASM_(alias)
+#if defined __cplusplus && defined __GLIBC__
+#define TC_COMPAT_REDIRECT_NTH_(name, proto, alias) name proto __THROW TC_COMPAT_ASM_(alias)
+#else
+#define TC_COMPAT_REDIRECT_NTH_(name, proto, alias) name proto TC_COMPAT_ASM_(alias)
+#endif
+#ifdef __cplusplus
+#define TC_COMPAT_BEGIN_ extern "C" {
+#define TC_COMPAT_END_ }
+#else
+#define TC_COMPAT_BEGIN_
+#define TC_COMPAT_END_
+#endif
+
+#ifdef __GLIBC__
+/* glibc gives some of the calls mapped here an asm label of its own, and the first label of a
+ * function is the one that holds: those are declared here, before the system headers.
+ *   - fscanf, scanf, vfscanf, vscanf (C99 and later: __isoc99_fscanf, ...); sigpause (X/Open:
+ *     __xpg_sigpause);
+ *   - with _FILE_OFFSET_BITS=64: open -> open64, pread -> pread64, fopen -> fopen64, ... (the
+ *     same calls on the 64-bit targets this library supports);
+ *   - with _FORTIFY_SOURCE (and optimisation): read, fgets, poll, open, ... are inline wrappers
+ *     that call __read_alias (labeled "read") when the buffer is large enough or of unknown
+ *     size; the __*_alias names are redirected here too. (What the wrappers call when the
+ *     size is checked at run time: see below.)
+ * glibc's inline bodies of getc_unlocked, putchar, getline, ... (<bits/stdio.h>, read at -O)
+ * would reach the C library's stdio buffers and __uflow directly: the headers read here are
+ * read without glibc's extern inlines (programs then call the functions, redirected below). */
+#ifdef __USE_EXTERN_INLINES
+#define TC_COMPAT_EXTERN_INLINES_ 1
+#undef __USE_EXTERN_INLINES
+#endif
+#include <stdarg.h>
+#include <sys/types.h>
+#include <bits/types/FILE.h>
+#include <bits/types/struct_iovec.h>
+#include <bits/types/__sigset_t.h>
+struct aiocb;
+struct pollfd;
+struct timespec;
+TC_COMPAT_BEGIN_
+extern int TC_COMPAT_REDIRECT_(fscanf, (FILE *__restrict, const char *__restrict, ...), tc_compat_fscanf_);
+extern int TC_COMPAT_REDIRECT_(scanf, (const char *__restrict, ...), tc_compat_scanf_);
+extern int TC_COMPAT_REDIRECT_(vfscanf, (FILE *__restrict, const char *__restrict, va_list), tc_vfscanf);
+extern int TC_COMPAT_REDIRECT_(vscanf, (const char *__restrict, va_list), tc_vscanf);
+extern int TC_COMPAT_REDIRECT_(sigpause, (int), tc_sigpause);
+#ifdef __USE_FILE_OFFSET64
+extern int TC_COMPAT_REDIRECT_(open, (const char *, int, ...), tc_compat_open_);
+extern int TC_COMPAT_REDIRECT_(openat, (int, const char *, int, ...), tc_compat_openat_);
+extern int TC_COMPAT_REDIRECT_(creat, (const char *, mode_t), tc_creat);
+extern int TC_COMPAT_REDIRECT_(fcntl, (int, int, ...), tc_compat_fcntl_);
+extern int TC_COMPAT_REDIRECT_(lockf, (int, int, off_t), tc_lockf);
+extern ssize_t TC_COMPAT_REDIRECT_(pread, (int, void *, size_t, off_t), tc_pread);
+extern ssize_t TC_COMPAT_REDIRECT_(pwrite, (int, const void *, size_t, off_t), tc_pwrite);
+extern ssize_t TC_COMPAT_REDIRECT_(preadv, (int, const struct iovec *, int, off_t), tc_preadv);
+extern ssize_t TC_COMPAT_REDIRECT_(pwritev, (int, const struct iovec *, int, off_t), tc_pwritev);
+extern ssize_t TC_COMPAT_REDIRECT_(preadv2, (int, const struct iovec *, int, off_t, int), tc_preadv2);
+extern ssize_t TC_COMPAT_REDIRECT_(pwritev2, (int, const struct iovec *, int, off_t, int), tc_pwritev2);
+extern FILE *TC_COMPAT_REDIRECT_(fopen, (const char *__restrict, const char *__restrict), tc_fopen);
+extern int TC_COMPAT_REDIRECT_NTH_(aio_suspend, (const struct aiocb *const[], int, const struct timespec *__restrict), tc_aio_suspend); /* glibc: noexcept with _FILE_OFFSET_BITS=64 only */
+#endif
+#if defined __USE_FORTIFY_LEVEL && __USE_FORTIFY_LEVEL > 0
+extern ssize_t TC_COMPAT_REDIRECT_(__read_alias, (int, void *, size_t), tc_read);
+extern ssize_t TC_COMPAT_REDIRECT_(__pread_alias, (int, void *, size_t, off_t), tc_pread);
+extern ssize_t TC_COMPAT_REDIRECT_(__pread64_alias, (int, void *, size_t, __off64_t), tc_pread);
+extern char *TC_COMPAT_REDIRECT_(__fgets_alias, (char *__restrict, int, FILE *__restrict), tc_fgets);
+extern char *TC_COMPAT_REDIRECT_(__fgets_unlocked_alias, (char *__restrict, int, FILE *__restrict), tc_fgets);
+extern size_t TC_COMPAT_REDIRECT_(__fread_alias, (void *__restrict, size_t, size_t, FILE *__restrict), tc_fread);
+extern size_t TC_COMPAT_REDIRECT_(__fread_unlocked_alias, (void *__restrict, size_t, size_t, FILE *__restrict), tc_fread);
+extern int TC_COMPAT_REDIRECT_(__poll_alias, (struct pollfd *, unsigned long int, int), tc_poll);
+extern int TC_COMPAT_REDIRECT_(__ppoll_alias, (struct pollfd *, unsigned long int, const struct timespec *, const __sigset_t *), tc_ppoll);
+extern ssize_t TC_COMPAT_REDIRECT_(__recv_alias, (int, void *, size_t, int), tc_recv);
+extern int TC_COMPAT_REDIRECT_(__open_alias, (const char *, int, ...), tc_compat_open_);
+extern int TC_COMPAT_REDIRECT_(__openat_alias, (int, const char *, int, ...), tc_compat_openat_);
+extern int TC_COMPAT_REDIRECT_(__open64_alias, (const char *, int, ...), tc_compat_open_);
+extern int TC_COMPAT_REDIRECT_(__openat64_alias, (int, const char *, int, ...), tc_compat_openat_);
+#endif
+TC_COMPAT_END_
+#endif /* __GLIBC__ */
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -97,45 +221,228 @@
 #endif
 #undef TC_COMPAT_FEATURES_
 
-#define pthread_create tc_create
-#define pthread_join tc_join
-#define pthread_detach tc_detach
-#define pthread_exit tc_exit
-#define pthread_self tc_self
+#ifdef TC_COMPAT_EXTERN_INLINES_
+#define __USE_EXTERN_INLINES 1
+#undef TC_COMPAT_EXTERN_INLINES_
+#endif
+
+/* The system's declarations are read: every call below is redeclared with an asm label, so
+ * that the program's calls (and the address of the function) reach the tc_ function. */
 #undef pthread_equal /* a macro of musl's */
-#define pthread_equal tc_equal
-#define pthread_kill tc_kill
-#define pthread_cancel tc_cancel
-#define pthread_setcancelstate tc_setcancelstate
-#define pthread_setcanceltype tc_setcanceltype
-#define pthread_testcancel tc_testcancel
-#define pthread_once tc_once
-#define pthread_key_create tc_key_create
-#define pthread_key_delete tc_key_delete
-#define pthread_getspecific tc_getspecific
-#define pthread_setspecific tc_setspecific
-#define pthread_cond_wait tc_cond_wait
-#define pthread_cond_timedwait tc_cond_timedwait
-#define sem_wait tc_sem_wait
-#define sem_timedwait tc_sem_timedwait
+#undef getc
+#undef putc
+#undef getchar
+#undef putchar
+#undef getc_unlocked
+#undef getchar_unlocked
+#undef putc_unlocked
+#undef putchar_unlocked
+#undef fgetc_unlocked
+#undef fgets_unlocked
+#undef fread_unlocked
+#undef fputc_unlocked
+#undef fputs_unlocked
+#undef fwrite_unlocked
+#undef fflush_unlocked
+#undef open64 /* macros of musl's (the 64-bit names of the same calls) */
+#undef openat64
+#undef creat64
+#undef pread64
+#undef pwrite64
+#undef preadv64
+#undef pwritev64
+#undef lockf64
+
+/* The types of the system's declarations where they differ from thread_cancel.h's: glibc's
+ * socket address parameters (a transparent union in C with _GNU_SOURCE). */
+#ifdef __GLIBC__
+#define TC_COMPAT_SOCKADDR_ARG_ __SOCKADDR_ARG
+#define TC_COMPAT_CONST_SOCKADDR_ARG_ __CONST_SOCKADDR_ARG
+#else
+#define TC_COMPAT_SOCKADDR_ARG_ struct sockaddr *__restrict
+#define TC_COMPAT_CONST_SOCKADDR_ARG_ const struct sockaddr *
+#endif
+
+TC_COMPAT_BEGIN_
+
+/* Threads and cancellation. */
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_create, (pthread_t *__restrict, const pthread_attr_t *__restrict, void *(*)(void *), void *__restrict), tc_create);
+extern int TC_COMPAT_REDIRECT_(pthread_join, (pthread_t, void **), tc_join);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_detach, (pthread_t), tc_detach);
+extern void TC_COMPAT_REDIRECT_(pthread_exit, (void *), tc_exit);
+extern pthread_t TC_COMPAT_REDIRECT_NTH_(pthread_self, (void), tc_self);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_equal, (pthread_t, pthread_t), tc_equal);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_kill, (pthread_t, int), tc_kill);
+extern int TC_COMPAT_REDIRECT_(pthread_cancel, (pthread_t), tc_cancel);
+extern int TC_COMPAT_REDIRECT_(pthread_setcancelstate, (int, int *), tc_setcancelstate);
+extern int TC_COMPAT_REDIRECT_(pthread_setcanceltype, (int, int *), tc_setcanceltype);
+extern void TC_COMPAT_REDIRECT_(pthread_testcancel, (void), tc_testcancel);
+extern int TC_COMPAT_REDIRECT_(pthread_once, (pthread_once_t *, void (*)(void)), tc_once);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_key_create, (pthread_key_t *, void (*)(void *)), tc_key_create);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_key_delete, (pthread_key_t), tc_key_delete);
+extern void *TC_COMPAT_REDIRECT_NTH_(pthread_getspecific, (pthread_key_t), tc_getspecific);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_setspecific, (pthread_key_t, const void *), tc_setspecific);
+extern int TC_COMPAT_REDIRECT_(pthread_cond_wait, (pthread_cond_t *__restrict, pthread_mutex_t *__restrict), tc_cond_wait);
+extern int TC_COMPAT_REDIRECT_(pthread_cond_timedwait, (pthread_cond_t *__restrict, pthread_mutex_t *__restrict, const struct timespec *__restrict), tc_cond_timedwait);
+extern int TC_COMPAT_REDIRECT_(sem_wait, (sem_t *), tc_sem_wait);
+extern int TC_COMPAT_REDIRECT_(sem_timedwait, (sem_t *__restrict, const struct timespec *__restrict), tc_sem_timedwait);
 
 /* glibc's other calls that take a pthread_t (every one of glibc 2.36's): our ids, translated to
  * the system's. */
-#define pthread_tryjoin_np tc_tryjoin_np
-#define pthread_timedjoin_np tc_timedjoin_np
-#define pthread_clockjoin_np tc_clockjoin_np
-#define pthread_getattr_np tc_getattr_np
-#define pthread_setname_np tc_setname_np
-#define pthread_getname_np tc_getname_np
-#define pthread_setschedparam tc_setschedparam
-#define pthread_getschedparam tc_getschedparam
-#define pthread_setschedprio tc_setschedprio
-#define pthread_setaffinity_np tc_setaffinity_np
-#define pthread_getaffinity_np tc_getaffinity_np
-#define pthread_getcpuclockid tc_getcpuclockid
-#if defined(__GLIBC__) || defined(__ANDROID__)
-#define pthread_sigqueue tc_pthread_sigqueue
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_tryjoin_np, (pthread_t, void **), tc_tryjoin_np);
+extern int TC_COMPAT_REDIRECT_(pthread_timedjoin_np, (pthread_t, void **, const struct timespec *), tc_timedjoin_np);
+extern int TC_COMPAT_REDIRECT_(pthread_clockjoin_np, (pthread_t, void **, clockid_t, const struct timespec *), tc_clockjoin_np);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_getattr_np, (pthread_t, pthread_attr_t *), tc_getattr_np);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_setname_np, (pthread_t, const char *), tc_setname_np);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_getname_np, (pthread_t, char *, size_t), tc_getname_np);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_setschedparam, (pthread_t, int, const struct sched_param *), tc_setschedparam);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_getschedparam, (pthread_t, int *__restrict, struct sched_param *__restrict), tc_getschedparam);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_setschedprio, (pthread_t, int), tc_setschedprio);
+#if defined(__USE_GNU) || (defined(_GNU_SOURCE) && !defined(__GLIBC__) && !defined(__ANDROID__)) /* cpu_set_t */
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_setaffinity_np, (pthread_t, size_t, const cpu_set_t *), tc_setaffinity_np);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_getaffinity_np, (pthread_t, size_t, cpu_set_t *), tc_getaffinity_np);
 #endif
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_getcpuclockid, (pthread_t, clockid_t *), tc_getcpuclockid);
+#if defined(__GLIBC__) || defined(__ANDROID__)
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_sigqueue, (pthread_t, int, const union sigval), tc_pthread_sigqueue);
+#endif
+
+/* System-call points. The variadic ones (open, openat, fcntl) go through the helpers below. */
+extern ssize_t TC_COMPAT_REDIRECT_(read, (int, void *, size_t), tc_read);
+extern ssize_t TC_COMPAT_REDIRECT_(write, (int, const void *, size_t), tc_write);
+extern ssize_t TC_COMPAT_REDIRECT_(pread, (int, void *, size_t, off_t), tc_pread);
+extern ssize_t TC_COMPAT_REDIRECT_(pwrite, (int, const void *, size_t, off_t), tc_pwrite);
+extern ssize_t TC_COMPAT_REDIRECT_(readv, (int, const struct iovec *, int), tc_readv);
+extern ssize_t TC_COMPAT_REDIRECT_(writev, (int, const struct iovec *, int), tc_writev);
+extern int TC_COMPAT_REDIRECT_(open, (const char *, int, ...), tc_compat_open_);
+extern int TC_COMPAT_REDIRECT_(openat, (int, const char *, int, ...), tc_compat_openat_);
+extern int TC_COMPAT_REDIRECT_(creat, (const char *, mode_t), tc_creat);
+extern int TC_COMPAT_REDIRECT_(close, (int), tc_close);
+extern int TC_COMPAT_REDIRECT_(fsync, (int), tc_fsync);
+extern int TC_COMPAT_REDIRECT_(fdatasync, (int), tc_fdatasync);
+extern int TC_COMPAT_REDIRECT_(accept, (int, TC_COMPAT_SOCKADDR_ARG_, socklen_t *__restrict), tc_accept);
+extern int TC_COMPAT_REDIRECT_(accept4, (int, TC_COMPAT_SOCKADDR_ARG_, socklen_t *__restrict, int), tc_accept4);
+extern int TC_COMPAT_REDIRECT_(connect, (int, TC_COMPAT_CONST_SOCKADDR_ARG_, socklen_t), tc_connect);
+extern ssize_t TC_COMPAT_REDIRECT_(recv, (int, void *, size_t, int), tc_recv);
+extern ssize_t TC_COMPAT_REDIRECT_(send, (int, const void *, size_t, int), tc_send);
+extern ssize_t TC_COMPAT_REDIRECT_(recvfrom, (int, void *__restrict, size_t, int, TC_COMPAT_SOCKADDR_ARG_, socklen_t *__restrict), tc_recvfrom);
+extern ssize_t TC_COMPAT_REDIRECT_(sendto, (int, const void *, size_t, int, TC_COMPAT_CONST_SOCKADDR_ARG_, socklen_t), tc_sendto);
+extern ssize_t TC_COMPAT_REDIRECT_(recvmsg, (int, struct msghdr *, int), tc_recvmsg);
+extern ssize_t TC_COMPAT_REDIRECT_(sendmsg, (int, const struct msghdr *, int), tc_sendmsg);
+extern int TC_COMPAT_REDIRECT_(poll, (struct pollfd *, nfds_t, int), tc_poll);
+extern int TC_COMPAT_REDIRECT_(ppoll, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *), tc_ppoll);
+extern int TC_COMPAT_REDIRECT_(select, (int, fd_set *__restrict, fd_set *__restrict, fd_set *__restrict, struct timeval *__restrict), tc_select);
+extern int TC_COMPAT_REDIRECT_(epoll_wait, (int, struct epoll_event *, int, int), tc_epoll_wait);
+extern unsigned int TC_COMPAT_REDIRECT_(sleep, (unsigned int), tc_sleep);
+extern int TC_COMPAT_REDIRECT_(usleep, (useconds_t), tc_usleep);
+extern int TC_COMPAT_REDIRECT_(nanosleep, (const struct timespec *, struct timespec *), tc_nanosleep);
+extern int TC_COMPAT_REDIRECT_(clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *), tc_clock_nanosleep);
+extern int TC_COMPAT_REDIRECT_(pause, (void), tc_pause);
+extern pid_t TC_COMPAT_REDIRECT_(wait, (int *), tc_wait);
+extern pid_t TC_COMPAT_REDIRECT_(waitpid, (pid_t, int *, int), tc_waitpid);
+extern int TC_COMPAT_REDIRECT_(sigwait, (const sigset_t *__restrict, int *__restrict), tc_sigwait);
+extern int TC_COMPAT_REDIRECT_(sigsuspend, (const sigset_t *), tc_sigsuspend);
+extern int TC_COMPAT_REDIRECT_(tcdrain, (int), tc_tcdrain);
+extern int TC_COMPAT_REDIRECT_(pselect, (int, fd_set *__restrict, fd_set *__restrict, fd_set *__restrict, const struct timespec *__restrict, const sigset_t *__restrict), tc_pselect);
+extern int TC_COMPAT_REDIRECT_(epoll_pwait, (int, struct epoll_event *, int, int, const sigset_t *), tc_epoll_pwait);
+extern int TC_COMPAT_REDIRECT_(sigtimedwait, (const sigset_t *__restrict, siginfo_t *__restrict, const struct timespec *__restrict), tc_sigtimedwait);
+extern int TC_COMPAT_REDIRECT_(sigwaitinfo, (const sigset_t *__restrict, siginfo_t *__restrict), tc_sigwaitinfo);
+extern int TC_COMPAT_REDIRECT_(waitid, (idtype_t, id_t, siginfo_t *, int), tc_waitid);
+extern int TC_COMPAT_REDIRECT_(fcntl, (int, int, ...), tc_compat_fcntl_);
+extern int TC_COMPAT_REDIRECT_(lockf, (int, int, off_t), tc_lockf);
+extern int TC_COMPAT_REDIRECT_(msync, (void *, size_t, int), tc_msync);
+extern ssize_t TC_COMPAT_REDIRECT_(msgrcv, (int, void *, size_t, long int, int), tc_msgrcv);
+extern int TC_COMPAT_REDIRECT_(msgsnd, (int, const void *, size_t, int), tc_msgsnd);
+#ifndef __ANDROID__
+extern ssize_t TC_COMPAT_REDIRECT_(mq_receive, (mqd_t, char *, size_t, unsigned int *), tc_mq_receive);
+extern ssize_t TC_COMPAT_REDIRECT_(mq_timedreceive, (mqd_t, char *__restrict, size_t, unsigned int *__restrict, const struct timespec *__restrict), tc_mq_timedreceive);
+extern int TC_COMPAT_REDIRECT_(mq_send, (mqd_t, const char *, size_t, unsigned int), tc_mq_send);
+extern int TC_COMPAT_REDIRECT_(mq_timedsend, (mqd_t, const char *, size_t, unsigned int, const struct timespec *), tc_mq_timedsend);
+#endif
+
+/* More of glibc's points: the explicit 64-bit names (the same calls on the 64-bit targets this
+ * library supports), the calls added since, and the signal masks (the cancel signal is never
+ * blocked nor waited for: see thread_cancel.h). */
+extern int TC_COMPAT_REDIRECT_(open64, (const char *, int, ...), tc_compat_open_);
+extern int TC_COMPAT_REDIRECT_(openat64, (int, const char *, int, ...), tc_compat_openat_);
+extern int TC_COMPAT_REDIRECT_(creat64, (const char *, mode_t), tc_creat);
+extern ssize_t TC_COMPAT_REDIRECT_(pread64, (int, void *, size_t, off64_t), tc_pread);
+extern ssize_t TC_COMPAT_REDIRECT_(pwrite64, (int, const void *, size_t, off64_t), tc_pwrite);
+extern ssize_t TC_COMPAT_REDIRECT_(preadv64, (int, const struct iovec *, int, off64_t), tc_preadv);
+extern ssize_t TC_COMPAT_REDIRECT_(pwritev64, (int, const struct iovec *, int, off64_t), tc_pwritev);
+#ifdef __GLIBC__ /* musl has neither */
+extern ssize_t TC_COMPAT_REDIRECT_(preadv64v2, (int, const struct iovec *, int, off64_t, int), tc_preadv2);
+extern ssize_t TC_COMPAT_REDIRECT_(pwritev64v2, (int, const struct iovec *, int, off64_t, int), tc_pwritev2);
+extern int TC_COMPAT_REDIRECT_(fcntl64, (int, int, ...), tc_compat_fcntl_);
+#endif
+extern int TC_COMPAT_REDIRECT_(lockf64, (int, int, off64_t), tc_lockf);
+extern ssize_t TC_COMPAT_REDIRECT_(preadv, (int, const struct iovec *, int, off_t), tc_preadv);
+extern ssize_t TC_COMPAT_REDIRECT_(pwritev, (int, const struct iovec *, int, off_t), tc_pwritev);
+extern ssize_t TC_COMPAT_REDIRECT_(preadv2, (int, const struct iovec *, int, off_t, int), tc_preadv2);
+extern ssize_t TC_COMPAT_REDIRECT_(pwritev2, (int, const struct iovec *, int, off_t, int), tc_pwritev2);
+extern int TC_COMPAT_REDIRECT_(sendmmsg, (int, struct mmsghdr *, unsigned int, int), tc_sendmmsg);
+extern int TC_COMPAT_REDIRECT_(recvmmsg, (int, struct mmsghdr *, unsigned int, int, struct timespec *), tc_recvmmsg);
+extern int TC_COMPAT_REDIRECT_(epoll_pwait2, (int, struct epoll_event *, int, const struct timespec *, const sigset_t *), tc_epoll_pwait2);
+extern pid_t TC_COMPAT_REDIRECT_NTH_(wait3, (int *, int, struct rusage *), tc_wait3);
+extern pid_t TC_COMPAT_REDIRECT_NTH_(wait4, (pid_t, int *, int, struct rusage *), tc_wait4);
+extern ssize_t TC_COMPAT_REDIRECT_(splice, (int, tc_loff_t *, int, tc_loff_t *, size_t, unsigned int), tc_splice);
+extern ssize_t TC_COMPAT_REDIRECT_(tee, (int, int, size_t, unsigned int), tc_tee);
+extern ssize_t TC_COMPAT_REDIRECT_(vmsplice, (int, const struct iovec *, size_t, unsigned int), tc_vmsplice);
+extern int TC_COMPAT_REDIRECT_(sigpause, (int), tc_sigpause);
+extern int TC_COMPAT_REDIRECT_NTH_(pthread_sigmask, (int, const sigset_t *__restrict, sigset_t *__restrict), tc_pthread_sigmask);
+extern int TC_COMPAT_REDIRECT_NTH_(sigprocmask, (int, const sigset_t *__restrict, sigset_t *__restrict), tc_sigprocmask);
+#ifndef __ANDROID__
+#if defined __GLIBC__ && defined __USE_FILE_OFFSET64 /* glibc: noexcept with _FILE_OFFSET_BITS=64 only */
+extern int TC_COMPAT_REDIRECT_NTH_(aio_suspend, (const struct aiocb *const[], int, const struct timespec *__restrict), tc_aio_suspend);
+#else
+extern int TC_COMPAT_REDIRECT_(aio_suspend, (const struct aiocb *const[], int, const struct timespec *__restrict), tc_aio_suspend);
+#endif
+extern int TC_COMPAT_REDIRECT_(system, (const char *), tc_system);
+#endif
+
+/* stdio (see thread_cancel.h for what a canceled call did). The variadic calls go through the
+ * helpers below. The _unlocked variants: the caller may hold the stream's lock (flockfile),
+ * which is recursive, so the locking calls serve them. */
+extern int TC_COMPAT_REDIRECT_(fgetc, (FILE *), tc_fgetc);
+extern int TC_COMPAT_REDIRECT_(getc, (FILE *), tc_getc);
+extern int TC_COMPAT_REDIRECT_(getchar, (void), tc_getchar);
+extern char *TC_COMPAT_REDIRECT_(fgets, (char *__restrict, int, FILE *__restrict), tc_fgets);
+extern size_t TC_COMPAT_REDIRECT_(fread, (void *__restrict, size_t, size_t, FILE *__restrict), tc_fread);
+extern ssize_t TC_COMPAT_REDIRECT_(getline, (char **__restrict, size_t *__restrict, FILE *__restrict), tc_getline);
+extern ssize_t TC_COMPAT_REDIRECT_(getdelim, (char **__restrict, size_t *__restrict, int, FILE *__restrict), tc_getdelim);
+extern int TC_COMPAT_REDIRECT_(fscanf, (FILE *__restrict, const char *__restrict, ...), tc_compat_fscanf_);
+extern int TC_COMPAT_REDIRECT_(scanf, (const char *__restrict, ...), tc_compat_scanf_);
+extern int TC_COMPAT_REDIRECT_(vfscanf, (FILE *__restrict, const char *__restrict, va_list), tc_vfscanf);
+extern int TC_COMPAT_REDIRECT_(vscanf, (const char *__restrict, va_list), tc_vscanf);
+extern int TC_COMPAT_REDIRECT_(fputc, (int, FILE *), tc_fputc);
+extern int TC_COMPAT_REDIRECT_(putc, (int, FILE *), tc_putc);
+extern int TC_COMPAT_REDIRECT_(putchar, (int), tc_putchar);
+extern int TC_COMPAT_REDIRECT_(fputs, (const char *__restrict, FILE *__restrict), tc_fputs);
+extern int TC_COMPAT_REDIRECT_(puts, (const char *), tc_puts);
+extern size_t TC_COMPAT_REDIRECT_(fwrite, (const void *__restrict, size_t, size_t, FILE *__restrict), tc_fwrite);
+extern int TC_COMPAT_REDIRECT_(fprintf, (FILE *__restrict, const char *__restrict, ...), tc_compat_fprintf_);
+extern int TC_COMPAT_REDIRECT_(printf, (const char *__restrict, ...), tc_compat_printf_);
+extern int TC_COMPAT_REDIRECT_(dprintf, (int, const char *__restrict, ...), tc_compat_dprintf_);
+extern int TC_COMPAT_REDIRECT_(vfprintf, (FILE *__restrict, const char *__restrict, va_list), tc_vfprintf);
+extern int TC_COMPAT_REDIRECT_(vprintf, (const char *__restrict, va_list), tc_vprintf);
+extern int TC_COMPAT_REDIRECT_(vdprintf, (int, const char *__restrict, va_list), tc_vdprintf);
+extern int TC_COMPAT_REDIRECT_(fflush, (FILE *), tc_fflush);
+extern int TC_COMPAT_REDIRECT_(fclose, (FILE *), tc_fclose);
+extern FILE *TC_COMPAT_REDIRECT_(fopen, (const char *__restrict, const char *__restrict), tc_fopen);
+extern void TC_COMPAT_REDIRECT_(perror, (const char *), tc_perror);
+extern int TC_COMPAT_REDIRECT_(getc_unlocked, (FILE *), tc_getc);
+extern int TC_COMPAT_REDIRECT_(getchar_unlocked, (void), tc_getchar);
+extern int TC_COMPAT_REDIRECT_(fgetc_unlocked, (FILE *), tc_fgetc);
+extern char *TC_COMPAT_REDIRECT_(fgets_unlocked, (char *__restrict, int, FILE *__restrict), tc_fgets);
+extern size_t TC_COMPAT_REDIRECT_(fread_unlocked, (void *__restrict, size_t, size_t, FILE *__restrict), tc_fread);
+extern int TC_COMPAT_REDIRECT_(putc_unlocked, (int, FILE *), tc_putc);
+extern int TC_COMPAT_REDIRECT_(putchar_unlocked, (int), tc_putchar);
+extern int TC_COMPAT_REDIRECT_(fputc_unlocked, (int, FILE *), tc_fputc);
+extern int TC_COMPAT_REDIRECT_(fputs_unlocked, (const char *__restrict, FILE *__restrict), tc_fputs);
+extern size_t TC_COMPAT_REDIRECT_(fwrite_unlocked, (const void *__restrict, size_t, size_t, FILE *__restrict), tc_fwrite);
+extern int TC_COMPAT_REDIRECT_(fflush_unlocked, (FILE *), tc_fflush);
+
+TC_COMPAT_END_
 
 #undef pthread_cleanup_push
 #undef pthread_cleanup_pop
@@ -195,17 +502,20 @@ private:
         mode = (mode_t)va_arg(ap, int);                                                         \
         va_end(ap);                                                                             \
     }
-static inline int tc_compat_open_(const char *path, int flags, ...) {
+static int tc_compat_open_(const char *path, int flags, ...) TC_COMPAT_ASM_(tc_compat_open_) __attribute__((used));
+static int tc_compat_open_(const char *path, int flags, ...) {
     TC_COMPAT_MODE_(flags, flags)
     return tc_open(path, flags, mode);
 }
-static inline int tc_compat_openat_(int dirfd, const char *path, int flags, ...) {
+static int tc_compat_openat_(int dirfd, const char *path, int flags, ...) TC_COMPAT_ASM_(tc_compat_openat_) __attribute__((used));
+static int tc_compat_openat_(int dirfd, const char *path, int flags, ...) {
     TC_COMPAT_MODE_(flags, flags)
     return tc_openat(dirfd, path, flags, mode);
 }
 
 /* fcntl takes an optional integer or pointer argument; the F_GET* commands take none. */
-static inline int tc_compat_fcntl_(int fd, int cmd, ...) {
+static int tc_compat_fcntl_(int fd, int cmd, ...) TC_COMPAT_ASM_(tc_compat_fcntl_) __attribute__((used));
+static int tc_compat_fcntl_(int fd, int cmd, ...) {
     long arg = 0;
     switch (cmd) {
     case F_GETFD:
@@ -234,191 +544,99 @@ static inline int tc_compat_fcntl_(int fd, int cmd, ...) {
     return tc_fcntl(fd, cmd, arg);
 }
 
-#define read(...) tc_read(__VA_ARGS__)
-#define write(...) tc_write(__VA_ARGS__)
-#define pread(...) tc_pread(__VA_ARGS__)
-#define pwrite(...) tc_pwrite(__VA_ARGS__)
-#define readv(...) tc_readv(__VA_ARGS__)
-#define writev(...) tc_writev(__VA_ARGS__)
-#define open(...) tc_compat_open_(__VA_ARGS__)
-#define openat(...) tc_compat_openat_(__VA_ARGS__)
-#define creat(...) tc_creat(__VA_ARGS__)
-#define close(...) tc_close(__VA_ARGS__)
-#define fsync(...) tc_fsync(__VA_ARGS__)
-#define fdatasync(...) tc_fdatasync(__VA_ARGS__)
-#define accept(...) tc_accept(__VA_ARGS__)
-#define accept4(...) tc_accept4(__VA_ARGS__)
-#define connect(...) tc_connect(__VA_ARGS__)
-#define recv(...) tc_recv(__VA_ARGS__)
-#define send(...) tc_send(__VA_ARGS__)
-#define recvfrom(...) tc_recvfrom(__VA_ARGS__)
-#define sendto(...) tc_sendto(__VA_ARGS__)
-#define recvmsg(...) tc_recvmsg(__VA_ARGS__)
-#define sendmsg(...) tc_sendmsg(__VA_ARGS__)
-#define poll(...) tc_poll(__VA_ARGS__)
-#define ppoll(...) tc_ppoll(__VA_ARGS__)
-#define select(...) tc_select(__VA_ARGS__)
-#define epoll_wait(...) tc_epoll_wait(__VA_ARGS__)
-#define sleep(...) tc_sleep(__VA_ARGS__)
-#define usleep(...) tc_usleep(__VA_ARGS__)
-#define nanosleep(...) tc_nanosleep(__VA_ARGS__)
-#define clock_nanosleep(...) tc_clock_nanosleep(__VA_ARGS__)
-#define pause(...) tc_pause(__VA_ARGS__)
-#define wait(...) tc_wait(__VA_ARGS__)
-#define waitpid(...) tc_waitpid(__VA_ARGS__)
-#define sigwait(...) tc_sigwait(__VA_ARGS__)
-#define sigsuspend(...) tc_sigsuspend(__VA_ARGS__)
-#define tcdrain(...) tc_tcdrain(__VA_ARGS__)
-#define pselect(...) tc_pselect(__VA_ARGS__)
-#define epoll_pwait(...) tc_epoll_pwait(__VA_ARGS__)
-#define sigtimedwait(...) tc_sigtimedwait(__VA_ARGS__)
-#define sigwaitinfo(...) tc_sigwaitinfo(__VA_ARGS__)
-#define waitid(...) tc_waitid(__VA_ARGS__)
-#define fcntl(...) tc_compat_fcntl_(__VA_ARGS__)
-#define lockf(...) tc_lockf(__VA_ARGS__)
-#define msync(...) tc_msync(__VA_ARGS__)
-#define msgrcv(...) tc_msgrcv(__VA_ARGS__)
-#define msgsnd(...) tc_msgsnd(__VA_ARGS__)
-#ifndef __ANDROID__
-#define mq_receive(...) tc_mq_receive(__VA_ARGS__)
-#define mq_timedreceive(...) tc_mq_timedreceive(__VA_ARGS__)
-#define mq_send(...) tc_mq_send(__VA_ARGS__)
-#define mq_timedsend(...) tc_mq_timedsend(__VA_ARGS__)
-#endif
-
-/* More of glibc's points: the explicit 64-bit names (the same calls on the 64-bit
- * targets this library supports), the calls added since, and the signal masks (the cancel
- * signal is never blocked nor waited for: see thread_cancel.h). */
-#undef open64 /* a macro of musl's */
-#define open64(...) tc_compat_open_(__VA_ARGS__)
-#undef openat64 /* a macro of musl's */
-#define openat64(...) tc_compat_openat_(__VA_ARGS__)
-#undef creat64 /* a macro of musl's */
-#define creat64(...) tc_creat(__VA_ARGS__)
-#undef pread64 /* a macro of musl's */
-#define pread64(...) tc_pread(__VA_ARGS__)
-#undef pwrite64 /* a macro of musl's */
-#define pwrite64(...) tc_pwrite(__VA_ARGS__)
-#undef preadv64 /* a macro of musl's */
-#define preadv64(...) tc_preadv(__VA_ARGS__)
-#undef pwritev64 /* a macro of musl's */
-#define pwritev64(...) tc_pwritev(__VA_ARGS__)
-#define preadv64v2(...) tc_preadv2(__VA_ARGS__)
-#define pwritev64v2(...) tc_pwritev2(__VA_ARGS__)
-#define fcntl64(...) tc_compat_fcntl_(__VA_ARGS__)
-#undef lockf64 /* a macro of musl's */
-#define lockf64(...) tc_lockf(__VA_ARGS__)
-#define preadv(...) tc_preadv(__VA_ARGS__)
-#define pwritev(...) tc_pwritev(__VA_ARGS__)
-#define preadv2(...) tc_preadv2(__VA_ARGS__)
-#define pwritev2(...) tc_pwritev2(__VA_ARGS__)
-#define sendmmsg(...) tc_sendmmsg(__VA_ARGS__)
-#define recvmmsg(...) tc_recvmmsg(__VA_ARGS__)
-#define epoll_pwait2(...) tc_epoll_pwait2(__VA_ARGS__)
-#define wait3(...) tc_wait3(__VA_ARGS__)
-#define wait4(...) tc_wait4(__VA_ARGS__)
-#define splice(...) tc_splice(__VA_ARGS__)
-#define tee(...) tc_tee(__VA_ARGS__)
-#define vmsplice(...) tc_vmsplice(__VA_ARGS__)
-#define sigpause(...) tc_sigpause(__VA_ARGS__)
-#define pthread_sigmask tc_pthread_sigmask
-#define sigprocmask(...) tc_sigprocmask(__VA_ARGS__)
-#ifndef __ANDROID__
-#define aio_suspend(...) tc_aio_suspend(__VA_ARGS__)
-#define system(...) tc_system(__VA_ARGS__)
-#endif
-
-/* stdio (see thread_cancel.h for what a canceled call did). The variadic calls format here
- * and go through the va_list ones. */
-__attribute__((format(printf, 2, 3))) static inline int tc_compat_fprintf_(FILE *f, const char *fmt, ...) {
+TC_COMPAT_BEGIN_
+/* The variadic stdio calls format here and go through the va_list ones. */
+static int tc_compat_fprintf_(FILE *f, const char *fmt, ...) TC_COMPAT_ASM_(tc_compat_fprintf_) __attribute__((used));
+__attribute__((format(printf, 2, 3))) static int tc_compat_fprintf_(FILE *f, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int r = tc_vfprintf(f, fmt, ap);
     va_end(ap);
     return r;
 }
-__attribute__((format(printf, 1, 2))) static inline int tc_compat_printf_(const char *fmt, ...) {
+static int tc_compat_printf_(const char *fmt, ...) TC_COMPAT_ASM_(tc_compat_printf_) __attribute__((used));
+__attribute__((format(printf, 1, 2))) static int tc_compat_printf_(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int r = tc_vprintf(fmt, ap);
     va_end(ap);
     return r;
 }
-__attribute__((format(printf, 2, 3))) static inline int tc_compat_dprintf_(int fd, const char *fmt, ...) {
+static int tc_compat_dprintf_(int fd, const char *fmt, ...) TC_COMPAT_ASM_(tc_compat_dprintf_) __attribute__((used));
+__attribute__((format(printf, 2, 3))) static int tc_compat_dprintf_(int fd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int r = tc_vdprintf(fd, fmt, ap);
     va_end(ap);
     return r;
 }
-__attribute__((format(scanf, 2, 3))) static inline int tc_compat_fscanf_(FILE *f, const char *fmt, ...) {
+static int tc_compat_fscanf_(FILE *f, const char *fmt, ...) TC_COMPAT_ASM_(tc_compat_fscanf_) __attribute__((used));
+__attribute__((format(scanf, 2, 3))) static int tc_compat_fscanf_(FILE *f, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int r = tc_vfscanf(f, fmt, ap);
     va_end(ap);
     return r;
 }
-__attribute__((format(scanf, 1, 2))) static inline int tc_compat_scanf_(const char *fmt, ...) {
+static int tc_compat_scanf_(const char *fmt, ...) TC_COMPAT_ASM_(tc_compat_scanf_) __attribute__((used));
+__attribute__((format(scanf, 1, 2))) static int tc_compat_scanf_(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int r = tc_vscanf(fmt, ap);
     va_end(ap);
     return r;
 }
-#undef getc
-#undef putc
-#undef getchar
-#undef putchar
-#define fgetc(...) tc_fgetc(__VA_ARGS__)
-#define getc(...) tc_getc(__VA_ARGS__)
-#define getchar(...) tc_getchar(__VA_ARGS__)
-#define fgets(...) tc_fgets(__VA_ARGS__)
-#define fread(...) tc_fread(__VA_ARGS__)
-#define getline(...) tc_getline(__VA_ARGS__)
-#define getdelim(...) tc_getdelim(__VA_ARGS__)
-#define fscanf(...) tc_compat_fscanf_(__VA_ARGS__)
-#define scanf(...) tc_compat_scanf_(__VA_ARGS__)
-#define vfscanf(...) tc_vfscanf(__VA_ARGS__)
-#define vscanf(...) tc_vscanf(__VA_ARGS__)
-#define fputc(...) tc_fputc(__VA_ARGS__)
-#define putc(...) tc_putc(__VA_ARGS__)
-#define putchar(...) tc_putchar(__VA_ARGS__)
-#define fputs(...) tc_fputs(__VA_ARGS__)
-#define puts(...) tc_puts(__VA_ARGS__)
-#define fwrite(...) tc_fwrite(__VA_ARGS__)
-#define fprintf(...) tc_compat_fprintf_(__VA_ARGS__)
-#define printf(...) tc_compat_printf_(__VA_ARGS__)
-#define dprintf(...) tc_compat_dprintf_(__VA_ARGS__)
-#define vfprintf(...) tc_vfprintf(__VA_ARGS__)
-#define vprintf(...) tc_vprintf(__VA_ARGS__)
-#define vdprintf(...) tc_vdprintf(__VA_ARGS__)
-#define fflush(...) tc_fflush(__VA_ARGS__)
-#define fclose(...) tc_fclose(__VA_ARGS__)
-#define fopen(...) tc_fopen(__VA_ARGS__)
-#define perror(...) tc_perror(__VA_ARGS__)
-/* The _unlocked variants: the caller may hold the stream's lock (flockfile), which is
- * recursive, so the locking calls serve them. */
-#undef getc_unlocked
-#undef getchar_unlocked
-#undef putc_unlocked
-#undef putchar_unlocked
-#undef fgetc_unlocked
-#undef fgets_unlocked
-#undef fread_unlocked
-#undef fputc_unlocked
-#undef fputs_unlocked
-#undef fwrite_unlocked
-#undef fflush_unlocked
-#define getc_unlocked(...) tc_getc(__VA_ARGS__)
-#define getchar_unlocked(...) tc_getchar(__VA_ARGS__)
-#define fgetc_unlocked(...) tc_fgetc(__VA_ARGS__)
-#define fgets_unlocked(...) tc_fgets(__VA_ARGS__)
-#define fread_unlocked(...) tc_fread(__VA_ARGS__)
-#define putc_unlocked(...) tc_putc(__VA_ARGS__)
-#define putchar_unlocked(...) tc_putchar(__VA_ARGS__)
-#define fputc_unlocked(...) tc_fputc(__VA_ARGS__)
-#define fputs_unlocked(...) tc_fputs(__VA_ARGS__)
-#define fwrite_unlocked(...) tc_fwrite(__VA_ARGS__)
-#define fflush_unlocked(...) tc_fflush(__VA_ARGS__)
+#if defined __GLIBC__ && defined __USE_FORTIFY_LEVEL && __USE_FORTIFY_LEVEL > 0
+/* _FORTIFY_SOURCE: the checking functions its inline wrappers call for the calls used most
+ * (printf's family always; read, fgets, fread when the buffer's size is known) check as
+ * glibc's do (__chk_fail) and call ours; printf's %n check (level 2) is not made. */
+extern void __chk_fail(void) __attribute__((__noreturn__));
+extern int TC_COMPAT_REDIRECT_(__printf_chk, (int, const char *__restrict, ...), tc_compat_printf_chk_);
+extern int TC_COMPAT_REDIRECT_(__fprintf_chk, (FILE *__restrict, int, const char *__restrict, ...), tc_compat_fprintf_chk_);
+extern int TC_COMPAT_REDIRECT_(__dprintf_chk, (int, int, const char *__restrict, ...), tc_compat_dprintf_chk_);
+extern int TC_COMPAT_REDIRECT_(__vprintf_chk, (int, const char *__restrict, va_list), tc_compat_vprintf_chk_);
+extern int TC_COMPAT_REDIRECT_(__vfprintf_chk, (FILE *__restrict, int, const char *__restrict, va_list), tc_compat_vfprintf_chk_);
+extern int TC_COMPAT_REDIRECT_(__vdprintf_chk, (int, int, const char *__restrict, va_list), tc_compat_vdprintf_chk_);
+extern ssize_t TC_COMPAT_REDIRECT_(__read_chk, (int, void *, size_t, size_t), tc_compat_read_chk_);
+extern char *TC_COMPAT_REDIRECT_(__fgets_chk, (char *__restrict, size_t, int, FILE *__restrict), tc_compat_fgets_chk_);
+extern size_t TC_COMPAT_REDIRECT_(__fread_chk, (void *__restrict, size_t, size_t, size_t, FILE *__restrict), tc_compat_fread_chk_);
+#define TC_COMPAT_VA_(last, call)                                                               \
+    {                                                                                           \
+        va_list ap;                                                                             \
+        va_start(ap, last);                                                                     \
+        int r = call;                                                                           \
+        va_end(ap);                                                                             \
+        return r;                                                                               \
+    }
+static int tc_compat_printf_chk_(int, const char *, ...) TC_COMPAT_ASM_(tc_compat_printf_chk_) __attribute__((used));
+static int tc_compat_printf_chk_(int flag, const char *fmt, ...) { (void)flag; TC_COMPAT_VA_(fmt, tc_vprintf(fmt, ap)) }
+static int tc_compat_fprintf_chk_(FILE *, int, const char *, ...) TC_COMPAT_ASM_(tc_compat_fprintf_chk_) __attribute__((used));
+static int tc_compat_fprintf_chk_(FILE *f, int flag, const char *fmt, ...) { (void)flag; TC_COMPAT_VA_(fmt, tc_vfprintf(f, fmt, ap)) }
+static int tc_compat_dprintf_chk_(int, int, const char *, ...) TC_COMPAT_ASM_(tc_compat_dprintf_chk_) __attribute__((used));
+static int tc_compat_dprintf_chk_(int fd, int flag, const char *fmt, ...) { (void)flag; TC_COMPAT_VA_(fmt, tc_vdprintf(fd, fmt, ap)) }
+static int tc_compat_vprintf_chk_(int, const char *, va_list) TC_COMPAT_ASM_(tc_compat_vprintf_chk_) __attribute__((used));
+static int tc_compat_vprintf_chk_(int flag, const char *fmt, va_list ap) { (void)flag; return tc_vprintf(fmt, ap); }
+static int tc_compat_vfprintf_chk_(FILE *, int, const char *, va_list) TC_COMPAT_ASM_(tc_compat_vfprintf_chk_) __attribute__((used));
+static int tc_compat_vfprintf_chk_(FILE *f, int flag, const char *fmt, va_list ap) { (void)flag; return tc_vfprintf(f, fmt, ap); }
+static int tc_compat_vdprintf_chk_(int, int, const char *, va_list) TC_COMPAT_ASM_(tc_compat_vdprintf_chk_) __attribute__((used));
+static int tc_compat_vdprintf_chk_(int fd, int flag, const char *fmt, va_list ap) { (void)flag; return tc_vdprintf(fd, fmt, ap); }
+static ssize_t tc_compat_read_chk_(int, void *, size_t, size_t) TC_COMPAT_ASM_(tc_compat_read_chk_) __attribute__((used));
+static ssize_t tc_compat_read_chk_(int fd, void *buf, size_t n, size_t size) {
+    if (n > size) __chk_fail();
+    return tc_read(fd, buf, n);
+}
+static char *tc_compat_fgets_chk_(char *, size_t, int, FILE *) TC_COMPAT_ASM_(tc_compat_fgets_chk_) __attribute__((used));
+static char *tc_compat_fgets_chk_(char *s, size_t size, int n, FILE *f) {
+    if ((size_t)n > size) __chk_fail();
+    return tc_fgets(s, n, f);
+}
+static size_t tc_compat_fread_chk_(void *, size_t, size_t, size_t, FILE *) TC_COMPAT_ASM_(tc_compat_fread_chk_) __attribute__((used));
+static size_t tc_compat_fread_chk_(void *p, size_t size, size_t each, size_t count, FILE *f) {
+    if (each != 0 && count > size / each) __chk_fail();
+    return tc_fread(p, each, count, f);
+}
+#undef TC_COMPAT_VA_
+#endif
+TC_COMPAT_END_
 
 #endif /* THREAD_CANCEL_PTHREAD_COMPAT_H */

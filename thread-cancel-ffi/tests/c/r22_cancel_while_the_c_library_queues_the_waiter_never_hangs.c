@@ -2,8 +2,9 @@
  * the mutex and is not yet queued (a broadcast sent then wakes nobody), still ends the wait;
  * and a thread that cancels while holding the wait's mutex is not blocked by that.
  *
- * The window is made wide on purpose: this program defines pthread_cond_wait itself, which the
- * library's condition wait (linked statically from libthread_cancel.a) then calls; it spins
+ * The window is made wide on purpose: this program defines the symbol pthread_cond_wait itself,
+ * which the library's condition wait (linked statically from libthread_cancel.a) then calls; it
+ * spins
  * 200 µs with the mutex held before it calls the C library's own wait, as a waiter preempted
  * there would. 3,000 rounds, three kinds: (a) the cancel is sent inside that window; (b) after
  * a delay of 0 to ~3 µs from the start of the wait; (c) with the mutex held by the canceler
@@ -32,13 +33,19 @@ static int real_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
     if (!real) real = (int (*)(pthread_cond_t *, pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_cond_wait");
     return real(c, m);
 #else
-#undef pthread_cond_timedwait /* the C library's, not the header's mapping */
-    return pthread_cond_timedwait(c, m, NULL); /* musl: a wait without a time limit */
+    /* The C library's, named by its symbol (the header redirects the name itself to ours). */
+    extern int sys_cond_timedwait(pthread_cond_t *, pthread_mutex_t *, const struct timespec *)
+        __asm__("pthread_cond_timedwait");
+    return sys_cond_timedwait(c, m, NULL); /* musl: a wait without a time limit */
 #endif
 }
 
-#undef pthread_cond_wait
-int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+/* This program's pthread_cond_wait, defined under the C library's symbol: the header redirects
+ * the name pthread_cond_wait itself (a call, the address, a definition) to tc_cond_wait, the
+ * library's, so a definition written `int pthread_cond_wait(...)` would define tc_cond_wait
+ * (the link fails: multiple definition). The header's top comment says so. */
+int slow_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) __asm__("pthread_cond_wait");
+int slow_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
     if (atomic_load(&slow)) {
         struct timespec t0, t;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -66,7 +73,8 @@ static void *waiter(void *arg) {
     CHECK(pthread_mutex_lock(&mu) == 0);
     pthread_cleanup_push(unlock, &mu);
     atomic_store(&entering, 1);
-    /* What the header maps pthread_cond_wait to (the name is this program's own, above). */
+    /* The library's wait (pthread_cond_wait here names it too; the symbol pthread_cond_wait is
+     * this program's, above). */
     for (;;) tc_cond_wait(&cv, &mu); /* the predicate never holds */
     pthread_cleanup_pop(0);
     return NULL;

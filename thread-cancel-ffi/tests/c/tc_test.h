@@ -20,18 +20,21 @@
         }                                                                               \
     } while (0)
 
-/* Sleeps `ms` milliseconds with the system's nanosleep (not a cancellation point of ours:
- * the compat header renames only calls written `nanosleep(...)`, so this goes through
- * a function pointer). */
+/* The system's nanosleep (not a cancellation point of ours): the compat header redirects every
+ * reference to `nanosleep`, a call or its address, to tc_nanosleep, so this names the C
+ * library's symbol itself. */
+extern int tc_test_sys_nanosleep(const struct timespec *, struct timespec *) __asm__("nanosleep");
+
+/* Sleeps `ms` milliseconds with the system's nanosleep. */
 static inline void test_msleep(long ms) {
-    int (*sys_nanosleep)(const struct timespec *, struct timespec *) = &nanosleep;
+    int (*sys_nanosleep)(const struct timespec *, struct timespec *) = &tc_test_sys_nanosleep;
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     sys_nanosleep(&ts, NULL);
 }
 
 /* The same in microseconds. */
 static inline void test_usleep(long us) {
-    int (*sys_nanosleep)(const struct timespec *, struct timespec *) = &nanosleep;
+    int (*sys_nanosleep)(const struct timespec *, struct timespec *) = &tc_test_sys_nanosleep;
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
     sys_nanosleep(&ts, NULL);
 }

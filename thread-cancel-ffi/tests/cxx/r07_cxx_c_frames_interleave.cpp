@@ -29,8 +29,12 @@ static int pipefd[2];
 static std::mutex inner_m, outer_m;
 static bool blocked_in_read;
 
+/* The system's nanosleep, named by its symbol: the compat header redirects every reference
+ * to `nanosleep` (a call or its address) to tc_nanosleep, a cancellation point. */
+extern "C" int sys_nanosleep(const struct timespec *, struct timespec *) __asm__("nanosleep");
+
+/* Sleeps without a cancellation point (the cancel must act where the case says, not here). */
 static void msleep(long ms) {
-    int (*sys_nanosleep)(const struct timespec *, struct timespec *) = &nanosleep;
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     sys_nanosleep(&ts, NULL);
 }

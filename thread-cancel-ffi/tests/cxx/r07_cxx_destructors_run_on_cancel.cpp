@@ -43,9 +43,12 @@ static pthread_mutex_t pm = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static sem_t sem;
 
-/* Sleeps without a cancellation point (through a pointer, so the compat header leaves it). */
+/* The system's nanosleep, named by its symbol: the compat header redirects every reference
+ * to `nanosleep` (a call or its address) to tc_nanosleep, a cancellation point. */
+extern "C" int sys_nanosleep(const struct timespec *, struct timespec *) __asm__("nanosleep");
+
+/* Sleeps without a cancellation point (the cancel must act where the case says, not here). */
 static void msleep(long ms) {
-    int (*sys_nanosleep)(const struct timespec *, struct timespec *) = &nanosleep;
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     sys_nanosleep(&ts, NULL);
 }
