@@ -34,10 +34,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <thread_cancel.h>
 #include <unistd.h>
 #ifndef __GLIBC__
@@ -50,12 +53,47 @@
 #define TC_IO_LINE_BUF 0x0200
 #define TC_IO_CURRENTLY_PUTTING 0x0800
 
-/* Waits (a cancellation point) until `fd` is ready for `events`. A signal handler's EINTR
- * waits again, as a read or write restarted by SA_RESTART would. */
-static void wait_fd(int fd, short events) {
-    struct pollfd p = {.fd = fd, .events = events};
-    while (tc_poll(&p, 1, -1) < 0 && errno == EINTR) {
+/* Whether a handler of the program's, installed without SA_RESTART, may have interrupted a
+ * wait. After a wait failed with EINTR (not a cancellation: that acts in the wait) the signal
+ * is not known; the read(2) or write(2) the wait stands for would have failed with EINTR if it
+ * was such a handler's, and been restarted by the kernel if it had SA_RESTART. So: EINTR if
+ * any caught signal's handler lacks SA_RESTART (the cancel signal has it). A program that
+ * mixes both kinds sees EINTR also when the SA_RESTART one ran (a read may always fail with
+ * EINTR there). Only after an EINTR: 64 sigaction queries. */
+static int handler_without_restart(void) {
+    for (int s = 1; s < NSIG; s++) {
+        struct sigaction sa;
+        if (sigaction(s, NULL, &sa) != 0) continue; /* glibc's own signals: EINVAL */
+        if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
+        if (!(sa.sa_flags & SA_RESTART)) return 1;
     }
+    return 0;
+}
+
+/* Waits (a cancellation point) until `fd` is ready for `events`, so that the read(2) or
+ * write(2) the C library makes next does not block. 0: go on — ready, or the descriptor is
+ * non-blocking (O_NONBLOCK, read at each wait: the flag can change at any time), whose
+ * read(2) or write(2) then fails with EAGAIN at once, as without this layer. -1 with errno
+ * EINTR: a signal handler without SA_RESTART ran (see handler_without_restart), where that
+ * read(2) or write(2) would have failed with EINTR; the caller fails as it would have. A
+ * handler with SA_RESTART: waits again, as the kernel restarts the read(2) or write(2). */
+static int wait_fd(int fd, short events) {
+    int e = errno; /* a call that succeeds leaves errno as it found it */
+    struct pollfd p = {.fd = fd, .events = events};
+    int r = tc_poll(&p, 1, 0); /* ready already: one system call */
+    if (r == 0) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || !(fl & O_NONBLOCK)) {
+            while (tc_poll(&p, 1, -1) < 0 && errno == EINTR) {
+                if (handler_without_restart()) {
+                    errno = EINTR;
+                    return -1;
+                }
+            }
+        }
+    }
+    errno = e; /* ready, non-blocking, or an error the read(2) or write(2) will report */
+    return 0;
 }
 
 /* The cleanup handler of a call canceled while it holds the stream's lock. */
@@ -72,13 +110,27 @@ static int buffered(FILE *f) {
     return (f->_flags & TC_IO_IN_BACKUP) && f->_IO_save_base < f->_IO_save_end;
 }
 
+/* A read(2) or write(2) of `f` that failed with EINTR, as glibc records it: the error flag,
+ * and (a write) the bytes the stream held for the descriptor are dropped, as glibc drops them
+ * when its write fails (else a later flush, the one at exit, writes them). */
+static void failed_eintr(FILE *f) {
+    f->_flags |= _IO_ERR_SEEN;
+    if (f->_flags & TC_IO_CURRENTLY_PUTTING) f->_IO_write_ptr = f->_IO_write_base;
+    errno = EINTR;
+}
+
 /* Before glibc refills `f`: waits until its descriptor is readable, unless the next byte is
  * buffered, the stream is at end of file (sticky in glibc) or cannot read, or it has no
- * descriptor (a memory or cookie stream). */
-static void wait_readable(FILE *f) {
-    if (buffered(f) || (f->_flags & (_IO_EOF_SEEN | TC_IO_NO_READS))) return;
+ * descriptor (a memory or cookie stream). -1 if the refill's read(2) would have failed with
+ * EINTR (wait_fd): the stream's error flag is set, as glibc's refill sets it. */
+static int wait_readable(FILE *f) {
+    if (buffered(f) || (f->_flags & (_IO_EOF_SEEN | TC_IO_NO_READS))) return 0;
     int fd = fileno_unlocked(f);
-    if (fd >= 0) wait_fd(fd, POLLIN);
+    if (fd >= 0 && wait_fd(fd, POLLIN) < 0) {
+        failed_eintr(f);
+        return -1;
+    }
+    return 0;
 }
 
 /* A read in progress: the bytes taken so far are base[0..n), pushed back if it is canceled. */
@@ -115,7 +167,7 @@ static int take(struct rd *r, size_t max, int delim) {
             if (m < k) return TOOK_EOF;
             continue;
         }
-        wait_readable(f);
+        if (wait_readable(f) < 0) return TOOK_EOF; /* EINTR, as a read error */
         int c = getc_unlocked(f); /* one refill, which does not block now */
         if (c == EOF) return TOOK_EOF;
         r->base[r->n++] = (unsigned char)c;
@@ -129,8 +181,7 @@ int tc_stdio_fgetc(FILE *f) {
     struct rd r = {f, NULL, 0};
     int c;
     tc_cleanup_push(rd_canceled, &r);
-    wait_readable(f);
-    c = getc_unlocked(f);
+    c = wait_readable(f) < 0 ? EOF : getc_unlocked(f);
     tc_cleanup_pop(0);
     funlockfile(f);
     return c;
@@ -220,8 +271,7 @@ int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) {
     flockfile(f);
     int r;
     tc_cleanup_push(unlock_canceled, f);
-    wait_readable(f);
-    r = vfscanf(f, fmt, ap);
+    r = wait_readable(f) < 0 ? EOF : vfscanf(f, fmt, ap);
     tc_cleanup_pop(0);
     funlockfile(f);
     return r;
@@ -229,23 +279,56 @@ int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) {
 
 /* ---- output ---- */
 
-/* Writes what `f` holds (one write(2) of at most PIPE_BUF bytes: put_bytes never lets more
- * accumulate) once its descriptor is writable. */
+/* Whether a write(2) to `fd` can block: not to a regular file or a block device (the kernel
+ * takes the whole write), nor to Linux's memory devices (/dev/null, /dev/zero, /dev/full,
+ * /dev/random, ...: major 1), nor with no descriptor (a memory or cookie stream: nothing to
+ * wait for). Pipes, FIFOs, sockets, terminals and other devices can. Asked once per call that
+ * is about to write (a stream's descriptor number can be another file after fclose and open,
+ * so nothing is remembered between calls); an fstat is cheap beside the write it precedes. */
+static int write_can_block(int fd) {
+    struct stat st;
+    if (fd < 0) return 0;
+    if (fstat(fd, &st) != 0) return 1;
+    if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return 0;
+    return !(S_ISCHR(st.st_mode) && major(st.st_rdev) == 1);
+}
+
+/* Writes what `f` holds (one write(2) of at most PIPE_BUF bytes to a descriptor that can
+ * block: put_bytes never lets more accumulate there) once its descriptor is writable. */
 static int flush_out(FILE *f) {
     int fd = fileno_unlocked(f);
-    if (fd >= 0 && (f->_flags & TC_IO_CURRENTLY_PUTTING) && f->_IO_write_ptr > f->_IO_write_base)
-        wait_fd(fd, POLLOUT);
+    if (fd >= 0 && (f->_flags & TC_IO_CURRENTLY_PUTTING) && f->_IO_write_ptr > f->_IO_write_base &&
+        wait_fd(fd, POLLOUT) < 0) {
+        failed_eintr(f);
+        return EOF;
+    }
     return fflush_unlocked(f);
 }
 
-/* Gives `n` bytes to `f` in pieces for which glibc makes at most one write(2), of at most
- * PIPE_BUF bytes, each after the descriptor was found writable. 0, or -1 on a write error. */
+/* Gives `n` bytes to `f`. Bytes that fit in its buffer without a write are copied there. A
+ * step that may write, to a descriptor whose write can block, goes in pieces for which glibc
+ * makes at most one write(2), of at most PIPE_BUF bytes, each after the descriptor was found
+ * writable; to one that cannot block (a regular file), the call is a point at that step and
+ * glibc writes as it would without this layer. 0, or -1 on a write error (EINTR: wait_fd). */
 static int put_bytes(FILE *f, const char *p, size_t n) {
     int fd = fileno_unlocked(f);
+    int blocks = -1; /* not asked yet */
     while (n > 0) {
         size_t k;
         int writes;
-        if (f->_IO_buf_base == NULL || !(f->_flags & TC_IO_CURRENTLY_PUTTING)) {
+        int putting = f->_IO_buf_base != NULL && (f->_flags & TC_IO_CURRENTLY_PUTTING);
+        if (putting && !(f->_flags & (TC_IO_UNBUFFERED | TC_IO_LINE_BUF))) {
+            size_t pending = (size_t)(f->_IO_write_ptr - f->_IO_write_base);
+            size_t space = (size_t)(f->_IO_buf_end - f->_IO_write_ptr);
+            if (n < space && pending + n < PIPE_BUF) /* all into the buffer: no write */
+                return fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
+        }
+        if (blocks < 0) blocks = write_can_block(fd);
+        if (!blocks) {
+            tc_testcancel();
+            return fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
+        }
+        if (!putting) {
             /* The first byte sets the stream up for output (it allocates the buffer). */
             k = 1;
             writes = (f->_flags & (TC_IO_UNBUFFERED | TC_IO_LINE_BUF)) != 0;
@@ -263,7 +346,10 @@ static int put_bytes(FILE *f, const char *p, size_t n) {
             k = n < space ? n : space;
             writes = (f->_flags & TC_IO_LINE_BUF) && memchr(p, '\n', k) != NULL;
         }
-        if (writes && fd >= 0) wait_fd(fd, POLLOUT);
+        if (writes && fd >= 0 && wait_fd(fd, POLLOUT) < 0) {
+            failed_eintr(f);
+            return -1;
+        }
         size_t m = fwrite_unlocked(p, 1, k, f);
         p += m;
         n -= m;
@@ -407,39 +493,45 @@ void tc_stdio_perror(const char *s) {
 /* Before a call that may refill `f`: if nothing of it is in memory (musl: __freadahead; on a C
  * library without it, bionic, unknown), waits until its descriptor is readable, so that the
  * first refill does not block. The call's later refills (a long line arriving in pieces) can
- * block without being interrupted. A call canceled in the wait took nothing from the stream. */
-static void wait_input(FILE *f) {
+ * block without being interrupted. A call canceled in the wait took nothing from the stream.
+ * A non-blocking descriptor is not waited for (the C library's read(2) fails with EAGAIN, as
+ * without this layer). -1 with errno EINTR where that read(2) would have failed with EINTR
+ * (wait_fd): the call then fails so, without its read; the stream's error flag is not set (no
+ * portable way to set it). */
+static int wait_input(FILE *f) {
 #if defined(__ANDROID__)
     (void)f;
+    return 0;
 #else
-    if (__freadahead(f) > 0 || feof(f)) return;
+    if (__freadahead(f) > 0 || feof(f)) return 0;
     int fd = fileno(f);
-    if (fd >= 0) wait_fd(fd, POLLIN);
+    return fd >= 0 ? wait_fd(fd, POLLIN) : 0;
 #endif
 }
 
-#define LOCKED_INPUT(f, type, call)                                                             \
+#define LOCKED_INPUT(f, type, call, failed)                                                     \
     do {                                                                                        \
         type result_;                                                                           \
         tc_testcancel();                                                                        \
         flockfile(f);                                                                           \
         tc_cleanup_push(unlock_canceled, f);                                                    \
-        wait_input(f);                                                                          \
-        result_ = call;                                                                         \
+        result_ = wait_input(f) < 0 ? (failed) : (call);                                        \
         tc_cleanup_pop(0);                                                                      \
         funlockfile(f);                                                                         \
         return result_;                                                                         \
     } while (0)
 
-int tc_stdio_fgetc(FILE *f) { LOCKED_INPUT(f, int, getc_unlocked(f)); }
-char *tc_stdio_fgets(char *s, int n, FILE *f) { LOCKED_INPUT(f, char *, fgets(s, n, f)); }
+int tc_stdio_fgetc(FILE *f) { LOCKED_INPUT(f, int, getc_unlocked(f), EOF); }
+char *tc_stdio_fgets(char *s, int n, FILE *f) { LOCKED_INPUT(f, char *, fgets(s, n, f), NULL); }
 size_t tc_stdio_fread(void *p, size_t size, size_t count, FILE *f) {
-    LOCKED_INPUT(f, size_t, fread(p, size, count, f));
+    LOCKED_INPUT(f, size_t, fread(p, size, count, f), 0);
 }
 ssize_t tc_stdio_getdelim(char **line, size_t *cap, int delim, FILE *f) {
-    LOCKED_INPUT(f, ssize_t, getdelim(line, cap, delim, f));
+    LOCKED_INPUT(f, ssize_t, getdelim(line, cap, delim, f), -1);
 }
-int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) { LOCKED_INPUT(f, int, vfscanf(f, fmt, ap)); }
+int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) {
+    LOCKED_INPUT(f, int, vfscanf(f, fmt, ap), EOF);
+}
 
 /* Output: a cancellation point at the call's entry; the write(2) the C library makes inside is
  * its own and is not interrupted (a stream to a full pipe blocks until the reader reads). */
