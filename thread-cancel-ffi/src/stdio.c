@@ -43,7 +43,9 @@
 #include <sys/sysmacros.h>
 #include <thread_cancel.h>
 #include <unistd.h>
-#ifndef __GLIBC__
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#else
 #include <stdio_ext.h>
 #endif
 
@@ -52,6 +54,7 @@
 #define TC_IO_IN_BACKUP 0x0100
 #define TC_IO_LINE_BUF 0x0200
 #define TC_IO_CURRENTLY_PUTTING 0x0800
+#define TC_IO_FLAGS2_NEED_LOCK 128
 
 /* Whether a handler of the program's, installed without SA_RESTART, may have interrupted a
  * wait. After a wait failed with EINTR (not a cancellation: that acts in the wait) the signal
@@ -102,6 +105,27 @@ static void unlock_canceled(void *arg) {
 }
 
 #ifdef __GLIBC__
+
+/* Whether touching `f` needs its lock. glibc (2.27 on) marks every stream _IO_FLAGS2_NEED_LOCK
+ * once the process may have a second thread (pthread_create marks them all before the thread
+ * starts, and streams opened later are marked at their creation); until then its own getc,
+ * putc, fwrite... skip the lock, and so do the fast paths here. Before 2.27 the bit is unused:
+ * the lock is always taken. */
+static int flag_known = -1; /* glibc 2.27 or later: 1 or 0, once asked */
+
+__attribute__((noinline, cold)) static int ask_flag_known(void) {
+    int major = 0, minor = 0;
+    int known = sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 &&
+                (major > 2 || (major == 2 && minor >= 27));
+    __atomic_store_n(&flag_known, known, __ATOMIC_RELAXED);
+    return known;
+}
+
+static inline int need_lock(FILE *f) {
+    if (f->_flags2 & TC_IO_FLAGS2_NEED_LOCK) return 1;
+    int known = __atomic_load_n(&flag_known, __ATOMIC_RELAXED);
+    return !(__builtin_expect(known >= 0, 1) ? known : ask_flag_known());
+}
 
 /* Whether the next byte of `f` is in memory (the current get area, or the main area behind the
  * backup area that ungetc uses): reading it makes no system call. */
@@ -176,15 +200,28 @@ static int take(struct rd *r, size_t max, int delim) {
     return TOOK_MAX;
 }
 
-int tc_stdio_fgetc(FILE *f) {
+/* getc and the other one-byte reads (getc_unlocked too: the header maps both here). A buffered
+ * byte is taken as glibc's getc_unlocked takes it, with no wait and no cleanup handler (no
+ * system call follows, as with glibc); without the lock while glibc's getc would not take it. */
+__attribute__((noinline)) static int fgetc_locked(FILE *f) {
     flockfile(f);
-    struct rd r = {f, NULL, 0};
     int c;
-    tc_cleanup_push(rd_canceled, &r);
-    c = wait_readable(f) < 0 ? EOF : getc_unlocked(f);
-    tc_cleanup_pop(0);
+    if (buffered(f)) {
+        c = getc_unlocked(f);
+    } else {
+        struct rd r = {f, NULL, 0};
+        tc_cleanup_push(rd_canceled, &r);
+        c = wait_readable(f) < 0 ? EOF : getc_unlocked(f);
+        tc_cleanup_pop(0);
+    }
     funlockfile(f);
     return c;
+}
+
+int tc_stdio_fgetc(FILE *f) {
+    if (__builtin_expect(!need_lock(f) && f->_IO_read_ptr < f->_IO_read_end, 1))
+        return *(unsigned char *)f->_IO_read_ptr++;
+    return fgetc_locked(f);
 }
 
 char *tc_stdio_fgets(char *s, int n, FILE *f) {
@@ -305,6 +342,17 @@ static int flush_out(FILE *f) {
     return fflush_unlocked(f);
 }
 
+/* Whether `n` bytes go into `f`'s buffer with no write(2) (glibc copies them there), within
+ * the PIPE_BUF bound of put_bytes: fully buffered, set up for output, room for them. */
+static inline int fits(FILE *f, size_t n) {
+    if (!(f->_flags & TC_IO_CURRENTLY_PUTTING) || (f->_flags & (TC_IO_UNBUFFERED | TC_IO_LINE_BUF)) ||
+        f->_IO_buf_base == NULL)
+        return 0;
+    size_t pending = (size_t)(f->_IO_write_ptr - f->_IO_write_base);
+    size_t space = (size_t)(f->_IO_buf_end - f->_IO_write_ptr);
+    return n < space && pending + n < PIPE_BUF;
+}
+
 /* Gives `n` bytes to `f`. Bytes that fit in its buffer without a write are copied there. A
  * step that may write, to a descriptor whose write can block, goes in pieces for which glibc
  * makes at most one write(2), of at most PIPE_BUF bytes, each after the descriptor was found
@@ -317,12 +365,7 @@ static int put_bytes(FILE *f, const char *p, size_t n) {
         size_t k;
         int writes;
         int putting = f->_IO_buf_base != NULL && (f->_flags & TC_IO_CURRENTLY_PUTTING);
-        if (putting && !(f->_flags & (TC_IO_UNBUFFERED | TC_IO_LINE_BUF))) {
-            size_t pending = (size_t)(f->_IO_write_ptr - f->_IO_write_base);
-            size_t space = (size_t)(f->_IO_buf_end - f->_IO_write_ptr);
-            if (n < space && pending + n < PIPE_BUF) /* all into the buffer: no write */
-                return fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
-        }
+        if (fits(f, n)) return fwrite_unlocked(p, 1, n, f) == n ? 0 : -1; /* no write */
         if (blocks < 0) blocks = write_can_block(fd);
         if (!blocks) {
             tc_testcancel();
@@ -374,7 +417,18 @@ static void wr_canceled(void *arg) {
 static int put_locked(FILE *f, const char *p, size_t n, char *heap, int newline) {
     struct wr w = {f, heap};
     int r;
+    if (!newline && !need_lock(f) && fits(f, n)) { /* no write: as glibc's fwrite, no lock */
+        r = fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
+        free(heap);
+        return r;
+    }
     flockfile(f);
+    if (!newline && fits(f, n)) {
+        r = fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
+        funlockfile(f);
+        free(heap);
+        return r;
+    }
     tc_cleanup_push(wr_canceled, &w);
     r = put_bytes(f, p, n);
     if (r == 0 && newline) r = put_bytes(f, "\n", 1);
@@ -394,9 +448,16 @@ size_t tc_stdio_fwrite(const void *p, size_t size, size_t count, FILE *f) {
     return put_locked(f, p, size * count, NULL, 0) == 0 ? count : 0;
 }
 
-int tc_stdio_fputc(int c, FILE *f) {
-    unsigned char b = (unsigned char)c;
+__attribute__((noinline)) static int fputc_locked(unsigned char b, FILE *f) {
     return put_locked(f, (const char *)&b, 1, NULL, 0) == 0 ? b : EOF;
+}
+
+int tc_stdio_fputc(int c, FILE *f) {
+    /* putc_unlocked's fast path (the header maps it here too): room in a fully buffered
+     * stream, within put_bytes's bound (fits). */
+    if (__builtin_expect(!need_lock(f) && fits(f, 1), 1))
+        return (unsigned char)(*f->_IO_write_ptr++ = (char)c);
+    return fputc_locked((unsigned char)c, f);
 }
 
 int tc_stdio_fputs(const char *s, FILE *f) {
