@@ -6,9 +6,23 @@
  * cleanup handler that releases it if the thread is canceled) and, before each step that
  * would make glibc call read(2) on an empty buffer, waits in our cancellable poll(2) until the
  * descriptor is readable, so the refill does not block; before each step that would make glibc
- * call write(2), it waits until the descriptor is writable and hands glibc at most PIPE_BUF
- * bytes to write, which a pipe then takes without blocking. The cancellation is acted on in
- * the poll: nothing was read from or written to the descriptor by the step it interrupted.
+ * call write(2) to a descriptor whose write can block (a pipe, socket, FIFO, terminal), it
+ * waits until the descriptor is writable and hands glibc at most PIPE_BUF bytes to write,
+ * which a pipe then takes without blocking. The cancellation is acted on in the poll: nothing
+ * was read from or written to the descriptor by the step it interrupted. A write to a regular
+ * file, a block device or /dev/null cannot block: no bound, no poll (a point at that step),
+ * as many write(2) calls as glibc makes.
+ *
+ * Otherwise as glibc's own calls:
+ *   - a descriptor with O_NONBLOCK is not waited for: glibc's read(2) or write(2) fails with
+ *     EAGAIN at once, and the call reports it as glibc does (wait_fd);
+ *   - a signal handler of the program's without SA_RESTART makes a blocked call fail with
+ *     EINTR (the stream's error flag set, as glibc's failed read or write sets it); with
+ *     SA_RESTART the call goes on, as the kernel restarts glibc's read(2) or write(2);
+ *   - a step that needs no system call (a byte in the buffer for getc or getc_unlocked, room
+ *     in the buffer for putc or fwrite) takes no cleanup handler and no wait, and no lock
+ *     where glibc's own call takes none (one thread, or the caller holds it: flockfile around
+ *     a loop of _unlocked calls).
  *
  * What a canceled call did (POSIX leaves the stream's state unspecified; glibc may lose data):
  *   - input: every byte the call had taken from the stream is pushed back (ungetc, in order),
@@ -34,6 +48,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,6 +69,7 @@
 #define TC_IO_IN_BACKUP 0x0100
 #define TC_IO_LINE_BUF 0x0200
 #define TC_IO_CURRENTLY_PUTTING 0x0800
+#define TC_IO_USER_LOCK 0x8000
 #define TC_IO_FLAGS2_NEED_LOCK 128
 
 /* Whether a handler of the program's, installed without SA_RESTART, may have interrupted a
@@ -121,10 +137,38 @@ __attribute__((noinline, cold)) static int ask_flag_known(void) {
     return known;
 }
 
-static inline int need_lock(FILE *f) {
-    if (f->_flags2 & TC_IO_FLAGS2_NEED_LOCK) return 1;
-    int known = __atomic_load_n(&flag_known, __ATOMIC_RELAXED);
-    return !(__builtin_expect(known >= 0, 1) ? known : ask_flag_known());
+/* glibc's stream lock (nptl's _IO_lock_t, the same since glibc 2.3 on every architecture):
+ * `owner` is the holding thread's pthread_self(), written only by that thread. */
+struct tc_io_lock {
+    int lock;
+    int cnt;
+    void *owner;
+};
+
+/* pthread_self(), inline on x86_64: there glibc's thread descriptor is at the thread pointer,
+ * whose first word points to itself (the psABI's TLS layout). */
+static inline void *self(void) {
+#if defined(__x86_64__)
+    void *p;
+    __asm__("mov %%fs:0, %0" : "=r"(p));
+    return p;
+#else
+    return (void *)pthread_self();
+#endif
+}
+
+/* Whether the calling thread may touch `f` without taking its lock, as glibc's own getc, putc
+ * and fwrite would not take it: the process has had no second thread (see above), or the
+ * stream's locking is the caller's (__fsetlocking, _IO_USER_LOCK), or this thread holds the
+ * lock already (flockfile around a loop of getc_unlocked: the usual reason for _unlocked). */
+static inline int lock_free(FILE *f) {
+    if (!(f->_flags2 & TC_IO_FLAGS2_NEED_LOCK)) {
+        int known = __atomic_load_n(&flag_known, __ATOMIC_RELAXED);
+        if (__builtin_expect(known >= 0, 1) ? known : ask_flag_known()) return 1;
+    }
+    if (f->_flags & TC_IO_USER_LOCK) return 1;
+    struct tc_io_lock *l = (struct tc_io_lock *)f->_lock;
+    return l != NULL && __atomic_load_n(&l->owner, __ATOMIC_RELAXED) == self();
 }
 
 /* Whether the next byte of `f` is in memory (the current get area, or the main area behind the
@@ -219,7 +263,7 @@ __attribute__((noinline)) static int fgetc_locked(FILE *f) {
 }
 
 int tc_stdio_fgetc(FILE *f) {
-    if (__builtin_expect(!need_lock(f) && f->_IO_read_ptr < f->_IO_read_end, 1))
+    if (__builtin_expect(lock_free(f) && f->_IO_read_ptr < f->_IO_read_end, 1))
         return *(unsigned char *)f->_IO_read_ptr++;
     return fgetc_locked(f);
 }
@@ -417,7 +461,7 @@ static void wr_canceled(void *arg) {
 static int put_locked(FILE *f, const char *p, size_t n, char *heap, int newline) {
     struct wr w = {f, heap};
     int r;
-    if (!newline && !need_lock(f) && fits(f, n)) { /* no write: as glibc's fwrite, no lock */
+    if (!newline && lock_free(f) && fits(f, n)) { /* no write: as glibc's fwrite, no lock */
         r = fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
         free(heap);
         return r;
@@ -455,7 +499,7 @@ __attribute__((noinline)) static int fputc_locked(unsigned char b, FILE *f) {
 int tc_stdio_fputc(int c, FILE *f) {
     /* putc_unlocked's fast path (the header maps it here too): room in a fully buffered
      * stream, within put_bytes's bound (fits). */
-    if (__builtin_expect(!need_lock(f) && fits(f, 1), 1))
+    if (__builtin_expect(lock_free(f) && fits(f, 1), 1))
         return (unsigned char)(*f->_IO_write_ptr++ = (char)c);
     return fputc_locked((unsigned char)c, f);
 }
