@@ -386,15 +386,21 @@ static int flush_out(FILE *f) {
     return fflush_unlocked(f);
 }
 
-/* Whether `n` bytes go into `f`'s buffer with no write(2) (glibc copies them there), within
- * the PIPE_BUF bound of put_bytes: fully buffered, set up for output, room for them. */
-static inline int fits(FILE *f, size_t n) {
-    if (!(f->_flags & TC_IO_CURRENTLY_PUTTING) || (f->_flags & (TC_IO_UNBUFFERED | TC_IO_LINE_BUF)) ||
-        f->_IO_buf_base == NULL)
+/* Whether the `n` bytes at `p` go into `f`'s buffer with no write(2) (glibc's fwrite copies
+ * them there and writes nothing while they fit: the room up to _IO_write_end, up to the
+ * buffer's end if line buffered), within put_bytes's bound (at most PIPE_BUF bytes pending):
+ * set up for output, buffered, room for them, and no newline if the stream is line buffered. */
+static inline int fits(FILE *f, const char *p, size_t n) {
+    if (!(f->_flags & TC_IO_CURRENTLY_PUTTING) || (f->_flags & TC_IO_UNBUFFERED) || f->_IO_buf_base == NULL)
         return 0;
+    char *end = f->_IO_write_end;
+    if (f->_flags & TC_IO_LINE_BUF) {
+        if (memchr(p, '\n', n) != NULL) return 0;
+        end = f->_IO_buf_end;
+    }
+    if (f->_IO_write_ptr > end) return 0;
     size_t pending = (size_t)(f->_IO_write_ptr - f->_IO_write_base);
-    size_t space = (size_t)(f->_IO_buf_end - f->_IO_write_ptr);
-    return n < space && pending + n < PIPE_BUF;
+    return n <= (size_t)(end - f->_IO_write_ptr) && pending + n <= PIPE_BUF;
 }
 
 /* Gives `n` bytes to `f`. Bytes that fit in its buffer without a write are copied there. A
@@ -409,7 +415,7 @@ static int put_bytes(FILE *f, const char *p, size_t n) {
         size_t k;
         int writes;
         int putting = f->_IO_buf_base != NULL && (f->_flags & TC_IO_CURRENTLY_PUTTING);
-        if (fits(f, n)) return fwrite_unlocked(p, 1, n, f) == n ? 0 : -1; /* no write */
+        if (fits(f, p, n)) return fwrite_unlocked(p, 1, n, f) == n ? 0 : -1; /* no write */
         if (blocks < 0) blocks = write_can_block(fd);
         if (!blocks) {
             tc_testcancel();
@@ -461,13 +467,13 @@ static void wr_canceled(void *arg) {
 static int put_locked(FILE *f, const char *p, size_t n, char *heap, int newline) {
     struct wr w = {f, heap};
     int r;
-    if (!newline && lock_free(f) && fits(f, n)) { /* no write: as glibc's fwrite, no lock */
+    if (!newline && lock_free(f) && fits(f, p, n)) { /* no write: as glibc's fwrite, no lock */
         r = fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
         free(heap);
         return r;
     }
     flockfile(f);
-    if (!newline && fits(f, n)) {
+    if (!newline && fits(f, p, n)) {
         r = fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
         funlockfile(f);
         free(heap);
@@ -497,10 +503,10 @@ __attribute__((noinline)) static int fputc_locked(unsigned char b, FILE *f) {
 }
 
 int tc_stdio_fputc(int c, FILE *f) {
-    /* putc_unlocked's fast path (the header maps it here too): room in a fully buffered
-     * stream, within put_bytes's bound (fits). */
-    if (__builtin_expect(lock_free(f) && fits(f, 1), 1))
-        return (unsigned char)(*f->_IO_write_ptr++ = (char)c);
+    /* putc_unlocked's fast path (the header maps it here too): room in the buffer, no write
+     * due (fits). */
+    char b = (char)c;
+    if (__builtin_expect(lock_free(f) && fits(f, &b, 1), 1)) return (unsigned char)(*f->_IO_write_ptr++ = b);
     return fputc_locked((unsigned char)c, f);
 }
 

@@ -1,6 +1,7 @@
 /* stdio through the header costs about what glibc's costs where no system call is needed:
  * - writes: fwrite in 64 KiB pieces, fputc byte by byte and fprintf of short lines, to a
- *   regular file and to /dev/null, make as many write(2) calls as glibc's (the PIPE_BUF
+ *   regular file and to /dev/null, and fputc of lines to a line-buffered regular file, make
+ *   as many write(2) calls as glibc's (the PIPE_BUF
  *   bound of the stdio layer is only for descriptors whose write can block: pipes, sockets,
  *   terminals); counted with /proc/self/io's syscw. A pipe gets the same bytes.
  * - getc_unlocked and putc_unlocked over 16 MiB, in a loop under flockfile, in a process with
@@ -135,6 +136,17 @@ int main(void) {
         count_writes("a regular file", file, how);
         count_writes("/dev/null", null, how);
     }
+    /* Line buffered: a write(2) per line, none between. */
+    FILE *lines = fopen("/dev/null", "w");
+    CHECK(lines != NULL && setvbuf(lines, NULL, _IOLBF, 4096) == 0);
+    long before = syscw();
+    for (int i = 0; i < 4096; i++) {
+        for (int j = 0; j < 63; j++) CHECK(fputc('x', lines) == 'x');
+        CHECK(fputc('\n', lines) == '\n');
+    }
+    long after = syscw();
+    if (before >= 0 && after >= 0) printf("4096 lines by fputc, line buffered: %ld write calls\n", after - before);
+    CHECK(fclose(lines) == 0);
     CHECK(fclose(null) == 0);
 
     /* A pipe gets every byte (in more write calls through the header: not compared). */
