@@ -76,12 +76,16 @@
  * wait. After a wait failed with EINTR (not a cancellation: that acts in the wait) the signal
  * is not known; the read(2) or write(2) the wait stands for would have failed with EINTR if it
  * was such a handler's, and been restarted by the kernel if it had SA_RESTART. So: EINTR if
- * any caught signal's handler lacks SA_RESTART (the cancel signal has it). A program that
- * mixes both kinds sees EINTR also when the SA_RESTART one ran (a read may always fail with
- * EINTR there). Only after an EINTR: 64 sigaction queries. */
+ * any caught signal's handler lacks SA_RESTART (the cancel signal has it), leaving out the
+ * signals of a program error (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS: raised by the
+ * faulting thread itself, never while it waits; crash reporters and the sanitizers catch them
+ * without SA_RESTART). A program that mixes both kinds sees EINTR also when the SA_RESTART
+ * one ran. Only after an EINTR: 64 sigaction queries. */
 static int handler_without_restart(void) {
     for (int s = 1; s < NSIG; s++) {
         struct sigaction sa;
+        if (s == SIGSEGV || s == SIGBUS || s == SIGFPE || s == SIGILL || s == SIGTRAP || s == SIGSYS)
+            continue;
         if (sigaction(s, NULL, &sa) != 0) continue; /* glibc's own signals: EINVAL */
         if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
         if (!(sa.sa_flags & SA_RESTART)) return 1;
