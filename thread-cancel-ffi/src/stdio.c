@@ -6,9 +6,23 @@
  * cleanup handler that releases it if the thread is canceled) and, before each step that
  * would make glibc call read(2) on an empty buffer, waits in our cancellable poll(2) until the
  * descriptor is readable, so the refill does not block; before each step that would make glibc
- * call write(2), it waits until the descriptor is writable and hands glibc at most PIPE_BUF
- * bytes to write, which a pipe then takes without blocking. The cancellation is acted on in
- * the poll: nothing was read from or written to the descriptor by the step it interrupted.
+ * call write(2) to a descriptor whose write can block (a pipe, socket, FIFO, terminal), it
+ * waits until the descriptor is writable and hands glibc at most PIPE_BUF bytes to write,
+ * which a pipe then takes without blocking. The cancellation is acted on in the poll: nothing
+ * was read from or written to the descriptor by the step it interrupted. A write to a regular
+ * file, a block device or /dev/null cannot block: no bound, no poll (a point at that step),
+ * as many write(2) calls as glibc makes.
+ *
+ * Otherwise as glibc's own calls:
+ *   - a descriptor with O_NONBLOCK is not waited for: glibc's read(2) or write(2) fails with
+ *     EAGAIN at once, and the call reports it as glibc does (wait_fd);
+ *   - a signal handler of the program's without SA_RESTART makes a blocked call fail with
+ *     EINTR (the stream's error flag set, as glibc's failed read or write sets it); with
+ *     SA_RESTART the call goes on, as the kernel restarts glibc's read(2) or write(2);
+ *   - a step that needs no system call (a byte in the buffer for getc or getc_unlocked, room
+ *     in the buffer for putc or fwrite) takes no cleanup handler and no wait, and no lock
+ *     where glibc's own call takes none (one thread, or the caller holds it: flockfile around
+ *     a loop of _unlocked calls).
  *
  * What a canceled call did (POSIX leaves the stream's state unspecified; glibc may lose data):
  *   - input: every byte the call had taken from the stream is pushed back (ungetc, in order),
@@ -34,13 +48,19 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <thread_cancel.h>
 #include <unistd.h>
-#ifndef __GLIBC__
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#else
 #include <stdio_ext.h>
 #endif
 
@@ -49,13 +69,54 @@
 #define TC_IO_IN_BACKUP 0x0100
 #define TC_IO_LINE_BUF 0x0200
 #define TC_IO_CURRENTLY_PUTTING 0x0800
+#define TC_IO_USER_LOCK 0x8000
+#define TC_IO_FLAGS2_NEED_LOCK 128
 
-/* Waits (a cancellation point) until `fd` is ready for `events`. A signal handler's EINTR
- * waits again, as a read or write restarted by SA_RESTART would. */
-static void wait_fd(int fd, short events) {
-    struct pollfd p = {.fd = fd, .events = events};
-    while (tc_poll(&p, 1, -1) < 0 && errno == EINTR) {
+/* Whether a handler of the program's, installed without SA_RESTART, may have interrupted a
+ * wait. After a wait failed with EINTR (not a cancellation: that acts in the wait) the signal
+ * is not known; the read(2) or write(2) the wait stands for would have failed with EINTR if it
+ * was such a handler's, and been restarted by the kernel if it had SA_RESTART. So: EINTR if
+ * any caught signal's handler lacks SA_RESTART (the cancel signal has it), leaving out the
+ * signals of a program error (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS: raised by the
+ * faulting thread itself, never while it waits; crash reporters and the sanitizers catch them
+ * without SA_RESTART). A program that mixes both kinds sees EINTR also when the SA_RESTART
+ * one ran. Only after an EINTR: 64 sigaction queries. */
+static int handler_without_restart(void) {
+    for (int s = 1; s < NSIG; s++) {
+        struct sigaction sa;
+        if (s == SIGSEGV || s == SIGBUS || s == SIGFPE || s == SIGILL || s == SIGTRAP || s == SIGSYS)
+            continue;
+        if (sigaction(s, NULL, &sa) != 0) continue; /* glibc's own signals: EINVAL */
+        if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) continue;
+        if (!(sa.sa_flags & SA_RESTART)) return 1;
     }
+    return 0;
+}
+
+/* Waits (a cancellation point) until `fd` is ready for `events`, so that the read(2) or
+ * write(2) the C library makes next does not block. 0: go on — ready, or the descriptor is
+ * non-blocking (O_NONBLOCK, read at each wait: the flag can change at any time), whose
+ * read(2) or write(2) then fails with EAGAIN at once, as without this layer. -1 with errno
+ * EINTR: a signal handler without SA_RESTART ran (see handler_without_restart), where that
+ * read(2) or write(2) would have failed with EINTR; the caller fails as it would have. A
+ * handler with SA_RESTART: waits again, as the kernel restarts the read(2) or write(2). */
+static int wait_fd(int fd, short events) {
+    int e = errno; /* a call that succeeds leaves errno as it found it */
+    struct pollfd p = {.fd = fd, .events = events};
+    int r = tc_poll(&p, 1, 0); /* ready already: one system call */
+    if (r == 0) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || !(fl & O_NONBLOCK)) {
+            while (tc_poll(&p, 1, -1) < 0 && errno == EINTR) {
+                if (handler_without_restart()) {
+                    errno = EINTR;
+                    return -1;
+                }
+            }
+        }
+    }
+    errno = e; /* ready, non-blocking, or an error the read(2) or write(2) will report */
+    return 0;
 }
 
 /* The cleanup handler of a call canceled while it holds the stream's lock. */
@@ -65,6 +126,55 @@ static void unlock_canceled(void *arg) {
 
 #ifdef __GLIBC__
 
+/* Whether touching `f` needs its lock. glibc (2.27 on) marks every stream _IO_FLAGS2_NEED_LOCK
+ * once the process may have a second thread (pthread_create marks them all before the thread
+ * starts, and streams opened later are marked at their creation); until then its own getc,
+ * putc, fwrite... skip the lock, and so do the fast paths here. Before 2.27 the bit is unused:
+ * the lock is always taken. */
+static int flag_known = -1; /* glibc 2.27 or later: 1 or 0, once asked */
+
+__attribute__((noinline, cold)) static int ask_flag_known(void) {
+    int major = 0, minor = 0;
+    int known = sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 &&
+                (major > 2 || (major == 2 && minor >= 27));
+    __atomic_store_n(&flag_known, known, __ATOMIC_RELAXED);
+    return known;
+}
+
+/* glibc's stream lock (nptl's _IO_lock_t, the same since glibc 2.3 on every architecture):
+ * `owner` is the holding thread's pthread_self(), written only by that thread. */
+struct tc_io_lock {
+    int lock;
+    int cnt;
+    void *owner;
+};
+
+/* pthread_self(), inline on x86_64: there glibc's thread descriptor is at the thread pointer,
+ * whose first word points to itself (the psABI's TLS layout). */
+static inline void *self(void) {
+#if defined(__x86_64__)
+    void *p;
+    __asm__("mov %%fs:0, %0" : "=r"(p));
+    return p;
+#else
+    return (void *)pthread_self();
+#endif
+}
+
+/* Whether the calling thread may touch `f` without taking its lock, as glibc's own getc, putc
+ * and fwrite would not take it: the process has had no second thread (see above), or the
+ * stream's locking is the caller's (__fsetlocking, _IO_USER_LOCK), or this thread holds the
+ * lock already (flockfile around a loop of getc_unlocked: the usual reason for _unlocked). */
+static inline int lock_free(FILE *f) {
+    if (!(f->_flags2 & TC_IO_FLAGS2_NEED_LOCK)) {
+        int known = __atomic_load_n(&flag_known, __ATOMIC_RELAXED);
+        if (__builtin_expect(known >= 0, 1) ? known : ask_flag_known()) return 1;
+    }
+    if (f->_flags & TC_IO_USER_LOCK) return 1;
+    struct tc_io_lock *l = (struct tc_io_lock *)f->_lock;
+    return l != NULL && __atomic_load_n(&l->owner, __ATOMIC_RELAXED) == self();
+}
+
 /* Whether the next byte of `f` is in memory (the current get area, or the main area behind the
  * backup area that ungetc uses): reading it makes no system call. */
 static int buffered(FILE *f) {
@@ -72,13 +182,27 @@ static int buffered(FILE *f) {
     return (f->_flags & TC_IO_IN_BACKUP) && f->_IO_save_base < f->_IO_save_end;
 }
 
+/* A read(2) or write(2) of `f` that failed with EINTR, as glibc records it: the error flag,
+ * and (a write) the bytes the stream held for the descriptor are dropped, as glibc drops them
+ * when its write fails (else a later flush, the one at exit, writes them). */
+static void failed_eintr(FILE *f) {
+    f->_flags |= _IO_ERR_SEEN;
+    if (f->_flags & TC_IO_CURRENTLY_PUTTING) f->_IO_write_ptr = f->_IO_write_base;
+    errno = EINTR;
+}
+
 /* Before glibc refills `f`: waits until its descriptor is readable, unless the next byte is
  * buffered, the stream is at end of file (sticky in glibc) or cannot read, or it has no
- * descriptor (a memory or cookie stream). */
-static void wait_readable(FILE *f) {
-    if (buffered(f) || (f->_flags & (_IO_EOF_SEEN | TC_IO_NO_READS))) return;
+ * descriptor (a memory or cookie stream). -1 if the refill's read(2) would have failed with
+ * EINTR (wait_fd): the stream's error flag is set, as glibc's refill sets it. */
+static int wait_readable(FILE *f) {
+    if (buffered(f) || (f->_flags & (_IO_EOF_SEEN | TC_IO_NO_READS))) return 0;
     int fd = fileno_unlocked(f);
-    if (fd >= 0) wait_fd(fd, POLLIN);
+    if (fd >= 0 && wait_fd(fd, POLLIN) < 0) {
+        failed_eintr(f);
+        return -1;
+    }
+    return 0;
 }
 
 /* A read in progress: the bytes taken so far are base[0..n), pushed back if it is canceled. */
@@ -115,7 +239,7 @@ static int take(struct rd *r, size_t max, int delim) {
             if (m < k) return TOOK_EOF;
             continue;
         }
-        wait_readable(f);
+        if (wait_readable(f) < 0) return TOOK_EOF; /* EINTR, as a read error */
         int c = getc_unlocked(f); /* one refill, which does not block now */
         if (c == EOF) return TOOK_EOF;
         r->base[r->n++] = (unsigned char)c;
@@ -124,16 +248,28 @@ static int take(struct rd *r, size_t max, int delim) {
     return TOOK_MAX;
 }
 
-int tc_stdio_fgetc(FILE *f) {
+/* getc and the other one-byte reads (getc_unlocked too: the header maps both here). A buffered
+ * byte is taken as glibc's getc_unlocked takes it, with no wait and no cleanup handler (no
+ * system call follows, as with glibc); without the lock while glibc's getc would not take it. */
+__attribute__((noinline)) static int fgetc_locked(FILE *f) {
     flockfile(f);
-    struct rd r = {f, NULL, 0};
     int c;
-    tc_cleanup_push(rd_canceled, &r);
-    wait_readable(f);
-    c = getc_unlocked(f);
-    tc_cleanup_pop(0);
+    if (buffered(f)) {
+        c = getc_unlocked(f);
+    } else {
+        struct rd r = {f, NULL, 0};
+        tc_cleanup_push(rd_canceled, &r);
+        c = wait_readable(f) < 0 ? EOF : getc_unlocked(f);
+        tc_cleanup_pop(0);
+    }
     funlockfile(f);
     return c;
+}
+
+int tc_stdio_fgetc(FILE *f) {
+    if (__builtin_expect(lock_free(f) && f->_IO_read_ptr < f->_IO_read_end, 1))
+        return *(unsigned char *)f->_IO_read_ptr++;
+    return fgetc_locked(f);
 }
 
 char *tc_stdio_fgets(char *s, int n, FILE *f) {
@@ -220,8 +356,7 @@ int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) {
     flockfile(f);
     int r;
     tc_cleanup_push(unlock_canceled, f);
-    wait_readable(f);
-    r = vfscanf(f, fmt, ap);
+    r = wait_readable(f) < 0 ? EOF : vfscanf(f, fmt, ap);
     tc_cleanup_pop(0);
     funlockfile(f);
     return r;
@@ -229,23 +364,68 @@ int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) {
 
 /* ---- output ---- */
 
-/* Writes what `f` holds (one write(2) of at most PIPE_BUF bytes: put_bytes never lets more
- * accumulate) once its descriptor is writable. */
+/* Whether a write(2) to `fd` can block: not to a regular file or a block device (the kernel
+ * takes the whole write), nor to Linux's memory devices (/dev/null, /dev/zero, /dev/full,
+ * /dev/random, ...: major 1), nor with no descriptor (a memory or cookie stream: nothing to
+ * wait for). Pipes, FIFOs, sockets, terminals and other devices can. Asked once per call that
+ * is about to write (a stream's descriptor number can be another file after fclose and open,
+ * so nothing is remembered between calls); an fstat is cheap beside the write it precedes. */
+static int write_can_block(int fd) {
+    struct stat st;
+    if (fd < 0) return 0;
+    if (fstat(fd, &st) != 0) return 1;
+    if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return 0;
+    return !(S_ISCHR(st.st_mode) && major(st.st_rdev) == 1);
+}
+
+/* Writes what `f` holds (one write(2) of at most PIPE_BUF bytes to a descriptor that can
+ * block: put_bytes never lets more accumulate there) once its descriptor is writable. */
 static int flush_out(FILE *f) {
     int fd = fileno_unlocked(f);
-    if (fd >= 0 && (f->_flags & TC_IO_CURRENTLY_PUTTING) && f->_IO_write_ptr > f->_IO_write_base)
-        wait_fd(fd, POLLOUT);
+    if (fd >= 0 && (f->_flags & TC_IO_CURRENTLY_PUTTING) && f->_IO_write_ptr > f->_IO_write_base &&
+        wait_fd(fd, POLLOUT) < 0) {
+        failed_eintr(f);
+        return EOF;
+    }
     return fflush_unlocked(f);
 }
 
-/* Gives `n` bytes to `f` in pieces for which glibc makes at most one write(2), of at most
- * PIPE_BUF bytes, each after the descriptor was found writable. 0, or -1 on a write error. */
+/* Whether the `n` bytes at `p` go into `f`'s buffer with no write(2) (glibc's fwrite copies
+ * them there and writes nothing while they fit: the room up to _IO_write_end, up to the
+ * buffer's end if line buffered), within put_bytes's bound (at most PIPE_BUF bytes pending):
+ * set up for output, buffered, room for them, and no newline if the stream is line buffered. */
+static inline int fits(FILE *f, const char *p, size_t n) {
+    if (!(f->_flags & TC_IO_CURRENTLY_PUTTING) || (f->_flags & TC_IO_UNBUFFERED) || f->_IO_buf_base == NULL)
+        return 0;
+    char *end = f->_IO_write_end;
+    if (f->_flags & TC_IO_LINE_BUF) {
+        if (memchr(p, '\n', n) != NULL) return 0;
+        end = f->_IO_buf_end;
+    }
+    if (f->_IO_write_ptr > end) return 0;
+    size_t pending = (size_t)(f->_IO_write_ptr - f->_IO_write_base);
+    return n <= (size_t)(end - f->_IO_write_ptr) && pending + n <= PIPE_BUF;
+}
+
+/* Gives `n` bytes to `f`. Bytes that fit in its buffer without a write are copied there. A
+ * step that may write, to a descriptor whose write can block, goes in pieces for which glibc
+ * makes at most one write(2), of at most PIPE_BUF bytes, each after the descriptor was found
+ * writable; to one that cannot block (a regular file), the call is a point at that step and
+ * glibc writes as it would without this layer. 0, or -1 on a write error (EINTR: wait_fd). */
 static int put_bytes(FILE *f, const char *p, size_t n) {
     int fd = fileno_unlocked(f);
+    int blocks = -1; /* not asked yet */
     while (n > 0) {
         size_t k;
         int writes;
-        if (f->_IO_buf_base == NULL || !(f->_flags & TC_IO_CURRENTLY_PUTTING)) {
+        int putting = f->_IO_buf_base != NULL && (f->_flags & TC_IO_CURRENTLY_PUTTING);
+        if (fits(f, p, n)) return fwrite_unlocked(p, 1, n, f) == n ? 0 : -1; /* no write */
+        if (blocks < 0) blocks = write_can_block(fd);
+        if (!blocks) {
+            tc_testcancel();
+            return fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
+        }
+        if (!putting) {
             /* The first byte sets the stream up for output (it allocates the buffer). */
             k = 1;
             writes = (f->_flags & (TC_IO_UNBUFFERED | TC_IO_LINE_BUF)) != 0;
@@ -263,7 +443,10 @@ static int put_bytes(FILE *f, const char *p, size_t n) {
             k = n < space ? n : space;
             writes = (f->_flags & TC_IO_LINE_BUF) && memchr(p, '\n', k) != NULL;
         }
-        if (writes && fd >= 0) wait_fd(fd, POLLOUT);
+        if (writes && fd >= 0 && wait_fd(fd, POLLOUT) < 0) {
+            failed_eintr(f);
+            return -1;
+        }
         size_t m = fwrite_unlocked(p, 1, k, f);
         p += m;
         n -= m;
@@ -288,7 +471,18 @@ static void wr_canceled(void *arg) {
 static int put_locked(FILE *f, const char *p, size_t n, char *heap, int newline) {
     struct wr w = {f, heap};
     int r;
+    if (!newline && lock_free(f) && fits(f, p, n)) { /* no write: as glibc's fwrite, no lock */
+        r = fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
+        free(heap);
+        return r;
+    }
     flockfile(f);
+    if (!newline && fits(f, p, n)) {
+        r = fwrite_unlocked(p, 1, n, f) == n ? 0 : -1;
+        funlockfile(f);
+        free(heap);
+        return r;
+    }
     tc_cleanup_push(wr_canceled, &w);
     r = put_bytes(f, p, n);
     if (r == 0 && newline) r = put_bytes(f, "\n", 1);
@@ -308,9 +502,16 @@ size_t tc_stdio_fwrite(const void *p, size_t size, size_t count, FILE *f) {
     return put_locked(f, p, size * count, NULL, 0) == 0 ? count : 0;
 }
 
-int tc_stdio_fputc(int c, FILE *f) {
-    unsigned char b = (unsigned char)c;
+__attribute__((noinline)) static int fputc_locked(unsigned char b, FILE *f) {
     return put_locked(f, (const char *)&b, 1, NULL, 0) == 0 ? b : EOF;
+}
+
+int tc_stdio_fputc(int c, FILE *f) {
+    /* putc_unlocked's fast path (the header maps it here too): room in the buffer, no write
+     * due (fits). */
+    char b = (char)c;
+    if (__builtin_expect(lock_free(f) && fits(f, &b, 1), 1)) return (unsigned char)(*f->_IO_write_ptr++ = b);
+    return fputc_locked((unsigned char)c, f);
 }
 
 int tc_stdio_fputs(const char *s, FILE *f) {
@@ -407,39 +608,45 @@ void tc_stdio_perror(const char *s) {
 /* Before a call that may refill `f`: if nothing of it is in memory (musl: __freadahead; on a C
  * library without it, bionic, unknown), waits until its descriptor is readable, so that the
  * first refill does not block. The call's later refills (a long line arriving in pieces) can
- * block without being interrupted. A call canceled in the wait took nothing from the stream. */
-static void wait_input(FILE *f) {
+ * block without being interrupted. A call canceled in the wait took nothing from the stream.
+ * A non-blocking descriptor is not waited for (the C library's read(2) fails with EAGAIN, as
+ * without this layer). -1 with errno EINTR where that read(2) would have failed with EINTR
+ * (wait_fd): the call then fails so, without its read; the stream's error flag is not set (no
+ * portable way to set it). */
+static int wait_input(FILE *f) {
 #if defined(__ANDROID__)
     (void)f;
+    return 0;
 #else
-    if (__freadahead(f) > 0 || feof(f)) return;
+    if (__freadahead(f) > 0 || feof(f)) return 0;
     int fd = fileno(f);
-    if (fd >= 0) wait_fd(fd, POLLIN);
+    return fd >= 0 ? wait_fd(fd, POLLIN) : 0;
 #endif
 }
 
-#define LOCKED_INPUT(f, type, call)                                                             \
+#define LOCKED_INPUT(f, type, call, failed)                                                     \
     do {                                                                                        \
         type result_;                                                                           \
         tc_testcancel();                                                                        \
         flockfile(f);                                                                           \
         tc_cleanup_push(unlock_canceled, f);                                                    \
-        wait_input(f);                                                                          \
-        result_ = call;                                                                         \
+        result_ = wait_input(f) < 0 ? (failed) : (call);                                        \
         tc_cleanup_pop(0);                                                                      \
         funlockfile(f);                                                                         \
         return result_;                                                                         \
     } while (0)
 
-int tc_stdio_fgetc(FILE *f) { LOCKED_INPUT(f, int, getc_unlocked(f)); }
-char *tc_stdio_fgets(char *s, int n, FILE *f) { LOCKED_INPUT(f, char *, fgets(s, n, f)); }
+int tc_stdio_fgetc(FILE *f) { LOCKED_INPUT(f, int, getc_unlocked(f), EOF); }
+char *tc_stdio_fgets(char *s, int n, FILE *f) { LOCKED_INPUT(f, char *, fgets(s, n, f), NULL); }
 size_t tc_stdio_fread(void *p, size_t size, size_t count, FILE *f) {
-    LOCKED_INPUT(f, size_t, fread(p, size, count, f));
+    LOCKED_INPUT(f, size_t, fread(p, size, count, f), 0);
 }
 ssize_t tc_stdio_getdelim(char **line, size_t *cap, int delim, FILE *f) {
-    LOCKED_INPUT(f, ssize_t, getdelim(line, cap, delim, f));
+    LOCKED_INPUT(f, ssize_t, getdelim(line, cap, delim, f), -1);
 }
-int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) { LOCKED_INPUT(f, int, vfscanf(f, fmt, ap)); }
+int tc_stdio_vfscanf(FILE *f, const char *fmt, va_list ap) {
+    LOCKED_INPUT(f, int, vfscanf(f, fmt, ap), EOF);
+}
 
 /* Output: a cancellation point at the call's entry; the write(2) the C library makes inside is
  * its own and is not interrupted (a stream to a full pipe blocks until the reader reads). */
