@@ -292,8 +292,11 @@ int tc_system(const char *command);
 
 /* stdio. Each call holds the stream's lock; before glibc would read(2) into an empty buffer
  * it waits (a cancellation point) until the descriptor is readable, and before glibc would
- * write(2) it waits until the descriptor is writable and lets glibc write at most PIPE_BUF
- * bytes at a time, so the inner read or write does not block. A canceled input call pushed
+ * write(2) to a descriptor where a write can block (a pipe, a socket, a terminal; not a
+ * regular file) it waits until the descriptor is writable and lets glibc write at most
+ * PIPE_BUF bytes at a time, so the inner read or write does not block. As glibc, a
+ * non-blocking descriptor is not waited for (EAGAIN), and a signal handler without SA_RESTART
+ * makes a waiting call fail with EINTR; a byte already in the buffer is taken without a wait. A canceled input call pushed
  * back every byte it had taken (the stream is as before the call); a canceled output call
  * left the bytes it had given to the stream there (written by a later flush) and dropped the
  * rest. Either way the stream's lock is released. Limits: a stream whose descriptor another
