@@ -18,7 +18,6 @@ use std::cell::Cell;
 /// h.cancel().unwrap();
 /// assert!(h.join().is_canceled()); // the swallowed cancellation still counts
 /// ```
-#[derive(Debug)]
 pub struct CancelPayload {
     _raised: Raised,
 }
@@ -57,7 +56,6 @@ impl CancelPayload {
 /// });
 /// assert!(r.is_err());
 /// ```
-#[derive(Debug)]
 pub struct ScopeUnwind {
     _raised: Raised,
 }
@@ -68,6 +66,18 @@ impl ScopeUnwind {
         ScopeUnwind {
             _raised: Raised::now(),
         }
+    }
+}
+
+impl std::fmt::Debug for CancelPayload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CancelPayload")
+    }
+}
+
+impl std::fmt::Debug for ScopeUnwind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ScopeUnwind")
     }
 }
 
