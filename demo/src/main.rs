@@ -776,7 +776,9 @@ fn handler(
         let _ = served.send(Served {
             client,
             handler: std::thread::current().name().unwrap_or("?").to_string(),
-            result: result.map(|_| ()),
+            result: result
+                .map(|_| ())
+                .map_err(thread_cancel::Canceled::without_value),
             began,
             ended,
             deadline: scope.deadline(),

@@ -115,14 +115,16 @@ void tc_testcancel(void);
  *   - Runs nest: canceling an outer scope unwinds through the inner runs (their handlers run)
  *     to the outer tc_scope_run. A cancellation of the thread itself (tc_cancel) or tc_exit
  *     passes through every run to the thread's end: tc_scope_run never returns then.
- *   - tc_setcancelstate(TC_CANCEL_DISABLE) holds a scope's cancel as it holds a thread's; a run
- *     whose fn returned with cancellation disabled returns 0 even if its scope was canceled.
+ *   - tc_setcancelstate(TC_CANCEL_DISABLE) holds a scope's cancel as it holds a thread's.
+ *   - Never silent: a run whose fn returned although its scope was canceled (or its deadline
+ *     passed) before the run ended — cancellation disabled, or no point met — stores fn's
+ *     value in *result and still returns TC_SCOPE_CANCELED (TC_SCOPE_TIMEDOUT).
  *   - A run entered on a canceled scope does not call fn.
  *   - Where: in threads that act on cancellation in C code (threads created by tc_create, and
  *     the main thread and other threads of a C program); a cancel is acted on at the points
  *     listed below, condition waits included. In other threads (those of a Rust program), fn
- *     runs in the scope but
- *     its C points do not act on the cancel, and tc_scope_run returns what fn returned.
+ *     runs in the scope but its C points do not act on the cancel: tc_scope_run stores what
+ *     fn returned and reports the cancel as above.
  *   - fn must not throw a C++ exception out of itself (the process aborts, as for tc_create's
  *     start routine); a C++ catch (...) that catches the scope's unwind must rethrow it.
  *
@@ -132,7 +134,7 @@ void tc_testcancel(void);
  * tc_scope_ref and freed there; as with free(), a reference must not be used after it was
  * dropped. The functions are thread-safe; none is async-signal-safe. */
 typedef struct tc_scope tc_scope_t;
-#define TC_SCOPE_CANCELED ECANCELED /* tc_scope_run: the scope was canceled, fn stopped or not started */
+#define TC_SCOPE_CANCELED ECANCELED /* tc_scope_run: the scope was canceled before the run ended */
 #define TC_SCOPE_TIMEDOUT ETIMEDOUT /* tc_scope_run: the same, by a deadline (its own or a parent's) */
 /* A new scope, not canceled; NULL with errno ENOMEM if memory runs out. */
 tc_scope_t *tc_scope_new(void);

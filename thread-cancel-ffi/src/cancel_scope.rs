@@ -170,18 +170,28 @@ unsafe fn run(
             }
             Then::Return(0)
         }
-        ScopeRun::Canceled(e) => Then::Return(if e.deadline_passed() {
-            TIMED_OUT
-        } else {
-            CANCELED
-        }),
+        ScopeRun::Canceled(e) => {
+            let code = if e.deadline_passed() {
+                TIMED_OUT
+            } else {
+                CANCELED
+            };
+            // `f` returned after the cancel: its value is kept, and the run still reports the
+            // cancel (never silent).
+            if let (Some(&v), false) = (e.value(), result.is_null()) {
+                // SAFETY: the caller passes null or a writable pointer.
+                unsafe { *result = v };
+            }
+            Then::Return(code)
+        }
         ScopeRun::Unwinding => Then::Unwind,
     }
 }
 
 /// `tc_scope_run`: `f(arg)` inside the scope; 0 (the value in `*result`), `ECANCELED` /
-/// `ETIMEDOUT` if the scope was canceled and `f` stopped or never started, `EINVAL` for a null
-/// scope or function. A thread's cancellation or exit passes through (this does not return).
+/// `ETIMEDOUT` if the scope was canceled before the run ended (`f` stopped, never started, or
+/// returned after the cancel: then its value is in `*result`), `EINVAL` for a null scope or
+/// function. A thread's cancellation or exit passes through (this does not return).
 ///
 /// # Safety
 /// `h` must be null or a live reference; `result` null or valid for a write; `f` a C function

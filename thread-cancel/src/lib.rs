@@ -45,11 +45,12 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use thread_cancel::{sync::channel, with_timeout, TimedOut};
+//! use thread_cancel::{sync::channel, with_timeout};
 //!
 //! let (tx, rx) = channel::<u32>();
 //! // Nothing is sent: the blocked recv is interrupted at the deadline and took nothing.
-//! assert_eq!(with_timeout(Duration::from_millis(20), || rx.recv()), Err(TimedOut));
+//! let e = with_timeout(Duration::from_millis(20), || rx.recv()).unwrap_err();
+//! assert!(e.acted() && e.value().is_none()); // stopped, and it never returned
 //! // The thread carries on, and so does the channel.
 //! tx.send(7).unwrap();
 //! assert_eq!(with_timeout(Duration::from_secs(5), || rx.recv()), Ok(Ok(7)));
@@ -160,7 +161,7 @@ mod word;
 #[cfg(not(loom))]
 pub use async_region::async_region;
 pub use cancel_scope::{
-    cancel_requested, with_deadline, with_timeout, CancelScope, Canceled, TimedOut,
+    cancel_requested, with_deadline, with_timeout, CancelScope, Canceled, Cause, TimedOut,
 };
 pub use cancelability::{
     disable, enable_and_test, set_cancel_state, set_cancel_type, CancelState, CancelType,

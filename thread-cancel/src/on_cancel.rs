@@ -20,7 +20,9 @@ use std::sync::Arc;
 /// owes (never on the thread that keeps the process's deadlines: a slow callback delays no
 /// other deadline; keep them short all the same), or at once here if one is already canceled.
 /// A callback registered outside every run is only for the thread's own cancellation: a
-/// scope's cancel never runs it.
+/// scope's cancel never runs it. A run whose callback ran reports its cancel as acted on
+/// ([`Canceled::acted`](crate::Canceled::acted)) when the guard is dropped inside it, even if
+/// the call the callback ended returned normally.
 ///
 /// ```
 /// let (tx, rx) = std::sync::mpsc::channel::<()>();
@@ -77,6 +79,10 @@ pub fn on_cancel<F: FnOnce() + Send + 'static>(f: F) -> OnCancelGuard {
     let id = control.add_callback(Box::new(f), runs::run_count(), || {
         runs::own_canceled_run_depth()
     });
+    if id.is_none() {
+        // It ran at once: a run of a canceled scope reports the cancel as acted on.
+        runs::mark_acted();
+    }
     OnCancelGuard {
         control,
         id,
@@ -95,7 +101,12 @@ pub struct OnCancelGuard {
 impl Drop for OnCancelGuard {
     fn drop(&mut self) {
         if let Some(id) = self.id {
-            self.control.remove_callback(id);
+            if !self.control.remove_callback(id) {
+                // It ran (or runs now, in the canceling thread): what it does is what makes a
+                // call that is not a point return, so the canceled runs report the cancel as
+                // acted on, not as missed.
+                runs::mark_acted();
+            }
         }
     }
 }

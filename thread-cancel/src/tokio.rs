@@ -174,7 +174,10 @@ where
 /// The task `scope` runs: `f` in it. (`run` adopts the pool's thread on first use, and leaves
 /// it as it found it, nothing pending and no signal on its way, whatever `f` did: the thread
 /// takes its next task clean.)
-fn scoped<F, R>(scope: &CancelScope, f: F) -> impl FnOnce() -> Result<R, Canceled> + Send + 'static
+fn scoped<F, R>(
+    scope: &CancelScope,
+    f: F,
+) -> impl FnOnce() -> Result<R, Canceled<R>> + Send + 'static
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
@@ -186,36 +189,39 @@ where
 /// The handle of a task started by [`spawn_blocking`]: await it for the closure's value, or
 /// [`abort`](Self::abort) it.
 ///
-/// It is a `Future` with output `Result<R, BlockingError>`. Dropping it detaches the task (it
-/// goes on running), as with tokio's `JoinHandle`.
+/// It is a `Future` with output `Result<R, BlockingError<R>>`. Dropping it detaches the task
+/// (it goes on running), as with tokio's `JoinHandle`.
 ///
 /// # Errors
-/// The await yields a [`BlockingError`] if the closure returned no value:
+/// The await yields a [`BlockingError`] if
 /// - [`is_cancelled`](BlockingError::is_cancelled): the task was [aborted](Self::abort), its
 ///   [scope](Self::scope) was canceled or its deadline passed
-///   ([`deadline_passed`](BlockingError::deadline_passed)), and the closure was stopped at a
-///   cancellation point or never started (also when the runtime shut down before it started);
+///   ([`deadline_passed`](BlockingError::deadline_passed)) before it ended: the closure was
+///   stopped at a cancellation point, never started (also when the runtime shut down before it
+///   started), or returned after the cancel — then its value is kept
+///   ([`into_value`](BlockingError::into_value)), as [`CancelScope::run`] keeps it;
 /// - [`is_panic`](BlockingError::is_panic): the closure panicked, or canceled or exited its
 ///   own (pool) thread, which tokio reports as a panic.
 ///
 /// ```
 /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
 /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || 1);
-/// let r: Result<i32, thread_cancel::tokio::BlockingError> = rt.block_on(task);
+/// let r: Result<i32, thread_cancel::tokio::BlockingError<i32>> = rt.block_on(task);
 /// assert_eq!(r.unwrap(), 1);
 /// ```
 #[derive(Debug)]
 pub struct BlockingHandle<R> {
     scope: CancelScope,
-    task: ::tokio::task::JoinHandle<Result<R, Canceled>>,
+    task: ::tokio::task::JoinHandle<Result<R, Canceled<R>>>,
 }
 
 impl<R> BlockingHandle<R> {
     /// Stops the task: a closure that runs is stopped at its next cancellation point (the
     /// blocking call it is in returns by unwinding, its `Drop`s run), and a task that has not
     /// started never runs its closure. The await then yields an error whose
-    /// [`is_cancelled`](BlockingError::is_cancelled) is true — unless the closure had already
-    /// returned, whose value is then kept. Returns at once; aborting twice is aborting once.
+    /// [`is_cancelled`](BlockingError::is_cancelled) is true; if the closure had already
+    /// returned, its value is kept in it ([`BlockingError::into_value`]). Returns at once;
+    /// aborting twice is aborting once.
     ///
     /// ```
     /// use std::time::Duration;
@@ -267,7 +273,7 @@ impl<R> BlockingHandle<R> {
 }
 
 impl<R> Future for BlockingHandle<R> {
-    type Output = Result<R, BlockingError>;
+    type Output = Result<R, BlockingError<R>>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let r = match Pin::new(&mut self.task).poll(cx) {
@@ -276,9 +282,13 @@ impl<R> Future for BlockingHandle<R> {
         };
         Poll::Ready(match r {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(c)) => Err(BlockingError::cancelled(c.deadline_passed())),
+            Ok(Err(c)) => Err(BlockingError::cancelled(c)),
             // Aborted before it started (by `abort`, or the runtime's shutdown).
-            Err(e) if e.is_cancelled() => Err(BlockingError::cancelled(false)),
+            Err(e) if e.is_cancelled() => Err(BlockingError::cancelled(Canceled::new(
+                self.scope.cause(),
+                true,
+                None,
+            ))),
             Err(e) => Err(BlockingError {
                 repr: Repr::Panic(e),
             }),
@@ -286,8 +296,9 @@ impl<R> Future for BlockingHandle<R> {
     }
 }
 
-/// Why a [`BlockingHandle`]'s task returned no value: it was canceled
-/// ([`is_cancelled`](Self::is_cancelled)), or its closure panicked
+/// Why a [`BlockingHandle`]'s task did not simply return its value: it was canceled
+/// ([`is_cancelled`](Self::is_cancelled); the closure's value kept if it returned after the
+/// cancel: [`into_value`](Self::into_value)), or its closure panicked
 /// ([`is_panic`](Self::is_panic)), reported as tokio reports it.
 ///
 /// As an [`io::Error`](std::io::Error), as a [`Canceled`] converts: `Other`
@@ -304,20 +315,74 @@ impl<R> Future for BlockingHandle<R> {
 /// assert!(thread_cancel::Canceled::from_io_error(&e).is_some());
 /// ```
 #[derive(Debug)]
-pub struct BlockingError {
-    repr: Repr,
+pub struct BlockingError<R = ()> {
+    repr: Repr<R>,
 }
 
 #[derive(Debug)]
-enum Repr {
-    Cancelled { deadline_passed: bool },
+enum Repr<R> {
+    Cancelled(Canceled<R>),
     Panic(::tokio::task::JoinError),
 }
 
-impl BlockingError {
-    fn cancelled(deadline_passed: bool) -> Self {
+impl<R> BlockingError<R> {
+    fn cancelled(c: Canceled<R>) -> Self {
         Self {
-            repr: Repr::Cancelled { deadline_passed },
+            repr: Repr::Cancelled(c),
+        }
+    }
+
+    /// The cancel, if the task was canceled: its cause, whether it acted, the closure's value
+    /// if it returned (see [`Canceled`]).
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || {
+    ///     thread_cancel::sleep(std::time::Duration::from_secs(60))
+    /// });
+    /// task.abort();
+    /// let e = rt.block_on(task).unwrap_err();
+    /// assert!(e.canceled().unwrap().acted());
+    /// ```
+    pub fn canceled(&self) -> Option<&Canceled<R>> {
+        match &self.repr {
+            Repr::Cancelled(c) => Some(c),
+            Repr::Panic(_) => None,
+        }
+    }
+
+    /// The closure's value, if it returned though the task was canceled before it ended.
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || 1);
+    /// task.abort(); // too late, or just in time: never silent either way
+    /// match rt.block_on(task) {
+    ///     Ok(v) => assert_eq!(v, 1),
+    ///     Err(e) => assert!(e.into_value().is_none_or(|v| v == 1)),
+    /// }
+    /// ```
+    pub fn into_value(self) -> Option<R> {
+        match self.repr {
+            Repr::Cancelled(c) => c.into_value(),
+            Repr::Panic(_) => None,
+        }
+    }
+
+    /// The same error without the closure's value (dropped).
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || panic!("boom"));
+    /// let e: std::io::Error = rt.block_on(task).unwrap_err().without_value().into();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::Other);
+    /// ```
+    pub fn without_value(self) -> BlockingError {
+        BlockingError {
+            repr: match self.repr {
+                Repr::Cancelled(c) => Repr::Cancelled(c.without_value()),
+                Repr::Panic(p) => Repr::Panic(p),
+            },
         }
     }
 
@@ -333,7 +398,7 @@ impl BlockingError {
     /// assert!(r.unwrap_err().is_cancelled());
     /// ```
     pub fn is_cancelled(&self) -> bool {
-        matches!(self.repr, Repr::Cancelled { .. })
+        matches!(self.repr, Repr::Cancelled(_))
     }
 
     /// Whether the task was canceled by its scope's deadline (see
@@ -346,12 +411,7 @@ impl BlockingError {
     /// assert!(rt.block_on(task).unwrap_err().deadline_passed());
     /// ```
     pub fn deadline_passed(&self) -> bool {
-        matches!(
-            self.repr,
-            Repr::Cancelled {
-                deadline_passed: true
-            }
-        )
+        matches!(&self.repr, Repr::Cancelled(c) if c.deadline_passed())
     }
 
     /// Whether the closure panicked (the panic hook reported it, as for any panic).
@@ -377,12 +437,12 @@ impl BlockingError {
     /// let payload = rt.block_on(task).unwrap_err().try_into_panic().unwrap();
     /// assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
     /// ```
-    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, BlockingError> {
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, BlockingError<R>> {
         match self.repr {
             Repr::Panic(e) => e.try_into_panic().map_err(|e| BlockingError {
                 repr: Repr::Panic(e),
             }),
-            repr @ Repr::Cancelled { .. } => Err(BlockingError { repr }),
+            repr @ Repr::Cancelled(_) => Err(BlockingError { repr }),
         }
     }
 
@@ -400,36 +460,41 @@ impl BlockingError {
     /// ```
     #[track_caller]
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
-        self.try_into_panic()
-            .expect("`BlockingError` reason is not a panic.")
+        match self.try_into_panic() {
+            Ok(p) => p,
+            Err(_) => panic!("`BlockingError` reason is not a panic."),
+        }
     }
 }
 
-impl std::fmt::Display for BlockingError {
+impl<R> std::fmt::Display for BlockingError<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.repr {
-            Repr::Cancelled {
-                deadline_passed: false,
-            } => f.write_str("task was cancelled"),
-            Repr::Cancelled {
-                deadline_passed: true,
-            } => f.write_str("task was cancelled: its deadline passed"),
+            Repr::Cancelled(c) => {
+                f.write_str("task was cancelled")?;
+                if c.deadline_passed() {
+                    f.write_str(": its deadline passed")?;
+                }
+                if !c.acted() {
+                    f.write_str(" (after it completed: nothing acted on the cancel)")?;
+                }
+                Ok(())
+            }
             Repr::Panic(e) => std::fmt::Display::fmt(e, f),
         }
     }
 }
 
-impl std::error::Error for BlockingError {}
+impl<R: std::fmt::Debug> std::error::Error for BlockingError<R> {}
 
+/// Only the value-less error converts (as for [`Canceled`]): a cancelled task's error may hold
+/// the closure's value, which `?` must not drop in silence (`without_value` drops it, said so).
 impl From<BlockingError> for std::io::Error {
     fn from(e: BlockingError) -> Self {
         match e.repr {
             // As the scope's own `Canceled` converts (its payload), so that
             // `Canceled::from_io_error` recognises it.
-            Repr::Cancelled { deadline_passed } => crate::Canceled {
-                timed_out: deadline_passed,
-            }
-            .into(),
+            Repr::Cancelled(c) => c.into(),
             Repr::Panic(_) => std::io::Error::other(e),
         }
     }

@@ -200,7 +200,12 @@ fn c01_read_either_data_or_scope_cancel_never_both() {
         });
         go.wait();
         let mut b = [0u8; 1];
-        let res = scope.run(|| io::read(r.as_fd(), &mut b).unwrap());
+        let res = match scope.run(|| io::read(r.as_fd(), &mut b).unwrap()) {
+            // The read returned, and the cancel came before the run ended: reported with the
+            // value (C08); for "never both" it is a completed read.
+            Err(e) if e.completed() => Ok(e.into_value().expect("completed")),
+            res => res.map_err(|_| ()),
+        };
         let _w = writer.join().unwrap();
         // The byte is either returned by the read or still in the pipe: never lost.
         let mut left: libc::c_int = 0;
@@ -338,7 +343,9 @@ fn c01_on_cancel_registered_in_a_run_is_run_by_the_scope_cancel_and_only_those()
         c2.cancel();
         let _g = thread_cancel::on_cancel(move || a2.store(true, Ordering::SeqCst));
     });
-    assert!(r.is_ok(), "no point was reached after the cancel");
+    // No point was reached after the cancel, but the callback ran: the run reports the cancel
+    // as acted on, with the closure's value (C08).
+    assert!(r.is_err_and(|e| e.acted() && e.completed()));
     assert!(at_once.load(Ordering::SeqCst));
     assert_clean_after_run();
 }
@@ -567,7 +574,7 @@ fn c06_a_deadline_interrupts_a_blocked_system_call() {
         let mut b = [0u8; 1];
         io::read(r.as_fd(), &mut b)
     });
-    assert_eq!(res.map(|_| ()), Err(thread_cancel::TimedOut));
+    assert!(res.is_err_and(|e| e.acted() && !e.completed()));
     assert!(t0.elapsed() >= Duration::from_millis(30), "fired early");
     assert_clean_after_run();
 }
@@ -650,9 +657,11 @@ fn cancel_requested_is_a_query_that_never_acts() {
         assert!(cancel_requested());
         "finished"
     });
-    // The run finished without reaching a point after the cancel... but run's own exit sees
-    // the request it never acted on: the operation was not interrupted, so it completed.
-    assert_eq!(r, Ok("finished"));
+    // The run finished without reaching a point after the cancel: the operation was not
+    // interrupted, so it completed; the run reports the cancel nothing acted on (C08).
+    let e = r.unwrap_err();
+    assert!(!e.acted());
+    assert_eq!(e.into_value(), Some("finished"));
     assert!(!cancel_requested());
 }
 
@@ -741,7 +750,7 @@ fn race<R: Send + 'static>(
             round += 1;
         }
     });
-    let (mut ok, mut canceled, mut races) = (0usize, 0usize, 0usize);
+    let (mut ok, mut canceled, mut races, mut late) = (0usize, 0usize, 0usize, 0usize);
     while !enough(races, started) {
         let scope = match by {
             By::Cancel => CancelScope::new(),
@@ -756,7 +765,15 @@ fn race<R: Send + 'static>(
         };
         *slot.lock().unwrap() = Some(scope.clone());
         go.wait();
-        let r = scope.run(&op);
+        // A run whose op returned after the cancel reports the cancel with the op's value
+        // (C08): for "completed or no effect" that is a completed op.
+        let r = match scope.run(&op) {
+            Err(e) if e.completed() => {
+                late += 1;
+                Ok(e.into_value().expect("completed"))
+            }
+            r => r.map_err(thread_cancel::Canceled::without_value),
+        };
         if r.is_ok() {
             ok += 1;
         } else {
@@ -771,8 +788,9 @@ fn race<R: Send + 'static>(
     go.wait();
     producer.join().unwrap();
     eprintln!(
-        "s2 scopes {name} ({by:?}): {races} races, completed {ok}, canceled {canceled}, \
-         lost 0, duplicated 0, left behind 0 ({:.1} s)",
+        "s2 scopes {name} ({by:?}): {races} races, completed {ok} (of which reported with \
+         the cancel that came before the run ended: {late}), canceled {canceled}, lost 0, \
+         duplicated 0, left behind 0 ({:.1} s)",
         started.elapsed().as_secs_f64()
     );
 }
@@ -1010,7 +1028,7 @@ fn c06_deadline_when_the_timer_thread_cannot_start_still_ends_and_the_next_one_s
     let r = with_timeout(Duration::from_millis(50), || {
         thread_cancel::sleep(Duration::from_secs(5))
     });
-    assert_eq!(r, Err(TimedOut));
+    assert!(r.is_err_and(|e| e.acted() && !e.completed()));
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
     // Another thread's deadline is not held up either (it cannot start a thread here: its
     // own wait ends it).
@@ -1018,7 +1036,7 @@ fn c06_deadline_when_the_timer_thread_cannot_start_still_ends_and_the_next_one_s
     let r = with_timeout(Duration::from_millis(30), || {
         thread_cancel::sleep(Duration::from_secs(5))
     });
-    assert_eq!(r, Err(TimedOut));
+    assert!(r.is_err_and(|e| e.acted() && !e.completed()));
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
     // Threads can be created again: the next deadline starts the timer, which interrupts a
     // read blocked in the kernel.
@@ -1029,7 +1047,7 @@ fn c06_deadline_when_the_timer_thread_cannot_start_still_ends_and_the_next_one_s
         let mut b = [0u8; 1];
         thread_cancel::io::read(r.as_fd(), &mut b)
     });
-    assert_eq!(res.map(|_| ()), Err(TimedOut));
+    assert!(res.is_err_and(|e| e.acted() && !e.completed()));
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
 }
 
@@ -1129,7 +1147,7 @@ fn c06_a_slow_on_cancel_callback_does_not_delay_another_deadline() {
         io::read(r.as_fd(), &mut b)
     });
     let late = t.elapsed().saturating_sub(Duration::from_millis(100));
-    assert_eq!(res.map(|_| ()), Err(TimedOut));
+    assert!(res.is_err_and(|e| e.acted() && !e.completed()));
     // A bound fit for a loaded two-core machine: the callback blocks for 3 s.
     assert!(
         late < Duration::from_millis(500),
@@ -1153,14 +1171,18 @@ struct Scoped<T> {
 impl<T: std::io::Read> std::io::Read for Scoped<T> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let inner = &mut self.inner;
-        self.scope.run(|| inner.read(buf))?
+        self.scope
+            .run(|| inner.read(buf))
+            .or_else(thread_cancel::Canceled::into_completed)?
     }
 }
 
 impl<T: std::io::Write> std::io::Write for Scoped<T> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let inner = &mut self.inner;
-        self.scope.run(|| inner.write(buf))?
+        self.scope
+            .run(|| inner.write(buf))
+            .or_else(thread_cancel::Canceled::into_completed)?
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
@@ -1244,7 +1266,7 @@ fn c01_std_retry_loops_over_a_canceled_scope_return_the_cancel() {
     .unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
     assert!(thread_cancel::Canceled::from_io_error(&e).is_some_and(|c| c.deadline_passed()));
-    let e = std::io::Error::from(TimedOut);
+    let e = std::io::Error::from(with_timeout(Duration::ZERO, || ()).unwrap_err());
     assert!(thread_cancel::Canceled::from_io_error(&e).is_some_and(|c| c.deadline_passed()));
     // Other errors are not cancellations.
     let other = std::io::Error::other("disk full");
@@ -1313,8 +1335,178 @@ fn c05_c06_scopes_are_enforced_in_thread_local_destructors() {
     .join()
     .unwrap();
     let seen = seen.lock().unwrap();
-    assert_eq!(seen.deadline_result, Some(Err(TimedOut)), "{seen:?}");
+    assert!(
+        matches!(&seen.deadline_result, Some(Err(e)) if e.acted() && !e.completed()),
+        "{seen:?}"
+    );
     assert!(seen.deadline_ms < 1500, "{seen:?}");
     assert_eq!(seen.canceled_result, Some(true), "{seen:?}");
     assert!(!seen.canceled_closure_ran, "{seen:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// C08: a run never hides a cancel, and keeps what the closure returned.
+
+/// A cancel that comes while the closure is in a call that is not a point (std's sleep) is
+/// missed: the run reports it (`Err`, `acted()` false) and keeps the value. Before C08 this run
+/// returned `Ok("slept")`, in silence.
+#[test]
+fn c08_a_missed_cancel_is_reported_with_the_value() {
+    let scope = CancelScope::new();
+    let stopper = cancel_later(&scope, 20);
+    let t = Instant::now();
+    let e = scope
+        .run(|| {
+            std::thread::sleep(Duration::from_millis(150));
+            "slept"
+        })
+        .unwrap_err();
+    stopper.join().unwrap();
+    assert!(t.elapsed() >= Duration::from_millis(150));
+    assert!(!e.acted(), "nothing acted: {e:?}");
+    assert!(!e.deadline_passed());
+    assert!(matches!(e.cause(), thread_cancel::Cause::Cancel));
+    assert_eq!(e.into_value(), Some("slept"));
+    assert_clean_after_run();
+}
+
+/// The same for a deadline: `with_timeout(50 ms)` around a 300 ms std sleep reports the deadline
+/// (`TimedOut`, missed) with the value.
+#[test]
+fn c08_a_missed_deadline_is_reported_with_the_value() {
+    // The timer thread is started by a first deadline, so that this one is not spent on it.
+    let _ = with_timeout(Duration::from_millis(1), || ());
+    let e = with_timeout(Duration::from_millis(50), || {
+        std::thread::sleep(Duration::from_millis(300));
+        7
+    })
+    .unwrap_err();
+    assert!(e.deadline_passed());
+    assert!(matches!(e.cause(), thread_cancel::Cause::Deadline(_)));
+    assert!(!e.acted());
+    assert_eq!(e.into_value(), Some(7));
+    assert_clean_after_run();
+}
+
+/// The documented workaround for a std read (an `on_cancel` callback shuts the socket down) made
+/// the read return `Ok(0)`: the run reports the cancel as acted on, with that value — never the
+/// `Ok(Ok(0))` of an empty answer reported as success.
+#[test]
+fn c08_an_on_cancel_callback_that_ended_a_std_read_counts_as_acted() {
+    use std::io::Read;
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let _client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (stream, _) = listener.accept().unwrap();
+    let s2 = stream.try_clone().unwrap();
+    let scope = CancelScope::new();
+    let stopper = cancel_later(&scope, 30);
+    let e = scope
+        .run(|| {
+            let _g = thread_cancel::on_cancel(move || {
+                let _ = s2.shutdown(Shutdown::Both);
+            });
+            let mut buf = Vec::new();
+            (&stream).read_to_end(&mut buf).map(|_| buf)
+        })
+        .unwrap_err();
+    stopper.join().unwrap();
+    assert!(e.acted(), "the callback ended the read: {e:?}");
+    assert_eq!(e.into_value().unwrap().unwrap(), Vec::<u8>::new());
+    assert_clean_after_run();
+}
+
+/// A point that acted, whose unwind the closure caught and then returned: the run reports the
+/// cancel as acted on and keeps the value (before C08 the value was dropped).
+#[test]
+fn c08_a_caught_unwind_reports_acted_and_keeps_the_value() {
+    let scope = CancelScope::new();
+    let e = scope
+        .run(|| {
+            scope.cancel();
+            let caught = std::panic::catch_unwind(testcancel).is_err();
+            (caught, "returned")
+        })
+        .unwrap_err();
+    assert!(e.acted());
+    assert_eq!(e.into_value(), Some((true, "returned")));
+    assert_clean_after_run();
+}
+
+/// Cooperative code that saw the cancel (`cancel_requested`) and stopped: acted, value kept.
+#[test]
+fn c08_cooperative_code_that_saw_the_cancel_counts_as_acted() {
+    let scope = CancelScope::new();
+    let stopper = cancel_later(&scope, 10);
+    let e = scope
+        .run(|| {
+            let mut n = 0u64;
+            while !cancel_requested() {
+                n += 1;
+                std::hint::black_box(n);
+            }
+            n
+        })
+        .unwrap_err();
+    stopper.join().unwrap();
+    assert!(e.acted());
+    assert!(e.into_value().is_some());
+}
+
+/// Never started, stopped at a point: `acted()`, no value. Not canceled: `Ok`. Canceled after
+/// the run ended: `Ok` (C02), and the next run does not start.
+#[test]
+fn c08_stopped_runs_have_no_value_and_runs_before_a_cancel_are_ok() {
+    let scope = CancelScope::new();
+    assert_eq!(scope.run(|| 1), Ok(1));
+    scope.cancel();
+    let e = scope.run(|| 2).unwrap_err();
+    assert!(e.acted() && !e.completed());
+    let s = CancelScope::new();
+    let stopper = cancel_later(&s, 10);
+    let e = s
+        .run(|| thread_cancel::sleep(Duration::from_secs(30)))
+        .unwrap_err();
+    stopper.join().unwrap();
+    assert!(e.acted() && e.value().is_none());
+    // As an io::Error only without the value, and recognised.
+    let io_err = std::io::Error::from(e.without_value());
+    assert!(thread_cancel::Canceled::from_io_error(&io_err).is_some());
+}
+
+/// A cause given with `cancel_with` reaches every run of the scope and its children; the
+/// first cause wins.
+#[test]
+fn c08_cancel_with_cause_reaches_runs_and_children() {
+    #[derive(Debug)]
+    struct ClientLeft;
+    impl std::fmt::Display for ClientLeft {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("client left")
+        }
+    }
+    impl std::error::Error for ClientLeft {}
+    let scope = CancelScope::new();
+    let child = scope.child();
+    let (r, _w) = std::io::pipe().unwrap();
+    let c = child.clone();
+    let h = std::thread::spawn(move || {
+        let mut b = [0u8; 1];
+        c.run(|| io::read(r.as_fd(), &mut b)).unwrap_err()
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    scope.cancel_with(ClientLeft);
+    scope.cancel_with(std::io::Error::other("second"));
+    let e = h.join().unwrap();
+    match e.cause() {
+        thread_cancel::Cause::Error(err) => {
+            assert!(err.is::<ClientLeft>(), "{err}");
+        }
+        other => panic!("cause {other:?}"),
+    }
+    assert!(e.acted());
+    assert_eq!(
+        std::error::Error::source(&e).map(|s| s.to_string()),
+        Some("client left".into())
+    );
 }

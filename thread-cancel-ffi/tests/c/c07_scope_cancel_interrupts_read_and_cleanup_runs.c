@@ -113,7 +113,9 @@ static void *worker(void *arg) {
         if (atomic_load(&race.round) <= i) break;
         void *r = NULL;
         race.rc = tc_scope_run(race.scope, read_one, NULL, &r);
-        race.got = race.rc == 0 ? (long)r : 0;
+        /* A read that returned before the cancel was seen: TC_SCOPE_CANCELED with its value
+         * in r (never silent); a stopped one leaves r NULL. */
+        race.got = (long)r;
         s = rt_signal_pending_or_blocked();
         if (s) {
             fprintf(stderr, "round %d: signal %d pending or blocked after the run (rc %d)\n", i,
@@ -146,7 +148,7 @@ int main(void) {
 
     const char *env = getenv("THREAD_CANCEL_STRESS");
     long rounds = env ? atol(env) : 300;
-    long canceled = 0, returned = 0, left = 0;
+    long canceled = 0, returned = 0, left = 0, late = 0;
     for (long i = 0; i < rounds; i++) {
         int q[2];
         CHECK(pipe(q) == 0);
@@ -170,8 +172,12 @@ int main(void) {
             returned += race.got;
         } else {
             CHECK(race.rc == TC_SCOPE_CANCELED);
-            CHECK(race.got == 0);
-            canceled++;
+            if (race.got) {
+                returned += race.got;
+                late++;
+            } else {
+                canceled++;
+            }
         }
         left += still;
         if (race.got + still != 1) {
@@ -189,6 +195,7 @@ int main(void) {
     CHECK(pthread_join(t, &ret) == 0);
     CHECK(ret == (void *)42);
     printf("ok: canceled read had no effect, inner handler ran, thread went on; %ld races: %ld "
-           "canceled, %ld bytes returned + %ld left, 0 lost\n", rounds, canceled, returned, left);
+           "canceled, %ld bytes returned (%ld of them with TC_SCOPE_CANCELED: the cancel came "
+           "before the run ended) + %ld left, 0 lost\n", rounds, canceled, returned, late, left);
     return 0;
 }

@@ -8,9 +8,10 @@ use super::*;
 pub enum ScopeRun {
     /// The C function returned this.
     Returned(*mut c_void),
-    /// The scope was canceled: the function was stopped at a cancellation point (its C frames
-    /// unwound up to the run) or never started.
-    Canceled(crate::Canceled),
+    /// The scope was canceled before the run ended: the function was stopped at a
+    /// cancellation point (its C frames unwound up to the run), never started, or returned
+    /// after the cancel (its value kept in the error).
+    Canceled(crate::Canceled<*mut c_void>),
     /// The thread's termination (cancellation, exit) or an enclosing scope's cancellation
     /// passes through: the caller goes on with it ([`c_unwind`]) from a frame that holds
     /// nothing to drop.

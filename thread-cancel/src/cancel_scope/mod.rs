@@ -17,7 +17,7 @@ mod run;
 
 use delivery::deliver;
 pub(crate) use delivery::{run_callbacks, Reached};
-pub use error::{Canceled, TimedOut};
+pub use error::{Canceled, Cause, TimedOut};
 
 use crate::control::{lock, Control, ScopeUnwind};
 use crate::point::runs::{self, any_frame, outermost_canceled, Frame, RunScope};
@@ -35,8 +35,10 @@ const TIMED_OUT: u8 = 2;
 
 /// The shared state of a scope and its clones.
 pub(crate) struct Inner {
-    /// `LIVE`, or why it was canceled (`CANCELED`, `TIMED_OUT`); set once.
+    /// `LIVE`, or why it was canceled (`CANCELED`, `TIMED_OUT`); set once, after `cause`.
     state: AtomicU8,
+    /// The first cancel's cause: set before `state` leaves `LIVE` (see `mark`).
+    cause: OnceLock<Cause>,
     /// The effective deadline: its own, or its parent's if earlier.
     deadline: Option<Instant>,
     /// Kept alive by its children (to leave the parent's list when dropped).
@@ -64,8 +66,8 @@ impl Inner {
         if self.marked() {
             return true;
         }
-        if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            self.cancel(TIMED_OUT);
+        if let Some(d) = self.deadline.filter(|&d| Instant::now() >= d) {
+            self.cancel(Cause::Deadline(d));
             return true;
         }
         false
@@ -77,37 +79,59 @@ impl Inner {
     pub(crate) fn expire_by_timer(&self) -> Reached {
         let shield = crate::async_region::shield();
         let mut reached = Vec::new();
-        self.cancel_shielded(TIMED_OUT, &mut reached);
+        if let Some(d) = self.deadline {
+            self.cancel_shielded(Cause::Deadline(d), &mut reached);
+        }
         crate::async_region::unshield(shield);
         reached
     }
 
     /// Marks the scope canceled (once), cancels its children, and delivers a scope request to
     /// every thread in a run of it.
-    fn cancel(&self, why: u8) {
+    fn cancel(&self, cause: Cause) {
         // A canceler inside an asynchronous region holds its own cancellation while it takes
         // locks (as `Control::cancel`).
         let shield = crate::async_region::shield();
         let mut reached = Vec::new();
-        self.cancel_shielded(why, &mut reached);
+        self.cancel_shielded(cause, &mut reached);
         crate::async_region::unshield(shield);
         run_callbacks(reached);
     }
 
     /// Marks, cancels the children, delivers; adds the threads reached to `reached`.
-    fn cancel_shielded(&self, why: u8, reached: &mut Reached) {
-        if self
-            .state
-            .compare_exchange(LIVE, why, Ordering::SeqCst, Ordering::Relaxed)
-            .is_err()
-        {
+    fn cancel_shielded(&self, cause: Cause, reached: &mut Reached) {
+        if !self.mark(cause) {
             return;
         }
+        let cause = self.cause();
         let children = std::mem::take(&mut *lock(&self.children));
         for c in children.values().filter_map(Weak::upgrade) {
-            c.cancel_shielded(why, reached);
+            c.cancel_shielded(cause.clone(), reached);
         }
         deliver(self.id(), reached);
+    }
+
+    /// Marks the scope canceled with `cause` if it is not yet; returns whether this call did.
+    /// The cause is set first (the first one set wins; a second `set` waits for the first to
+    /// finish), then `state`, from the cause that was set: a scope seen canceled always has its
+    /// cause, and the two agree.
+    fn mark(&self, cause: Cause) -> bool {
+        if self.marked() {
+            return false;
+        }
+        let _ = self.cause.set(cause);
+        let why = match self.cause() {
+            Cause::Deadline(_) => TIMED_OUT,
+            _ => CANCELED,
+        };
+        self.state
+            .compare_exchange(LIVE, why, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// The cause of a cancel (`Cause::Cancel` if not canceled yet).
+    fn cause(&self) -> Cause {
+        self.cause.get().cloned().unwrap_or(Cause::Cancel)
     }
 }
 
@@ -146,7 +170,9 @@ impl RunScope for Inner {
     }
 
     fn expire(&self) {
-        self.cancel(TIMED_OUT);
+        if let Some(d) = self.deadline {
+            self.cancel(Cause::Deadline(d));
+        }
     }
 }
 
@@ -288,6 +314,7 @@ impl CancelScope {
         };
         let inner = Arc::new(Inner {
             state: AtomicU8::new(LIVE),
+            cause: OnceLock::new(),
             deadline,
             parent: parent.clone(),
             children: Mutex::new(HashMap::default()),
@@ -298,20 +325,15 @@ impl CancelScope {
             // its children with: either the cancel finds this child, or this sees the cancel.
             let mut ch = lock(&p.children);
             ch.insert(Arc::as_ptr(&inner) as usize, Arc::downgrade(&inner));
-            let why = p.state.load(Ordering::Acquire);
+            let canceled = p.marked();
             drop(ch);
-            if why != LIVE {
-                inner.state.store(why, Ordering::Release);
+            if canceled {
+                inner.mark(p.cause());
             }
         }
         if let Some(d) = deadline {
             if Instant::now() >= d {
-                let _ = inner.state.compare_exchange(
-                    LIVE,
-                    TIMED_OUT,
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                );
+                inner.mark(Cause::Deadline(d));
             } else if !inner.marked() {
                 let _ = inner.timer.set(crate::cancel_scope::deadline::register(
                     d,
@@ -334,7 +356,24 @@ impl CancelScope {
     /// assert!(s.run(|| unreachable!()).is_err()); // a canceled scope does not start
     /// ```
     pub fn cancel(&self) {
-        self.inner.cancel(CANCELED);
+        self.inner.cancel(Cause::Cancel);
+    }
+
+    /// Cancels the scope as [`cancel`](Self::cancel) does, with `cause` as the reason that
+    /// runs report ([`Canceled::cause`]): Go's `CancelCauseFunc`. If the scope is already
+    /// canceled, nothing changes (the first cause wins); its children carry the same cause.
+    ///
+    /// ```
+    /// use thread_cancel::{CancelScope, Cause};
+    /// let s = CancelScope::new();
+    /// let child = s.child();
+    /// s.cancel_with(std::io::Error::other("shutting down"));
+    /// s.cancel(); // too late: the first cause stays
+    /// let e = child.run(|| ()).unwrap_err();
+    /// assert_eq!(e.cause().to_string(), "canceled: shutting down");
+    /// ```
+    pub fn cancel_with<E: std::error::Error + Send + Sync + 'static>(&self, cause: E) {
+        self.inner.cancel(Cause::Error(Arc::new(cause)));
     }
 
     /// Whether the scope is canceled (by [`cancel`](Self::cancel), its parent, or its deadline).
@@ -349,6 +388,11 @@ impl CancelScope {
             own_request_now();
         }
         canceled
+    }
+
+    /// The cause of its cancel (`Cause::Cancel` if it is not canceled).
+    pub(crate) fn cause(&self) -> Cause {
+        self.inner.cause()
     }
 
     /// The scope's deadline (its own, or an enclosing scope's if earlier), if any.
@@ -372,9 +416,12 @@ fn after(d: Duration) -> Instant {
 /// `timeout` too large for an `Instant` is a deadline about a century away.
 ///
 /// # Errors
-/// [`TimedOut`] if the deadline passed before `f` finished and `f` was stopped at a
-/// cancellation point (its `Drop`s ran), or never started (a zero `timeout`); also if `f`
-/// swallowed that unwind and returned (see [`CancelScope::run`]).
+/// [`TimedOut`] if the deadline passed before the run ended. It says what happened:
+/// - `f` was stopped at a cancellation point (its `Drop`s ran), or never started (a zero
+///   `timeout`): [`into_value`](TimedOut::into_value) is `None`;
+/// - `f` returned after its deadline, because nothing in it was a cancellation point (a
+///   missed deadline: [`acted`](Canceled::acted) is false) or because it caught the unwind:
+///   its value is kept, `into_value` is `Some`.
 ///
 /// # Panics
 /// As [`CancelScope::run`]: inside an [`async_region`](crate::async_region); a panic of `f`
@@ -384,19 +431,20 @@ fn after(d: Duration) -> Instant {
 /// use std::time::Duration;
 /// use thread_cancel::{sync::channel, with_timeout};
 /// let (_tx, rx) = channel::<u32>();
-/// assert!(with_timeout(Duration::from_millis(10), || rx.recv()).is_err());
+/// let e = with_timeout(Duration::from_millis(10), || rx.recv()).unwrap_err();
+/// assert!(e.acted() && e.value().is_none()); // the receive was interrupted
 /// assert_eq!(with_timeout(Duration::from_secs(5), || 7), Ok(7));
 /// ```
-pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, TimedOut> {
+pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, TimedOut<R>> {
     with_deadline(after(timeout), f)
 }
 
 /// Runs `f` with a deadline: see [`with_timeout`].
 ///
 /// # Errors
-/// [`TimedOut`] if `deadline` passed before `f` finished and `f` was stopped at a cancellation
-/// point, or never started (a `deadline` already past); also if `f` swallowed that unwind and
-/// returned.
+/// [`TimedOut`] if `deadline` passed before the run ended: `f` was stopped at a cancellation
+/// point, never started (a `deadline` already past), or returned late (its value kept; see
+/// [`with_timeout`]).
 ///
 /// # Panics
 /// As [`CancelScope::run`]: inside an [`async_region`](crate::async_region); a panic of `f`
@@ -407,12 +455,12 @@ pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, Ti
 /// let r = thread_cancel::with_deadline(Instant::now() + Duration::from_millis(5), || {
 ///     thread_cancel::sleep(Duration::from_secs(10))
 /// });
-/// assert_eq!(r, Err(thread_cancel::TimedOut));
+/// assert!(r.unwrap_err().acted());
 /// ```
-pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, TimedOut> {
+pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, TimedOut<R>> {
     CancelScope::with_deadline(deadline)
         .run(f)
-        .map_err(|_| TimedOut)
+        .map_err(TimedOut)
 }
 
 /// Whether the calling thread has a cancellation request pending, or runs inside a canceled
@@ -431,7 +479,11 @@ pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, T
 ///     }
 ///     done
 /// });
-/// assert_eq!(r, Ok(3)); // it finished its loop: no point acted
+/// // It finished its loop: no point acted, but it saw the cancel and stopped for it. The run
+/// // reports the cancel as acted on, and keeps the value.
+/// let e = r.unwrap_err();
+/// assert!(e.acted());
+/// assert_eq!(e.into_value(), Some(3));
 /// ```
 pub fn cancel_requested() -> bool {
     if crate::control::with_current(|c| c.word.load() & word::PENDING != 0).unwrap_or(false) {
@@ -448,9 +500,13 @@ pub fn cancel_requested() -> bool {
 /// even if the canceler has not delivered it yet (its `cancel` marks the scope first, then
 /// delivers): the thread queues it for itself. The owner setting `SCOPE` while it is in the
 /// run is what a delivery would do, and its run's end comes later in its own program order (I6).
+///
+/// The caller saw the cancel (it may stop for it, as cooperative code does): its canceled runs
+/// report the cancel as acted on.
 #[cold]
 fn own_request_now() {
     if outermost_canceled().is_some() {
+        crate::point::runs::mark_acted();
         crate::control::with_current(|c| {
             if c.word.load() & word::SCOPE == 0 {
                 c.word.scope_request();

@@ -3,6 +3,7 @@
 
 use super::*;
 use delivery::register_thread;
+use std::cell::Cell;
 
 impl CancelScope {
     /// Runs `f` in the calling thread inside this scope: `Ok` with its value if it finished
@@ -30,11 +31,16 @@ impl CancelScope {
     ///
     /// # Errors
     /// [`Canceled`] if the scope was canceled (by [`cancel`](Self::cancel), by a parent's
-    /// cancel, or by its deadline: then [`Canceled::deadline_passed`] is true) and
-    /// - it was canceled when `run` was entered: `f` did not start;
+    /// cancel, or by its deadline: then [`Canceled::deadline_passed`] is true) before the run
+    /// ended. A run never hides a cancel, and never reports completed work as undone:
+    /// - canceled when `run` was entered: `f` did not start ([`Canceled::into_value`] is
+    ///   `None`);
     /// - `f` was stopped at a cancellation point: the stack between that point and `run` was
-    ///   unwound;
-    /// - or `f` swallowed that unwind (a `catch_unwind`) and returned: its value is dropped.
+    ///   unwound (`None`);
+    /// - `f` returned: its value is kept (`Some`). [`Canceled::acted`] then tells whether
+    ///   anything acted on the cancel (a point whose unwind `f` caught, an
+    ///   [`on_cancel`](crate::on_cancel) callback of the run that ran) or whether it was
+    ///   missed: `f` met no cancellation point after the cancel.
     ///
     /// A cancel of an enclosing scope is not this run's error: it unwinds through this run to
     /// that scope's `run`.
@@ -55,10 +61,10 @@ impl CancelScope {
     /// assert!(h.join().unwrap().is_err());
     /// drop(tx);
     /// ```
-    pub fn run<R>(&self, f: impl FnOnce() -> R) -> Result<R, Canceled> {
+    pub fn run<R>(&self, f: impl FnOnce() -> R) -> Result<R, Canceled<R>> {
         let inner: &Inner = &self.inner;
         if inner.is_canceled() {
-            return Err(self.error());
+            return Err(self.error(true, None));
         }
         let Some(c) = own_control() else {
             // The thread's link is gone: its thread-local destructors are running. A control
@@ -84,6 +90,7 @@ impl CancelScope {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
+            acted: Cell::new(false),
         };
         runs::set_top(&frame);
         register(c, depth, inner.id());
@@ -96,18 +103,19 @@ impl CancelScope {
         };
         let caught = leave(c, &frame);
         match result {
-            None => Err(self.error()),
-            Some(Ok(v)) if !caught => Ok(v),
-            Some(Ok(_)) => Err(self.error()),
-            Some(Err(p)) if caught && p.is::<ScopeUnwind>() => Err(self.error()),
+            None => Err(self.error(true, None)),
+            Some(Ok(v)) if caught || inner.is_canceled() => {
+                // Canceled before the run ended: reported, with the value (C08).
+                Err(self.error(caught || frame.acted.get(), Some(v)))
+            }
+            Some(Ok(v)) => Ok(v),
+            Some(Err(p)) if caught && p.is::<ScopeUnwind>() => Err(self.error(true, None)),
             Some(Err(p)) => resume_unwind(p),
         }
     }
 
-    fn error(&self) -> Canceled {
-        Canceled {
-            timed_out: self.inner.state.load(Ordering::Acquire) == TIMED_OUT,
-        }
+    fn error<R>(&self, acted: bool, value: Option<R>) -> Canceled<R> {
+        Canceled::new(self.inner.cause(), acted, value)
     }
 }
 

@@ -41,6 +41,9 @@ pub(crate) struct Frame {
     pub(crate) depth: usize,
     /// The earliest deadline of this run and every enclosing one.
     pub(crate) deadline: Option<Instant>,
+    /// Whether something acted on a cancel of this run's scope without unwinding to it (an
+    /// `on_cancel` callback of the run ran): the run reports the cancel as acted on.
+    pub(crate) acted: Cell<bool>,
 }
 
 impl Frame {
@@ -100,6 +103,17 @@ pub(crate) fn outermost_canceled() -> Option<usize> {
         false
     });
     found
+}
+
+/// Something acted on the cancel of the calling thread's canceled runs without unwinding (an
+/// `on_cancel` callback registered in them ran): each of them reports it (`Canceled::acted`).
+pub(crate) fn mark_acted() {
+    any_frame(|fr, sc| {
+        if sc.marked() {
+            fr.acted.set(true);
+        }
+        false
+    });
 }
 
 /// Acts on a scope request (`begin`) or raises a swallowed scope unwind again: unwinds to the
