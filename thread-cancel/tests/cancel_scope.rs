@@ -658,9 +658,9 @@ fn cancel_requested_is_a_query_that_never_acts() {
         "finished"
     });
     // The run finished without reaching a point after the cancel: the operation was not
-    // interrupted, so it completed; the run reports the cancel nothing acted on (C08).
+    // interrupted, so it completed; the run reports the cancel, which the closure saw (C08).
     let e = r.unwrap_err();
-    assert!(!e.acted());
+    assert!(e.acted());
     assert_eq!(e.into_value(), Some("finished"));
     assert!(!cancel_requested());
 }
@@ -1508,5 +1508,217 @@ fn c08_cancel_with_cause_reaches_runs_and_children() {
     assert_eq!(
         std::error::Error::source(&e).map(|s| s.to_string()),
         Some("client left".into())
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shield: the enclosing runs' cancels and deadlines are held; the shield's own act.
+
+/// Cleanup inside a canceled operation: a shielded run with a deadline of its own. The outer
+/// cancel is held in it; its own deadline still interrupts a blocked sleep; after the shield,
+/// the held cancel acts at the next point.
+#[test]
+fn s7_shield_holds_the_outer_cancel_and_its_own_deadline_fires() {
+    let op = CancelScope::new();
+    let mut inside = None;
+    let r = op.run(|| {
+        op.cancel();
+        let t = Instant::now();
+        let cleanup = CancelScope::with_timeout(Duration::from_millis(50))
+            .shield(|| thread_cancel::sleep(Duration::from_secs(10)));
+        inside = Some((t.elapsed(), cleanup.map_err(|e| e.deadline_passed())));
+        testcancel();
+        unreachable!("the held cancel acts after the shield");
+    });
+    let (took, cleanup) = inside.unwrap();
+    assert_eq!(
+        cleanup,
+        Err(true),
+        "the shield's own deadline stopped the sleep"
+    );
+    assert!(
+        took >= Duration::from_millis(50) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+    let e = r.unwrap_err();
+    assert!(e.acted() && !e.completed());
+    assert_clean_after_run();
+}
+
+/// An outer cancel that comes while the thread is blocked inside a shield does not interrupt
+/// it: the read completes with its data, and the cancel acts at the first point after the
+/// shield.
+#[test]
+fn s7_an_outer_cancel_during_a_shield_is_held_until_it_ends() {
+    let (r, mut w) = std::io::pipe().unwrap();
+    let op = CancelScope::new();
+    let stopper = cancel_later(&op, 30);
+    let res = op.run(|| {
+        let mut b = [0u8; 1];
+        let got = CancelScope::new().shield(|| {
+            // Blocked in a point while the cancel comes: held.
+            let writer = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(120));
+                std::io::Write::write_all(&mut w, b"z").unwrap();
+                w
+            });
+            let n = io::read(r.as_fd(), &mut b);
+            (n.map(|n| (n, b[0])), writer.join().unwrap())
+        });
+        let (read, _w) = got.expect("the shield's own scope was not canceled");
+        assert_eq!(read.unwrap(), (1, b'z'));
+        testcancel();
+        unreachable!("the held cancel acts here");
+    });
+    stopper.join().unwrap();
+    assert!(res.unwrap_err().acted());
+    assert_clean_after_run();
+}
+
+/// An outer deadline is held too: a shielded sleep runs its full length past the outer
+/// deadline; the outer run then reports the deadline.
+#[test]
+fn s7_an_outer_deadline_is_held_by_a_shield() {
+    let t = Instant::now();
+    let r = with_timeout(Duration::from_millis(20), || {
+        let inner = CancelScope::new().shield(|| thread_cancel::sleep(Duration::from_millis(100)));
+        assert!(inner.is_ok());
+        assert!(
+            cancel_requested(),
+            "the held deadline is seen after the shield"
+        );
+        1
+    });
+    assert!(t.elapsed() >= Duration::from_millis(100));
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed());
+    assert_eq!(e.into_value(), Some(1));
+}
+
+/// A thread cancel is not held by a shield (only `disable` holds it).
+#[test]
+fn s7_a_thread_cancel_passes_through_a_shield() {
+    let h = thread_cancel::spawn(|| {
+        let _ = CancelScope::new()
+            .run(|| CancelScope::new().shield(|| thread_cancel::sleep(Duration::from_secs(30))));
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+}
+
+/// `disable` holds everything, the shield's own deadline included; runs nested inside a
+/// shield act on their own cancels.
+#[test]
+fn s7_disable_holds_the_shields_deadline_and_nested_runs_act() {
+    let op = CancelScope::new();
+    op.cancel();
+    let r = CancelScope::with_timeout(Duration::from_millis(10)).shield(|| {
+        let _d = disable();
+        thread_cancel::sleep(Duration::from_millis(40));
+        "slept"
+    });
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed());
+    assert_eq!(e.into_value(), Some("slept"));
+    let r = CancelScope::new().shield(|| {
+        let nested = CancelScope::new();
+        let n = nested.clone();
+        nested.run(|| {
+            n.cancel();
+            testcancel();
+        })
+    });
+    assert!(r.unwrap().unwrap_err().acted());
+}
+
+/// `on_cancel` callbacks: one registered inside a shield is not run by an outer cancel; one
+/// registered in the outer run before the shield runs when the shield ends (it was owed).
+#[test]
+fn s7_callbacks_inside_a_shield_are_held_and_outer_ones_run_after_it() {
+    let inside = Arc::new(AtomicUsize::new(0));
+    let outside = Arc::new(AtomicUsize::new(0));
+    let op = CancelScope::new();
+    let (i2, o2, op2) = (inside.clone(), outside.clone(), op.clone());
+    let r = op.run(|| {
+        let _o = thread_cancel::on_cancel(move || {
+            o2.fetch_add(1, Ordering::SeqCst);
+        });
+        let seen = CancelScope::new().shield(|| {
+            let _i = thread_cancel::on_cancel(move || {
+                i2.fetch_add(1, Ordering::SeqCst);
+            });
+            op2.cancel();
+            outside.load(Ordering::SeqCst)
+        });
+        assert_eq!(seen.unwrap(), 0, "the outer callback ran inside the shield");
+        assert_eq!(outside.load(Ordering::SeqCst), 1, "owed after the shield");
+        testcancel();
+    });
+    assert!(r.unwrap_err().acted());
+    assert_eq!(inside.load(Ordering::SeqCst), 0);
+    assert_clean_after_run();
+}
+
+/// Races: an outer cancel against the shield's entry and end, many times. The cancel is never
+/// lost (it acts at the point after the shield) and never acts inside it.
+#[test]
+fn s7_outer_cancels_racing_a_shields_entry_and_end_are_never_lost() {
+    let n = stress_iters().min(20_000);
+    let started = Instant::now();
+    // Where the cancel landed: before the shield ended (held by it), or after.
+    let (mut held, mut after) = (0usize, 0usize);
+    for i in 0..n {
+        let op = CancelScope::new();
+        let s = op.clone();
+        let go = Arc::new(Barrier::new(2));
+        let g = go.clone();
+        let canceler = std::thread::spawn(move || {
+            g.wait();
+            for _ in 0..(i % 200) {
+                std::hint::spin_loop();
+            }
+            s.cancel();
+        });
+        let mut shield_ok = false;
+        let mut landed_in_shield = false;
+        let r = op.run(|| {
+            go.wait();
+            shield_ok = CancelScope::new()
+                .shield(|| {
+                    testcancel(); // never acts on the outer cancel
+                    std::hint::black_box(i)
+                })
+                .is_ok();
+            landed_in_shield = op.is_canceled();
+            // The cancel may come after this point: wait for it, then it must act.
+            while !op.is_canceled() {
+                std::hint::spin_loop();
+            }
+            testcancel();
+            unreachable!("the cancel was lost");
+        });
+        canceler.join().unwrap();
+        assert!(
+            shield_ok,
+            "round {i}: the outer cancel acted inside the shield"
+        );
+        let e = r.unwrap_err();
+        assert!(e.acted() && !e.completed());
+        if landed_in_shield {
+            held += 1;
+        } else {
+            after += 1;
+        }
+        assert_clean_after_run();
+        if !enough(i + 1, started) {
+            continue;
+        }
+        break;
+    }
+    eprintln!(
+        "s7 shield races: {} rounds, cancel landed before the shield ended {held} times (held), \
+         after it {after} times; 0 lost, 0 acted inside",
+        held + after
     );
 }

@@ -62,6 +62,48 @@ impl CancelScope {
     /// drop(tx);
     /// ```
     pub fn run<R>(&self, f: impl FnOnce() -> R) -> Result<R, Canceled<R>> {
+        self.run_as(f, false)
+    }
+
+    /// Runs `f` in this scope as [`run`](Self::run) does, shielded from every enclosing run:
+    /// their cancels and deadlines are held while `f` runs (they act at the first cancellation
+    /// point after the shield), while this scope's own cancel and deadline, and those of runs
+    /// nested inside `f`, still act. It is how cleanup does I/O inside a canceled operation,
+    /// bounded by a deadline of its own: `CancelScope::with_timeout(d).shield(|| rollback())`.
+    ///
+    /// A cancellation of the thread itself is not held by a shield (only
+    /// [`disable`](crate::disable) holds it), and `disable` holds everything, the shield's own
+    /// deadline included. While the thread unwinds (a shield in a `Drop` run by a cancel's
+    /// unwind), no cancellation point can act by unwinding: the shield's deadline then bounds
+    /// only waits that end by themselves.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run), for this scope's cancel or deadline only.
+    ///
+    /// # Panics
+    /// As [`run`](Self::run).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use thread_cancel::CancelScope;
+    ///
+    /// let op = CancelScope::new();
+    /// let r = op.run(|| {
+    ///     op.cancel(); // the operation is canceled ...
+    ///     // ... but its cleanup still sleeps (a cancellation point), bounded by its own deadline
+    ///     let cleanup = CancelScope::with_timeout(Duration::from_millis(20))
+    ///         .shield(|| thread_cancel::sleep(Duration::from_millis(5)));
+    ///     assert!(cleanup.is_ok());
+    ///     thread_cancel::testcancel(); // after the shield, the held cancel acts
+    ///     unreachable!()
+    /// });
+    /// assert!(r.unwrap_err().acted());
+    /// ```
+    pub fn shield<R>(&self, f: impl FnOnce() -> R) -> Result<R, Canceled<R>> {
+        self.run_as(f, true)
+    }
+
+    fn run_as<R>(&self, f: impl FnOnce() -> R, shield: bool) -> Result<R, Canceled<R>> {
         let inner: &Inner = &self.inner;
         if inner.is_canceled() {
             return Err(self.error(true, None));
@@ -70,7 +112,7 @@ impl CancelScope {
             // The thread's link is gone: its thread-local destructors are running. A control
             // block is linked for this run alone, so that the scope is enforced here too.
             let _link = crate::current::link_for_teardown();
-            return self.run(f);
+            return self.run_as(f, shield);
         };
         assert!(
             c.region.load(Ordering::Relaxed).is_null(),
@@ -87,11 +129,14 @@ impl CancelScope {
             parent,
             depth,
             deadline: match (inner.deadline, outer_deadline) {
+                _ if shield => inner.deadline,
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
             acted: Cell::new(false),
+            shield,
         };
+        let hidden = shield.then(|| hide_outer(c, depth));
         runs::set_top(&frame);
         register(c, depth, inner.id());
         // Registered (and fenced) before reading the state: a cancel that this misses sees
@@ -102,6 +147,9 @@ impl CancelScope {
             Some(catch_unwind(AssertUnwindSafe(f)))
         };
         let caught = leave(c, &frame);
+        if let Some(h) = hidden {
+            unhide_outer(c, h);
+        }
         match result {
             None => Err(self.error(true, None)),
             Some(Ok(v)) if caught || inner.is_canceled() => {
@@ -116,6 +164,32 @@ impl CancelScope {
 
     fn error<R>(&self, acted: bool, value: Option<R>) -> Canceled<R> {
         Canceled::new(self.inner.cause(), acted, value)
+    }
+}
+
+/// Owner, entering a shield at `depth`: the outer runs leave the sight of cancelers (no
+/// delivery reaches them now) and of points (`any_frame` stops at the shield); a request of
+/// theirs already delivered is taken back (re-queued when the shield ends).
+#[cold]
+fn hide_outer(c: &Control, depth: usize) -> Vec<usize> {
+    let saved = c.runs.hide_below(depth);
+    if c.word.load() & word::SCOPE != 0 {
+        c.word.clear_scope_request();
+    }
+    saved
+}
+
+/// Owner, leaving a shield (after its own run ended): the outer runs are registered again, and
+/// a cancel of theirs that came meanwhile is queued now, with the `on_cancel` callbacks it
+/// owes (registered outside the shield), run here.
+#[cold]
+fn unhide_outer(c: &Control, saved: Vec<usize>) {
+    c.runs.unhide(saved);
+    if let Some(depth) = outermost_canceled() {
+        if c.word.load() & word::SCOPE == 0 {
+            c.word.scope_request();
+        }
+        c.run_scope_callbacks(depth);
     }
 }
 

@@ -76,6 +76,40 @@ impl ScopeRuns {
         }
     }
 
+    /// Owner, entering a shield at `depth`: unregisters the runs outside it (every depth
+    /// below), then (fence) waits until no delivery is under way, as [`leave`](Self::leave)
+    /// does: afterwards no cancel of an outer run's scope reaches the thread. Returns their
+    /// registrations, for [`unhide`](Self::unhide).
+    pub(crate) fn hide_below(&self, depth: usize) -> Vec<usize> {
+        let mut saved: Vec<usize> = self
+            .slots
+            .iter()
+            .take(depth)
+            .map(|s| s.swap(0, Ordering::Relaxed))
+            .collect();
+        if depth > RUN_SLOTS {
+            saved.append(&mut lock(&self.deep));
+        }
+        fence(Ordering::SeqCst);
+        while self.deliveries.load(Ordering::Acquire) != 0 {
+            yield_now();
+        }
+        saved
+    }
+
+    /// Owner, leaving that shield: registers the outer runs again, then the fence (as
+    /// [`enter`](Self::enter)); the caller then reads their scopes' states (a cancel that found
+    /// them hidden is seen there).
+    pub(crate) fn unhide(&self, saved: Vec<usize>) {
+        for (depth, id) in saved.into_iter().enumerate() {
+            match self.slots.get(depth) {
+                Some(slot) => slot.store(id, Ordering::Relaxed),
+                None => lock(&self.deep).push(id),
+            }
+        }
+        fence(Ordering::SeqCst);
+    }
+
     /// A delivery, first step: counts itself in (then, once for every thread it delivers to,
     /// `fence(SeqCst)`, then [`depth_of`](Self::depth_of), then [`count_out`](Self::count_out)).
     pub(crate) fn count_in(&self) {
@@ -195,6 +229,46 @@ mod loom_tests {
             assert!(!acted || started);
             // The point after the run does nothing.
             assert_eq!(classify(end), Action::None);
+        });
+    }
+
+    /// The shield: an outer run's scope canceled while the thread enters a shield (inside
+    /// that run), runs a point in it and leaves it — the calls `CancelScope::shield` makes
+    /// (`hide_below`, clear the request; then `unhide`, read the scope, queue the request).
+    /// Whatever the interleaving, no point inside the shield acts on the outer cancel, and
+    /// once the shield has ended the request is queued (the cancel is never lost).
+    #[test]
+    fn loom_outer_cancel_races_a_shield() {
+        loom::model(|| {
+            let m = Arc::new(ScopeModel::new());
+            m.runs.enter(0, SCOPE_ID); // the outer run
+            let m2 = m.clone();
+            let canceler = thread::spawn(move || m2.cancel());
+            // Entering the shield at depth 1.
+            let saved = m.runs.hide_below(1);
+            if m.word.load() & SCOPE != 0 {
+                m.word.clear_scope_request();
+            }
+            m.runs.enter(1, 2);
+            // A point inside the shield sees only its own scope (never canceled here).
+            assert_eq!(
+                classify(m.word.load()),
+                Action::None,
+                "acted inside the shield"
+            );
+            // Leaving it.
+            m.runs.leave(1, 2);
+            m.runs.unhide(saved);
+            if m.canceled.load(Ordering::SeqCst) && m.word.load() & SCOPE == 0 {
+                m.word.scope_request();
+            }
+            canceler.join().unwrap();
+            // After the canceler is done, the outer run's point acts.
+            assert_eq!(
+                classify(m.word.load()),
+                Action::ActScope,
+                "the cancel was lost"
+            );
         });
     }
 

@@ -39,11 +39,15 @@ pub(crate) struct Frame {
     pub(crate) scope: *const dyn RunScope,
     pub(crate) parent: *const Frame,
     pub(crate) depth: usize,
-    /// The earliest deadline of this run and every enclosing one.
+    /// The earliest deadline of this run and every enclosing one up to the innermost shield
+    /// (a shield's is its own).
     pub(crate) deadline: Option<Instant>,
     /// Whether something acted on a cancel of this run's scope without unwinding to it (an
     /// `on_cancel` callback of the run ran): the run reports the cancel as acted on.
     pub(crate) acted: Cell<bool>,
+    /// A shield (`CancelScope::shield`): the runs outside it are out of sight of the points
+    /// inside it (their cancels and deadlines are held until it ends).
+    pub(crate) shield: bool,
 }
 
 impl Frame {
@@ -77,7 +81,8 @@ thread_local! {
     static TARGET: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Calls `f` on each run in progress on this thread, innermost first, until it returns true.
+/// Calls `f` on each run in progress on this thread that a point sees, innermost first, until
+/// it returns true: up to the innermost shield (included); the runs outside it are held.
 pub(crate) fn any_frame(mut f: impl FnMut(&Frame, &dyn RunScope) -> bool) -> bool {
     let mut p = TOP.with(Cell::get);
     while !p.is_null() {
@@ -87,6 +92,9 @@ pub(crate) fn any_frame(mut f: impl FnMut(&Frame, &dyn RunScope) -> bool) -> boo
         let (fr, sc) = unsafe { (&*p, &*(*p).scope) };
         if f(fr, sc) {
             return true;
+        }
+        if fr.shield {
+            break;
         }
         p = fr.parent;
     }
