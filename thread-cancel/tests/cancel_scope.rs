@@ -1722,3 +1722,69 @@ fn s7_outer_cancels_racing_a_shields_entry_and_end_are_never_lost() {
         held + after
     );
 }
+
+/// C08's diagnostic: with `THREAD_CANCEL_REPORT_MS`, a thread that has not acted on a cancel
+/// (here a deadline, while it sleeps in std's sleep) is reported on stderr with its name and the
+/// system call it is blocked in; without the variable nothing is printed.
+#[test]
+fn c08_the_diagnostic_reports_a_thread_that_has_not_acted_on_a_cancel() {
+    const NAME: &str = "c08_the_diagnostic_reports_a_thread_that_has_not_acted_on_a_cancel";
+    if common::child_value().is_some() {
+        let h = std::thread::Builder::new()
+            .name("stuck-worker".into())
+            .spawn(|| {
+                with_timeout(Duration::from_millis(30), || {
+                    std::thread::sleep(Duration::from_millis(600))
+                })
+            })
+            .unwrap();
+        let r = h.join().unwrap();
+        assert!(r.is_err_and(|e| !e.acted()));
+        return;
+    }
+    let on = common::run_child_with_env(
+        NAME,
+        "child",
+        Duration::from_secs(20),
+        &[("THREAD_CANCEL_REPORT_MS", "100")],
+    );
+    assert!(on.status.success(), "{}", on.stderr);
+    let line = on
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("thread-cancel: thread 'stuck-worker'"))
+        .unwrap_or_else(|| panic!("no report:\n{}", on.stderr));
+    eprintln!("the diagnostic said: {line}");
+    assert!(line.contains("has not acted on the cancel"), "{line}");
+    assert!(line.contains("nanosleep"), "{line}");
+    let off = common::run_child(NAME, "child", Duration::from_secs(20));
+    assert!(off.status.success(), "{}", off.stderr);
+    assert!(!off.stderr.contains("has not acted"), "{}", off.stderr);
+}
+
+/// `current_deadline()`: the innermost deadline of the thread's runs — an inner one never
+/// later than an outer one; inside a shield, the shield's own.
+#[test]
+fn c03_current_deadline_is_the_innermost_deadline_of_the_runs() {
+    assert_eq!(thread_cancel::current_deadline(), None);
+    let outer = CancelScope::with_timeout(Duration::from_secs(10));
+    outer
+        .run(|| {
+            assert_eq!(thread_cancel::current_deadline(), outer.deadline());
+            // A later inner deadline does not extend the outer one.
+            with_timeout(Duration::from_secs(100), || {
+                assert_eq!(thread_cancel::current_deadline(), outer.deadline());
+            })
+            .unwrap();
+            let early = CancelScope::with_timeout(Duration::from_secs(1));
+            early
+                .run(|| assert_eq!(thread_cancel::current_deadline(), early.deadline()))
+                .unwrap();
+            // A shield has its own (none here).
+            CancelScope::new()
+                .shield(|| assert_eq!(thread_cancel::current_deadline(), None))
+                .unwrap();
+        })
+        .unwrap();
+    assert_eq!(thread_cancel::current_deadline(), None);
+}

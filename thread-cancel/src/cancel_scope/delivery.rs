@@ -74,5 +74,7 @@ pub(super) fn register_thread(c: &Control) {
     let mut reg = lock_registry();
     retain_live(&mut reg);
     reg.push(Arc::downgrade(&arc));
+    drop(reg);
+    super::diagnostic::record_identity(c);
     c.runs.registered.store(true, Ordering::Relaxed);
 }

@@ -12,6 +12,7 @@
 
 pub(crate) mod deadline;
 mod delivery;
+mod diagnostic;
 mod error;
 mod run;
 
@@ -108,7 +109,9 @@ impl Inner {
         for c in children.values().filter_map(Weak::upgrade) {
             c.cancel_shielded(cause.clone(), reached);
         }
+        let first = reached.len();
         deliver(self.id(), reached);
+        diagnostic::watch(self.id(), &reached[first..]);
     }
 
     /// Marks the scope canceled with `cause` if it is not yet; returns whether this call did.
@@ -461,6 +464,26 @@ pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, T
     CancelScope::with_deadline(deadline)
         .run(f)
         .map_err(TimedOut)
+}
+
+/// The deadline the calling thread's code runs under: the earliest deadline of its runs in
+/// progress (up to the innermost [`shield`](CancelScope::shield), whose own deadline is the
+/// one that counts inside it), if any. Code that passes a budget on to a client that takes a
+/// timeout of its own (an HTTP client, a database driver) gives it the time left.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use thread_cancel::{current_deadline, with_timeout};
+/// assert_eq!(current_deadline(), None);
+/// with_timeout(Duration::from_secs(5), || {
+///     let left = current_deadline().unwrap().saturating_duration_since(Instant::now());
+///     assert!(left <= Duration::from_secs(5) && left > Duration::from_secs(1));
+///     // e.g. client.timeout(left)
+/// })
+/// .unwrap();
+/// ```
+pub fn current_deadline() -> Option<Instant> {
+    runs::wait_deadline()
 }
 
 /// Whether the calling thread has a cancellation request pending, or runs inside a canceled

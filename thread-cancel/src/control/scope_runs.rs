@@ -27,6 +27,18 @@ pub(crate) struct ScopeRuns {
     /// set (after waiting for the deliveries) takes back what may still be pending. Without it
     /// the common case, a thread woken from a wait, costs no system call at the end of its run.
     pub(crate) signaled: AtomicBool,
+    /// Who the thread is, for the diagnostic of cancels not acted on (recorded at its first
+    /// run, only if the diagnostic is on).
+    pub(crate) identity: Identity,
+}
+
+/// What the diagnostic of cancels not acted on (`cancel_scope::diagnostic`) knows of a thread.
+#[derive(Debug, Default)]
+pub(crate) struct Identity {
+    /// The kernel's thread id (0: unknown).
+    pub(crate) tid: std::sync::atomic::AtomicI32,
+    /// The thread's name at its first run.
+    pub(crate) name: std::sync::OnceLock<Box<str>>,
 }
 
 impl Default for ScopeRuns {
@@ -37,6 +49,7 @@ impl Default for ScopeRuns {
             deliveries: AtomicU32::new(0),
             registered: AtomicBool::new(false),
             signaled: AtomicBool::new(false),
+            identity: Identity::default(),
         }
     }
 }

@@ -219,9 +219,20 @@ fn self_command() -> Command {
 /// `value`, and returns how it ended; a child still running after `limit` is killed and the
 /// test fails with its standard error.
 pub fn run_child(name: &str, value: &str, limit: Duration) -> ChildRun {
+    run_child_with_env(name, value, limit, &[])
+}
+
+/// [`run_child`], with more variables in the child's environment.
+pub fn run_child_with_env(
+    name: &str,
+    value: &str,
+    limit: Duration,
+    env: &[(&str, &str)],
+) -> ChildRun {
     let mut child = self_command()
         .args([name, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, value)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -1,0 +1,224 @@
+//! The opt-in diagnostic of cancels nothing acted on: with `THREAD_CANCEL_REPORT_MS=N` in the
+//! environment, a thread still in the run of a canceled scope `N` ms after the cancel reached it
+//! is reported on standard error, with its name and the system call it is blocked in (read from
+//! `/proc/self/task/<tid>/syscall`). Without the variable, a cancel pays one atomic load.
+//!
+//! One thread of the crate's own, started by the first report due, waits for each due time.
+//! Its writes go straight to the system call (`write(2, ..)`), never through the C library's
+//! `write`: they are not cancellation points, whatever the program interposes.
+
+use crate::control::{lock, Control};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+/// The delay after which a cancel not acted on is reported, if the diagnostic is on.
+pub(crate) fn delay() -> Option<Duration> {
+    static DELAY: OnceLock<Option<Duration>> = OnceLock::new();
+    *DELAY.get_or_init(|| {
+        std::env::var("THREAD_CANCEL_REPORT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_millis)
+    })
+}
+
+/// Records the calling thread's identity in its block (at its first run), if the diagnostic
+/// is on.
+pub(crate) fn record_identity(c: &Control) {
+    if delay().is_none() {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no arguments and cannot fail.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+        c.runs.identity.tid.store(tid, Ordering::Relaxed);
+    }
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("<unnamed>")
+        .to_owned();
+    let _ = c.runs.identity.name.set(name.into_boxed_str());
+}
+
+struct Watch {
+    due: Instant,
+    thread: Weak<Control>,
+    scope: usize,
+    depth: usize,
+    canceled_at: Instant,
+}
+
+static WATCHES: Mutex<Vec<Watch>> = Mutex::new(Vec::new());
+static WAKE: Condvar = Condvar::new();
+static STARTED: OnceLock<bool> = OnceLock::new();
+
+/// A cancel of scope `scope` reached these threads (each in its run at that depth): each is
+/// reported if it is still in that run when the delay has passed.
+pub(crate) fn watch(scope: usize, reached: &[(Arc<Control>, usize)]) {
+    let Some(d) = delay() else { return };
+    if reached.is_empty() {
+        return;
+    }
+    let now = Instant::now();
+    {
+        let mut w = lock(&WATCHES);
+        for (t, depth) in reached {
+            w.push(Watch {
+                due: now + d,
+                thread: Arc::downgrade(t),
+                scope,
+                depth: *depth,
+                canceled_at: now,
+            });
+        }
+    }
+    let started = *STARTED.get_or_init(|| {
+        std::thread::Builder::new()
+            .name("thread-cancel-report".into())
+            .spawn(reporter)
+            .is_ok()
+    });
+    if started {
+        WAKE.notify_one();
+    }
+}
+
+fn reporter() {
+    let mut w = lock(&WATCHES);
+    loop {
+        let now = Instant::now();
+        let (due, later): (Vec<Watch>, Vec<Watch>) = std::mem::take(&mut *w)
+            .into_iter()
+            .partition(|x| x.due <= now);
+        *w = later;
+        if !due.is_empty() {
+            drop(w);
+            for x in due {
+                check(x);
+            }
+            w = lock(&WATCHES);
+            continue;
+        }
+        w = match w.iter().map(|x| x.due).min() {
+            Some(next) => {
+                WAKE.wait_timeout(w, next.saturating_duration_since(now))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+            None => WAKE.wait(w).unwrap_or_else(|e| e.into_inner()),
+        };
+    }
+}
+
+/// Reports the thread if it is still in the run the cancel reached.
+fn check(x: Watch) {
+    let Some(t) = x.thread.upgrade() else { return };
+    if !t.in_this_process() || t.runs.depth_of(x.scope) != Some(x.depth) {
+        return;
+    }
+    let tid = t.runs.identity.tid.load(Ordering::Relaxed);
+    let name = t.runs.identity.name.get().map_or("<unnamed>", |n| n);
+    let msg = format!(
+        "thread-cancel: thread '{name}' (tid {tid}) has not acted on the cancel of its scope \
+         {} ms after it reached it: {}\n",
+        x.canceled_at.elapsed().as_millis(),
+        blocked_in(tid)
+    );
+    write_stderr(msg.as_bytes());
+}
+
+/// What thread `tid` is doing, from `/proc`: "blocked in <system call> (arguments)", or
+/// "running (in no system call)".
+fn blocked_in(tid: i32) -> String {
+    if tid == 0 {
+        return "its system call is unknown".into();
+    }
+    let Ok(s) = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")) else {
+        return "its system call is unknown".into();
+    };
+    let mut f = s.split_whitespace();
+    match f.next().map(str::parse::<libc::c_long>) {
+        Some(Ok(nr)) if nr >= 0 => {
+            let args: Vec<&str> = f.take(3).collect();
+            format!(
+                "blocked in the system call {} ({}), which is not a cancellation point of the \
+                 crate: make it one (thread_cancel::io, net, process) or end it from an \
+                 on_cancel callback",
+                syscall_name(nr),
+                args.join(", ")
+            )
+        }
+        _ => "running, in no system call: it meets no cancellation point".into(),
+    }
+}
+
+/// The name of system call `nr`, for the calls a thread is usually blocked in.
+fn syscall_name(nr: libc::c_long) -> String {
+    #[cfg(target_os = "linux")]
+    {
+        let known: &[(libc::c_long, &str)] = &[
+            (libc::SYS_read, "read"),
+            (libc::SYS_write, "write"),
+            (libc::SYS_readv, "readv"),
+            (libc::SYS_writev, "writev"),
+            (libc::SYS_pread64, "pread64"),
+            (libc::SYS_pwrite64, "pwrite64"),
+            (libc::SYS_recvfrom, "recvfrom"),
+            (libc::SYS_recvmsg, "recvmsg"),
+            (libc::SYS_sendto, "sendto"),
+            (libc::SYS_sendmsg, "sendmsg"),
+            (libc::SYS_accept4, "accept4"),
+            (libc::SYS_connect, "connect"),
+            (libc::SYS_ppoll, "ppoll"),
+            (libc::SYS_pselect6, "pselect6"),
+            (libc::SYS_epoll_pwait, "epoll_pwait"),
+            (libc::SYS_nanosleep, "nanosleep"),
+            (libc::SYS_clock_nanosleep, "clock_nanosleep"),
+            (libc::SYS_futex, "futex"),
+            (libc::SYS_wait4, "wait4"),
+            (libc::SYS_waitid, "waitid"),
+            (libc::SYS_openat, "openat"),
+            (libc::SYS_flock, "flock"),
+            (libc::SYS_fcntl, "fcntl"),
+            (libc::SYS_fsync, "fsync"),
+            (libc::SYS_fdatasync, "fdatasync"),
+            (libc::SYS_ioctl, "ioctl"),
+            (libc::SYS_rt_sigtimedwait, "rt_sigtimedwait"),
+            #[cfg(target_arch = "x86_64")]
+            (libc::SYS_poll, "poll"),
+            #[cfg(target_arch = "x86_64")]
+            (libc::SYS_select, "select"),
+            #[cfg(target_arch = "x86_64")]
+            (libc::SYS_accept, "accept"),
+            #[cfg(target_arch = "x86_64")]
+            (libc::SYS_epoll_wait, "epoll_wait"),
+            #[cfg(target_arch = "x86_64")]
+            (libc::SYS_open, "open"),
+        ];
+        if let Some((_, n)) = known.iter().find(|(k, _)| *k == nr) {
+            return (*n).to_owned();
+        }
+    }
+    format!("number {nr}")
+}
+
+/// Writes `b` to standard error with the system call itself (not the C library's `write`).
+fn write_stderr(mut b: &[u8]) {
+    while !b.is_empty() {
+        // SAFETY: `b` is valid for reads of its length; descriptor 2 is only written.
+        #[cfg(target_os = "linux")]
+        let r = unsafe { libc::syscall(libc::SYS_write, 2, b.as_ptr(), b.len()) };
+        // SAFETY: as above.
+        #[cfg(not(target_os = "linux"))]
+        let r = unsafe { libc::write(2, b.as_ptr().cast(), b.len()) } as libc::c_long;
+        if r <= 0 {
+            if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return;
+        }
+        b = &b[r as usize..];
+    }
+}
