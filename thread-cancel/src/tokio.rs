@@ -82,9 +82,7 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let scope = CancelScope::new();
-    let task = ::tokio::task::spawn_blocking(scoped(&scope, f));
-    BlockingHandle { scope, task }
+    start(&::tokio::runtime::Handle::current(), CancelScope::new(), f)
 }
 
 /// [`spawn_blocking`] on the runtime of `handle` (callable from any thread, inside a runtime or
@@ -100,9 +98,7 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let scope = CancelScope::new();
-    let task = handle.spawn_blocking(scoped(&scope, f));
-    BlockingHandle { scope, task }
+    start(handle, CancelScope::new(), f)
 }
 
 /// [`spawn_blocking`] with a deadline `timeout` from now: when it passes, `f` is stopped at its
@@ -131,9 +127,11 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let scope = CancelScope::with_timeout(timeout);
-    let task = ::tokio::task::spawn_blocking(scoped(&scope, f));
-    BlockingHandle { scope, task }
+    start(
+        &::tokio::runtime::Handle::current(),
+        CancelScope::with_timeout(timeout),
+        f,
+    )
 }
 
 /// [`spawn_blocking`] in a [`child`](CancelScope::child) of `scope`: the task is canceled when
@@ -166,31 +164,104 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let scope = scope.child();
-    let task = ::tokio::task::spawn_blocking(scoped(&scope, f));
-    BlockingHandle { scope, task }
+    start(&::tokio::runtime::Handle::current(), scope.child(), f)
 }
 
-/// The task `scope` runs: `f` in it. (`run` adopts the pool's thread on first use, and leaves
-/// it as it found it, nothing pending and no signal on its way, whatever `f` did: the thread
-/// takes its next task clean.)
-fn scoped<F, R>(
-    scope: &CancelScope,
-    f: F,
-) -> impl FnOnce() -> Result<R, Canceled<R>> + Send + 'static
+/// Starts `f` in `scope` on `handle`'s blocking pool, with its shutdown guard: an async task
+/// on the same runtime that waits for the blocking task to end, and cancels its scope if it is
+/// dropped first. Tokio has no shutdown hook, but a runtime that shuts down drops its async
+/// tasks (its workers do) before it waits for its blocking threads: so shutdown cancels the
+/// crate's blocking tasks still running, and does not wait for them. It relies on that order
+/// (tokio 1's `Runtime::drop` and `shutdown_timeout`), and costs one small async task per
+/// blocking task.
+fn start<F, R>(handle: &::tokio::runtime::Handle, scope: CancelScope, f: F) -> BlockingHandle<R>
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
+    let (ended, ended_rx) = ::tokio::sync::oneshot::channel::<()>();
     let s = scope.clone();
-    move || s.run(f)
+    // (`run` adopts the pool's thread on first use, and leaves it as it found it, nothing
+    // pending and no signal on its way, whatever `f` did: the thread takes its next task clean.)
+    let task = handle.spawn_blocking(move || {
+        let r = s.run(f);
+        drop(ended);
+        r
+    });
+    drop(handle.spawn(ShutdownGuard {
+        scope: Some(scope.clone()),
+        ended: ended_rx,
+    }));
+    BlockingHandle { scope, task }
 }
+
+/// See [`start`]: cancels the blocking task's scope if dropped before the task ended (the
+/// runtime shuts down).
+struct ShutdownGuard {
+    /// `None` once the task ended.
+    scope: Option<CancelScope>,
+    /// Closed when the blocking closure has returned (or was dropped unstarted).
+    ended: ::tokio::sync::oneshot::Receiver<()>,
+}
+
+impl Future for ShutdownGuard {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match Pin::new(&mut self.ended).poll(cx) {
+            Poll::Ready(_) => {
+                self.scope = None;
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for ShutdownGuard {
+    fn drop(&mut self) {
+        if let Some(s) = self.scope.take() {
+            s.cancel_with(RuntimeShutdown);
+        }
+    }
+}
+
+/// The cause of a blocking task's cancel when its runtime shut down while it ran
+/// ([`Canceled::cause`](crate::Canceled::cause) is a [`Cause::Error`](crate::Cause::Error)
+/// holding it).
+///
+/// ```
+/// use std::time::Duration;
+/// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+/// let (started_tx, started) = std::sync::mpsc::channel();
+/// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), move || {
+///     started_tx.send(()).unwrap();
+///     thread_cancel::sleep(Duration::from_secs(60))
+/// });
+/// let scope = task.scope().clone();
+/// started.recv().unwrap();
+/// rt.shutdown_timeout(Duration::from_secs(10)); // returns at once: the task is canceled
+/// assert!(scope.is_canceled());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RuntimeShutdown;
+
+impl std::fmt::Display for RuntimeShutdown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the tokio runtime shut down")
+    }
+}
+
+impl std::error::Error for RuntimeShutdown {}
 
 /// The handle of a task started by [`spawn_blocking`]: await it for the closure's value, or
 /// [`abort`](Self::abort) it.
 ///
 /// It is a `Future` with output `Result<R, BlockingError<R>>`. Dropping it detaches the task
-/// (it goes on running), as with tokio's `JoinHandle`.
+/// (it goes on running), as with tokio's `JoinHandle`; [`abort_on_drop`](Self::abort_on_drop)
+/// makes a handle whose drop stops it (for `tokio::time::timeout(d, handle)` and `select!`).
+/// When the runtime shuts down, a task still running is canceled (its scope's cause is
+/// [`RuntimeShutdown`]): the shutdown does not wait for it.
 ///
 /// # Errors
 /// The await yields a [`BlockingError`] if
@@ -269,6 +340,106 @@ impl<R> BlockingHandle<R> {
     /// ```
     pub fn scope(&self) -> &CancelScope {
         &self.scope
+    }
+
+    /// A handle that aborts the task when it is dropped (tokio-util's `AbortOnDropHandle`):
+    /// `tokio::time::timeout(d, handle)` that times out, or the losing branch of a
+    /// `select!`, stops the work instead of leaving it running.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = tokio::runtime::Builder::new_multi_thread().enable_time().build().unwrap();
+    /// rt.block_on(async {
+    ///     let task = thread_cancel::tokio::spawn_blocking(|| {
+    ///         thread_cancel::sleep(Duration::from_secs(60))
+    ///     })
+    ///     .abort_on_drop();
+    ///     let scope = task.scope().clone();
+    ///     // The timeout drops the handle: the sleep is stopped.
+    ///     assert!(tokio::time::timeout(Duration::from_millis(10), task).await.is_err());
+    ///     assert!(scope.is_canceled());
+    /// });
+    /// ```
+    pub fn abort_on_drop(self) -> AbortOnDropHandle<R> {
+        AbortOnDropHandle(Some(self))
+    }
+}
+
+/// A [`BlockingHandle`] that aborts its task when dropped: see
+/// [`BlockingHandle::abort_on_drop`]. It is a `Future` with the same output.
+#[derive(Debug)]
+pub struct AbortOnDropHandle<R>(Option<BlockingHandle<R>>);
+
+impl<R> AbortOnDropHandle<R> {
+    fn inner(&self) -> &BlockingHandle<R> {
+        self.0.as_ref().expect("present until dropped or detached")
+    }
+
+    /// [`BlockingHandle::abort`].
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || {
+    ///     thread_cancel::sleep(std::time::Duration::from_secs(60))
+    /// })
+    /// .abort_on_drop();
+    /// task.abort();
+    /// assert!(rt.block_on(task).unwrap_err().is_cancelled());
+    /// ```
+    pub fn abort(&self) {
+        self.inner().abort();
+    }
+
+    /// [`BlockingHandle::is_finished`].
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || ()).abort_on_drop();
+    /// while !task.is_finished() {
+    ///     std::thread::yield_now();
+    /// }
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.inner().is_finished()
+    }
+
+    /// [`BlockingHandle::scope`].
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || ()).abort_on_drop();
+    /// assert!(task.scope().deadline().is_none());
+    /// ```
+    pub fn scope(&self) -> &CancelScope {
+        self.inner().scope()
+    }
+
+    /// The plain handle back: dropping it no longer aborts the task.
+    ///
+    /// ```
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || 5).abort_on_drop();
+    /// assert_eq!(rt.block_on(task.detach()).unwrap(), 5);
+    /// ```
+    pub fn detach(mut self) -> BlockingHandle<R> {
+        self.0.take().expect("present until dropped or detached")
+    }
+}
+
+impl<R> Drop for AbortOnDropHandle<R> {
+    fn drop(&mut self) {
+        if let Some(h) = &self.0 {
+            h.abort();
+        }
+    }
+}
+
+impl<R> Future for AbortOnDropHandle<R> {
+    type Output = Result<R, BlockingError<R>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let h = self.0.as_mut().expect("present until dropped or detached");
+        Pin::new(h).poll(cx)
     }
 }
 

@@ -527,3 +527,121 @@ async fn c08_a_missed_abort_is_reported_with_the_value() {
     assert!(e.to_string().contains("nothing acted"), "{e}");
     assert_eq!(e.into_value(), Some("slept"));
 }
+
+/// Abort on drop: `tokio::time::timeout(d, handle)` with the handle by value (what most code
+/// writes) stops the blocked read soon after the timeout; the closure's `Drop` ran, the read
+/// had no effect, and the pool's only blocking thread takes the next task.
+#[test]
+fn s7_timeout_of_an_abort_on_drop_handle_stops_the_blocking_read() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (r, mut w) = std::io::pipe().unwrap();
+        let r = Arc::new(r);
+        let (task, dropped, first_id) = blocked_reader(r.clone());
+        let t0 = Instant::now();
+        let timed_out = tokio::time::timeout(Duration::from_millis(50), task.abort_on_drop())
+            .await
+            .is_err();
+        assert!(timed_out);
+        // A bound fit for a loaded 2-core machine.
+        assert!(
+            common::wait_for(|| dropped.load(Ordering::SeqCst)),
+            "the closure's Drop never ran: the read is still blocked"
+        );
+        let stopped_after = t0.elapsed();
+        eprintln!(
+            "timeout(50 ms, handle): the read stopped {stopped_after:?} after the await began"
+        );
+        assert!(stopped_after < Duration::from_secs(2), "{stopped_after:?}");
+        w.write_all(&[9]).unwrap();
+        let mut b = [0u8; 1];
+        assert_eq!(
+            io::read(r.as_fd(), &mut b).unwrap(),
+            1,
+            "the canceled read took the byte"
+        );
+        let next = spawn_blocking(|| (std::thread::current().id(), observe_clean()));
+        let (next_id, clean) = finish(next).await.expect("the next task failed");
+        assert_eq!(next_id, first_id, "the blocking thread did not survive");
+        assert_clean(&clean);
+    });
+}
+
+/// Abort on drop in the losing branch of a `select!`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s7_the_losing_branch_of_a_select_stops_its_blocking_task() {
+    let (r, _w) = std::io::pipe().unwrap();
+    let (task, dropped, _) = blocked_reader(Arc::new(r));
+    let task = task.abort_on_drop();
+    let won = tokio::select! {
+        _ = task => "task",
+        _ = tokio::time::sleep(Duration::from_millis(20)) => "sleep",
+    };
+    assert_eq!(won, "sleep");
+    assert!(
+        common::wait_for(|| dropped.load(Ordering::SeqCst)),
+        "the losing task is still blocked"
+    );
+}
+
+/// A plain handle dropped (not abort-on-drop) detaches: the task goes on, as tokio's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s7_a_plain_handle_dropped_detaches_and_detach_keeps_it_running() {
+    let (r, mut w) = std::io::pipe().unwrap();
+    let r = Arc::new(r);
+    let (task, dropped, _) = blocked_reader(r.clone());
+    let plain = task.abort_on_drop().detach();
+    drop(plain);
+    std::thread::sleep(Duration::from_millis(30));
+    assert!(
+        !dropped.load(Ordering::SeqCst),
+        "a detached task was stopped"
+    );
+    w.write_all(&[1]).unwrap();
+    assert!(common::wait_for(|| dropped.load(Ordering::SeqCst)));
+}
+
+/// A runtime that shuts down with a crate task blocked cancels it instead of waiting for it:
+/// `shutdown_timeout(10 s)` and a plain drop of the runtime both return soon; the task's scope
+/// says why (`RuntimeShutdown`).
+#[test]
+fn s7_runtime_shutdown_cancels_blocked_tasks_instead_of_waiting() {
+    for by_drop in [false, true] {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .unwrap();
+        let (r, _w) = std::io::pipe().unwrap();
+        let r = Arc::new(r);
+        let _g = rt.enter();
+        let (task, dropped, _) = blocked_reader(r.clone());
+        let scope = task.scope().clone();
+        drop(_g);
+        let t0 = Instant::now();
+        if by_drop {
+            drop(rt);
+        } else {
+            rt.shutdown_timeout(Duration::from_secs(10));
+        }
+        let took = t0.elapsed();
+        eprintln!("shutdown (by drop: {by_drop}) with a blocked task returned in {took:?}");
+        assert!(took < Duration::from_secs(5), "shutdown waited: {took:?}");
+        assert!(
+            dropped.load(Ordering::SeqCst),
+            "the task's Drop did not run"
+        );
+        assert!(scope.is_canceled());
+        let e = scope.run(|| ()).unwrap_err();
+        assert!(
+            matches!(e.cause(), thread_cancel::Cause::Error(err)
+                if err.is::<thread_cancel::tokio::RuntimeShutdown>()),
+            "{e:?}"
+        );
+    }
+}
