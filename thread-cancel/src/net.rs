@@ -1,4 +1,5 @@
-//! Cancellable `accept` and `connect` for `std`'s TCP and Unix sockets.
+//! Cancellable `accept` and `connect` (name resolution included) for `std`'s TCP and Unix
+//! sockets.
 //!
 //! Reading and writing a stream is [`io::Cancelable`](crate::io::Cancelable) (or
 //! [`io::recv`](crate::io::recv) / [`io::send`](crate::io::send)).
@@ -6,7 +7,7 @@
 use crate::io::accept;
 use crate::point::syscall::cp;
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 
@@ -89,6 +90,68 @@ pub fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects (a `sockaddr_storage` of the given length).
     unsafe { cp(crate::sys::calls::CONNECT, a) }?;
     Ok(TcpStream::from(sock))
+}
+
+/// Connects to `addr` as [`TcpStream::connect`] does (each address it resolves to, in turn,
+/// until one accepts), with both steps cancellation points: the name resolution and each
+/// connect. A canceled call leaves no descriptor open and no connection behind.
+///
+/// The C library's name resolution (`getaddrinfo`) cannot be interrupted, so it runs on a
+/// thread of its own, which this call waits for at a cancellation point: when canceled, it
+/// returns at once and the resolution finishes alone (its result is dropped). An address
+/// given as a `SocketAddr`, or as a `String`/`&'static str` that parses as one, needs no
+/// resolution and starts no thread.
+///
+/// # Errors
+/// The resolution's error (`std::io::ErrorKind::InvalidInput` if it found no address, or the
+/// resolver's), or the last address's connect error (see [`connect_tcp`]).
+///
+/// ```
+/// let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+/// let port = l.local_addr().unwrap().port();
+/// let s = thread_cancel::net::connect(format!("localhost:{port}")).unwrap();
+/// assert_eq!(s.peer_addr().unwrap().port(), port);
+/// ```
+pub fn connect<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<TcpStream> {
+    let mut last = None;
+    for a in resolve(addr)? {
+        match connect_tcp(a) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "could not resolve to any addresses",
+        )
+    }))
+}
+
+/// The addresses of `addr`: at once if it is one already, else resolved on a thread of its
+/// own and waited for at a cancellation point.
+fn resolve<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<Vec<SocketAddr>> {
+    let any: &dyn std::any::Any = &addr;
+    let literal = any
+        .downcast_ref::<SocketAddr>()
+        .copied()
+        .or_else(|| any.downcast_ref::<String>().and_then(|s| s.parse().ok()))
+        .or_else(|| any.downcast_ref::<&str>().and_then(|s| s.parse().ok()));
+    if let Some(a) = literal {
+        return Ok(vec![a]);
+    }
+    let (tx, rx) = crate::sync::channel();
+    std::thread::Builder::new()
+        .name("thread-cancel-resolve".into())
+        .spawn(move || {
+            let _ = tx.send(addr.to_socket_addrs().map(Iterator::collect));
+        })?;
+    match rx.recv() {
+        Ok(r) => r,
+        Err(_) => Err(io::Error::other(
+            "the name resolution's thread ended without a result",
+        )),
+    }
 }
 
 fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {

@@ -1284,3 +1284,109 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// E08: the crate's own calls for code that passes budgets on.
+
+/// An address whose resolution blocks for 5 s (as a slow DNS server would) and then fails.
+struct SlowName;
+
+impl std::net::ToSocketAddrs for SlowName {
+    type Iter = std::vec::IntoIter<std::net::SocketAddr>;
+    fn to_socket_addrs(&self) -> std::io::Result<Self::Iter> {
+        std::thread::sleep(Duration::from_secs(5));
+        Err(std::io::Error::other("no such name"))
+    }
+}
+
+/// `net::connect`: its name resolution is a cancellation point (the C library's resolver
+/// cannot be interrupted: it runs on a thread of its own, which the call stops waiting for).
+#[test]
+fn e08_net_connect_name_resolution_ends_at_the_deadline() {
+    let t = std::time::Instant::now();
+    let r = thread_cancel::with_timeout(Duration::from_millis(100), || {
+        thread_cancel::net::connect(SlowName)
+    });
+    let took = t.elapsed();
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed() && e.acted() && !e.completed(), "{e:?}");
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+    // It connects, by name and by literal address.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    for a in [format!("localhost:{port}"), format!("127.0.0.1:{port}")] {
+        let s = thread_cancel::net::connect(a).unwrap();
+        assert_eq!(s.peer_addr().unwrap().port(), port);
+    }
+    // Nothing listens: the connect error, not a resolution error.
+    drop(l);
+    let e = thread_cancel::net::connect(format!("127.0.0.1:{port}")).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+}
+
+/// `process::output`: both streams collected (more than a pipe holds, so neither blocks the
+/// other), the status kept; a canceled one kills and reaps its child.
+#[test]
+fn e08_process_output_collects_and_a_canceled_one_kills_and_reaps_its_child() {
+    let out = thread_cancel::process::output(std::process::Command::new("sh").args([
+        "-c",
+        "head -c 200000 /dev/zero; echo err >&2; head -c 200000 /dev/zero >&2; exit 3",
+    ]))
+    .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout.len(), 200_000);
+    assert_eq!(out.stderr.len(), 200_004);
+    let dir = std::env::temp_dir().join(format!("tc-e08-{}", std::process::id()));
+    let _ = std::fs::remove_file(&dir);
+    let script = format!("echo $$ > {}; exec sleep 30", dir.display());
+    let t = std::time::Instant::now();
+    let r = thread_cancel::with_timeout(Duration::from_millis(300), || {
+        thread_cancel::process::output(std::process::Command::new("sh").args(["-c", &script]))
+    });
+    assert!(r.unwrap_err().acted());
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    let pid: i32 = std::fs::read_to_string(&dir)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::fs::remove_file(&dir).unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    assert_eq!(r, -1, "the child {pid} still exists (running or a zombie)");
+    assert_eq!(
+        std::io::Error::last_os_error().raw_os_error(),
+        Some(libc::ESRCH)
+    );
+}
+
+/// `process::wait_or_kill`: a canceled wait kills and reaps the child; `process::wait`'s
+/// canceled wait leaves it alone (no effect).
+#[test]
+fn e08_process_wait_or_kill_kills_and_reaps_on_cancel() {
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+        thread_cancel::process::wait_or_kill(&mut child)
+    });
+    assert!(r.unwrap_err().acted());
+    // SAFETY: signal 0 only asks whether the process exists.
+    assert_eq!(unsafe { libc::kill(pid, 0) }, -1, "not reaped");
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+        thread_cancel::process::wait(&mut child)
+    });
+    assert!(r.unwrap_err().acted());
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "a canceled wait had an effect"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

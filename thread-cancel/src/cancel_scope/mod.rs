@@ -394,6 +394,7 @@ impl CancelScope {
     }
 
     /// The cause of its cancel (`Cause::Cancel` if it is not canceled).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(crate) fn cause(&self) -> Cause {
         self.inner.cause()
     }
