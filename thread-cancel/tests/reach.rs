@@ -1,0 +1,192 @@
+//! Code the crate does not own, inside a deadline: std's sleep, net, fs and process calls, and
+//! the documented `on_cancel` workaround. Each row of the table runs inside
+//! `with_timeout(100 ms)`; the call itself would take about 600 ms.
+//!
+//! Without interposition (this file's rows, rule C08): such a call is not a cancellation point,
+//! so it runs to its end; the run then reports the deadline (`TimedOut`, `deadline_passed()`)
+//! with the call's result kept (`into_value()`), and says whether anything acted on it —
+//! never `Ok` in silence.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+use thread_cancel::{with_timeout, TimedOut};
+
+const BUDGET: Duration = Duration::from_millis(100);
+const CALL: Duration = Duration::from_millis(600);
+
+/// How a row ended: its error (the run must report the deadline), and when.
+struct Row<R> {
+    name: &'static str,
+    took: Duration,
+    result: Result<R, TimedOut<R>>,
+}
+
+fn row<R>(name: &'static str, f: impl FnOnce() -> R) -> Row<R> {
+    // The timer thread is started by a first deadline, so that no row spends its own on it.
+    let _ = with_timeout(Duration::from_millis(1), || ());
+    let t = Instant::now();
+    let result = with_timeout(BUDGET, f);
+    Row {
+        name,
+        took: t.elapsed(),
+        result,
+    }
+}
+
+/// The run reported the deadline, kept the completed call's value, and said nothing acted.
+fn missed<R: std::fmt::Debug>(r: Row<R>) -> R {
+    let e = r
+        .result
+        .unwrap_err_or_else(|v| panic!("{}: Ok({v:?}) in silence", r.name));
+    eprintln!(
+        "{:<44} Err(TimedOut), acted {}, value kept, after {:?}",
+        r.name,
+        e.acted(),
+        r.took
+    );
+    assert!(e.deadline_passed(), "{}", r.name);
+    assert!(!e.acted(), "{}: nothing could act", r.name);
+    assert!(
+        r.took >= CALL.saturating_sub(Duration::from_millis(50)),
+        "{}",
+        r.name
+    );
+    e.into_value()
+        .expect("the call completed: its value is kept")
+}
+
+trait UnwrapErrOr<R, E> {
+    fn unwrap_err_or_else(self, f: impl FnOnce(R) -> E) -> E;
+}
+
+impl<R, E> UnwrapErrOr<R, E> for Result<R, E> {
+    fn unwrap_err_or_else(self, f: impl FnOnce(R) -> E) -> E {
+        match self {
+            Ok(v) => f(v),
+            Err(e) => e,
+        }
+    }
+}
+
+#[test]
+fn c08_std_sleep_past_its_deadline_is_reported() {
+    missed(row("std::thread::sleep(600 ms)", || {
+        std::thread::sleep(CALL)
+    }));
+}
+
+#[test]
+fn c08_std_tcp_read_past_its_deadline_is_reported_with_the_data() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        std::thread::sleep(CALL);
+        s.write_all(b"reply").unwrap();
+    });
+    let got = missed(row(
+        "std TcpStream::read_to_string (reply at 600 ms)",
+        || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            let mut text = String::new();
+            s.read_to_string(&mut text).map(|_| text)
+        },
+    ));
+    assert_eq!(got.unwrap(), "reply", "the data is not lost");
+    server.join().unwrap();
+}
+
+#[test]
+fn c08_std_command_output_past_its_deadline_is_reported_with_the_status() {
+    let out = missed(row("Command::output() of sleep 0.6", || {
+        std::process::Command::new("sleep").arg("0.6").output()
+    }));
+    assert!(out.unwrap().status.success());
+}
+
+#[test]
+fn c08_std_fs_read_of_a_fifo_past_its_deadline_is_reported_with_the_data() {
+    let dir = std::env::temp_dir().join(format!("tc-reach-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_file(&dir);
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string and a mode.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let p = dir.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(CALL);
+        std::fs::write(p, b"fifo data").unwrap();
+    });
+    let got = missed(row("std::fs::read of a FIFO (data at 600 ms)", || {
+        std::fs::read(&dir)
+    }));
+    assert_eq!(got.unwrap(), b"fifo data");
+    writer.join().unwrap();
+    std::fs::remove_file(&dir).unwrap();
+}
+
+/// The documented workaround: an `on_cancel` callback shuts the socket down, so std's read
+/// returns at the deadline — with an empty answer, which the run reports as the deadline having
+/// acted (not `Ok(Ok(""))`).
+#[test]
+fn c08_std_read_ended_by_an_on_cancel_shutdown_is_reported_as_acted() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (s, _) = l.accept().unwrap();
+        std::thread::sleep(CALL);
+        drop(s);
+    });
+    let r = row("std read + on_cancel(shutdown)", || {
+        let s = TcpStream::connect(addr).unwrap();
+        let s2 = s.try_clone().unwrap();
+        let _g = thread_cancel::on_cancel(move || {
+            let _ = s2.shutdown(Shutdown::Both);
+        });
+        let mut text = String::new();
+        (&s).read_to_string(&mut text).map(|_| text)
+    });
+    let e = r
+        .result
+        .unwrap_err_or_else(|v| panic!("Ok({v:?}) in silence"));
+    eprintln!(
+        "{:<44} Err(TimedOut), acted {}, value {:?}, after {:?}",
+        r.name,
+        e.acted(),
+        e.value(),
+        r.took
+    );
+    assert!(e.deadline_passed() && e.acted());
+    assert!(r.took < Duration::from_millis(400), "{:?}", r.took);
+    assert_eq!(e.into_value().unwrap().unwrap(), "");
+    server.join().unwrap();
+}
+
+/// The crate's own wait is a point: `process::wait_or_kill` of `sleep 3` ends at the deadline,
+/// and the child is killed and reaped (plain `process::wait` leaves it running: no effect).
+#[test]
+fn c08_process_wait_or_kill_ends_at_the_deadline_and_leaves_no_child() {
+    let mut child = std::process::Command::new("sleep")
+        .arg("3")
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let r = row("process::wait_or_kill of sleep 3", || {
+        thread_cancel::process::wait_or_kill(&mut child)
+    });
+    let e = r.result.unwrap_err_or_else(|v| panic!("Ok({v:?})"));
+    eprintln!(
+        "{:<44} Err(TimedOut), acted {}, after {:?}",
+        r.name,
+        e.acted(),
+        r.took
+    );
+    assert!(e.acted() && e.value().is_none());
+    assert!(r.took < Duration::from_millis(400), "{:?}", r.took);
+    // SAFETY: signal 0 only asks whether the process exists.
+    assert_eq!(
+        unsafe { libc::kill(pid, 0) },
+        -1,
+        "the child is still there"
+    );
+}
