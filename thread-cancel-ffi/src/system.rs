@@ -40,7 +40,7 @@ fn system_leave() {
 
 /// The cleanup handler of a canceled `system`: as glibc, the shell is killed (SIGKILL) and
 /// reaped, so no child outlives the canceled call, and the signal actions are restored.
-unsafe extern "C" fn system_canceled(pid: *mut c_void) {
+unsafe extern "C-unwind" fn system_canceled(pid: *mut c_void) {
     let pid = pid as usize as libc::pid_t;
     // SAFETY: our own child, not yet reaped (the canceled wait reaped nothing).
     unsafe {
@@ -62,7 +62,7 @@ extern "C" {
 /// A null `cmd` asks whether a shell is available (nonzero if so). A shell that cannot be
 /// started is reported as one that exited with status 127.
 #[no_mangle]
-pub unsafe extern "C" fn tc_system(cmd: *const libc::c_char) -> c_int {
+pub unsafe extern "C-unwind" fn tc_system(cmd: *const libc::c_char) -> c_int {
     if cmd.is_null() {
         // SAFETY: a literal command.
         return c_int::from(unsafe { tc_system(c"exit 0".as_ptr()) } == 0);
