@@ -1587,6 +1587,60 @@ fn spawn_refused_by_a_process_limit_is_an_error_and_spawning_resumes_after_it() 
     }
 }
 
+/// The same with the limit on the user's processes and threads (RLIMIT_NPROC, the usual limit
+/// of a shared machine): every way to spawn fails with `EAGAIN`, the thread canceled while the
+/// limit held is joined as canceled, and spawning resumes once it is raised. RLIMIT_NPROC does
+/// not bind root: run as root, the child becomes the user nobody first (the limit counts that
+/// user's tasks); where it cannot, the test says so and checks nothing more.
+#[test]
+fn spawn_refused_by_rlimit_nproc_is_eagain_and_spawning_resumes_after_it() {
+    if !in_child_with_no_room_for_threads(
+        "spawn_refused_by_rlimit_nproc_is_eagain_and_spawning_resumes_after_it",
+    ) {
+        return;
+    }
+    let held = spawn(|| thread_cancel::sleep(Duration::from_secs(3600)));
+    // SAFETY: plain calls on the process's credentials.
+    let root = unsafe { libc::geteuid() } == 0;
+    // SAFETY: as above; glibc applies them to every thread of the process.
+    if root && unsafe { libc::setgid(65534) != 0 || libc::setuid(65534) != 0 } {
+        eprintln!("skipped: cannot leave root, and RLIMIT_NPROC does not bind root");
+        return;
+    }
+    // SAFETY: plain data, written by the call.
+    let mut old: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: `old` is valid for writes.
+    assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut old) }, 0);
+    let low = libc::rlimit {
+        rlim_cur: 1, // this process alone has more tasks
+        rlim_max: old.rlim_max,
+    };
+    // SAFETY: a plain rlimit structure, read by the call.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NPROC, &low) }, 0);
+    let token = Arc::new(());
+    for builder in [Builder::new(), light()] {
+        let t = token.clone();
+        let e = builder.spawn(move || drop(t)).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EAGAIN), "{e:?}");
+    }
+    assert_eq!(
+        Arc::strong_count(&token),
+        1,
+        "every closure was dropped unrun"
+    );
+    held.cancel().unwrap();
+    assert!(held.join().is_canceled());
+    // SAFETY: as above; the soft limit goes back to what it was (at most the hard one).
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NPROC, &old) }, 0);
+    for builder in [Builder::new(), light()] {
+        let h = builder
+            .spawn(|| thread_cancel::sleep(Duration::from_secs(3600)))
+            .unwrap();
+        h.cancel().unwrap();
+        assert!(h.join().is_canceled());
+    }
+}
+
 /// C06: a deadline's `on_cancel` callbacks run even when the thread that runs them cannot be
 /// created (the timer thread runs them itself then): a run blocked in a call that only its
 /// callback ends (std's `recv`) still ends at its deadline, and so does the next one once
