@@ -148,7 +148,7 @@ enum Then {
 #[inline(never)]
 unsafe fn run(
     h: *const TcScope,
-    f: Option<unsafe extern "C" fn(*mut c_void) -> *mut c_void>,
+    f: Option<unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void>,
     arg: *mut c_void,
     result: *mut *mut c_void,
 ) -> Then {
@@ -197,9 +197,9 @@ unsafe fn run(
 /// `h` must be null or a live reference; `result` null or valid for a write; `f` a C function
 /// that does not throw.
 #[no_mangle]
-pub unsafe extern "C" fn tc_scope_run(
+pub unsafe extern "C-unwind" fn tc_scope_run(
     h: *const TcScope,
-    f: Option<unsafe extern "C" fn(*mut c_void) -> *mut c_void>,
+    f: Option<unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void>,
     arg: *mut c_void,
     result: *mut *mut c_void,
 ) -> c_int {

@@ -6,7 +6,7 @@ use thread_cancel::c_abi;
 
 /// `pthread_testcancel`.
 #[no_mangle]
-pub extern "C" fn tc_testcancel() {
+pub extern "C-unwind" fn tc_testcancel() {
     threads::point();
 }
 
@@ -15,7 +15,7 @@ pub extern "C" fn tc_testcancel() {
 /// # Safety
 /// `old` must be null or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn tc_setcancelstate(state: i32, old: *mut i32) -> i32 {
+pub unsafe extern "C-unwind" fn tc_setcancelstate(state: i32, old: *mut i32) -> i32 {
     let Ok(new) = thread_cancel::CancelState::try_from(state) else {
         return libc::EINVAL;
     };
@@ -35,7 +35,7 @@ pub unsafe extern "C" fn tc_setcancelstate(state: i32, old: *mut i32) -> i32 {
 /// # Safety
 /// `old` must be null or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn tc_setcanceltype(kind: i32, old: *mut i32) -> i32 {
+pub unsafe extern "C-unwind" fn tc_setcanceltype(kind: i32, old: *mut i32) -> i32 {
     let Ok(new) = thread_cancel::CancelType::try_from(kind) else {
         return libc::EINVAL;
     };

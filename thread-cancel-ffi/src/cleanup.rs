@@ -8,7 +8,7 @@ use std::ffi::c_void;
 /// The cleanup buffer of `tc_cleanup_push` (layout shared with `thread_cancel.h`).
 #[repr(C)]
 pub struct CleanupBuffer {
-    routine: Option<unsafe extern "C" fn(*mut c_void)>,
+    routine: Option<unsafe extern "C-unwind" fn(*mut c_void)>,
     arg: *mut c_void,
     prev: *mut CleanupBuffer,
 }
@@ -25,7 +25,7 @@ thread_local! {
 #[no_mangle]
 pub unsafe extern "C" fn tc_cleanup_push_buffer(
     buffer: *mut CleanupBuffer,
-    routine: Option<unsafe extern "C" fn(*mut c_void)>,
+    routine: Option<unsafe extern "C-unwind" fn(*mut c_void)>,
     arg: *mut c_void,
 ) {
     // SAFETY: the caller passes a writable buffer.
@@ -51,7 +51,7 @@ pub unsafe extern "C" fn tc_cleanup_push_buffer(
 /// # Safety
 /// `buffer` must be the one the matching push was given.
 #[no_mangle]
-pub unsafe extern "C" fn tc_cleanup_pop_buffer(buffer: *mut CleanupBuffer, execute: i32) {
+pub unsafe extern "C-unwind" fn tc_cleanup_pop_buffer(buffer: *mut CleanupBuffer, execute: i32) {
     let top = TOP.get();
     // The stack grows down: a live buffer above (deeper than) `buffer` has a lower address.
     if top.is_null() || (top != buffer && (top as usize) > (buffer as usize)) {

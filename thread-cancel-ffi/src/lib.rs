@@ -25,6 +25,19 @@
 //! (`thread_cancel::c_abi::c_unwind`), whose boundary lies inside the thread's Rust root; from
 //! there an ordinary Rust unwind (Rust frames only) reaches the root, which runs the
 //! thread-specific-data destructors.
+//!
+//! So every exported function that can act (each cancellation point, `tc_testcancel`,
+//! `tc_exit`, the joins and waits, `tc_once`, `tc_cleanup_pop_buffer`, whose handler may exit,
+//! `tc_scope_run`, `tc_cancel` of the caller itself) is `extern "C-unwind"`, and so are the
+//! C functions it calls that can act (the stdio of `stdio.c`, the start and init routines, the
+//! cleanup handlers): the forced unwind starts inside the library and passes these frames,
+//! and an unwind must never cross a plain `extern "C"` Rust frame. When one of them was
+//! `extern "C"` and called another (`tc_usleep` → `tc_nanosleep` → `tc_clock_nanosleep`,
+//! `tc_poll` → `tc_ppoll`, stdio → `tc_poll`), Rust took the inner call for one that cannot
+//! unwind and gave it no entry in the outer frame's exception table; the Rust personality
+//! stopped the unwind there with an error, and the fallback abandoned the C++ frames above
+//! without their destructors. The calls that cannot act (`tc_self`, the key and scope handle
+//! calls, `tc_pthread_sigmask`, ...) stay `extern "C"`: a panic there aborts at the boundary.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

@@ -91,7 +91,7 @@ fn futex(control: &AtomicI32, op: i32, val: i32) {
 ///
 /// # Safety
 /// `arg` is the `Running` node of the `tc_once` frame that pushed this handler.
-unsafe extern "C" fn reset(arg: *mut c_void) {
+unsafe extern "C-unwind" fn reset(arg: *mut c_void) {
     // SAFETY: the node is in the frame of the `tc_once` that pushed this handler, which is still
     // on the stack (handlers run below the frames they were pushed in).
     let node = unsafe { &*arg.cast::<Running>() };
@@ -130,7 +130,10 @@ fn unhold(held: Option<bool>) {
 /// returned, initialised with `PTHREAD_ONCE_INIT` and accessed only through `tc_once`; `init`
 /// a C function.
 #[no_mangle]
-pub unsafe extern "C" fn tc_once(control: *mut i32, init: Option<unsafe extern "C" fn()>) -> i32 {
+pub unsafe extern "C-unwind" fn tc_once(
+    control: *mut i32,
+    init: Option<unsafe extern "C-unwind" fn()>,
+) -> i32 {
     let Some(init) = init else {
         return libc::EINVAL;
     };
@@ -152,7 +155,7 @@ pub unsafe extern "C" fn tc_once(control: *mut i32, init: Option<unsafe extern "
 /// # Safety
 /// As `tc_once`.
 #[cold]
-unsafe fn slow(control: &AtomicI32, init: unsafe extern "C" fn()) -> i32 {
+unsafe fn slow(control: &AtomicI32, init: unsafe extern "C-unwind" fn()) -> i32 {
     if !AT_FORK_REGISTERED.swap(true, Ordering::Relaxed) {
         // SAFETY: registers a handler that only does an atomic add. If it fails (ENOMEM), or a
         // fork lands between another first caller's swap and its registration, a child forked

@@ -15,7 +15,7 @@ use libc::{c_char, c_int, c_void, size_t, ssize_t, FILE};
 /// A `va_list` argument, as passed (see the module docs).
 type VaList = *mut c_void;
 
-extern "C" {
+extern "C-unwind" {
     fn tc_stdio_fgetc(f: *mut FILE) -> c_int;
     fn tc_stdio_fgets(s: *mut c_char, n: c_int, f: *mut FILE) -> *mut c_char;
     fn tc_stdio_fread(p: *mut c_void, size: size_t, n: size_t, f: *mut FILE) -> size_t;
@@ -51,37 +51,42 @@ fn stdout_file() -> *mut FILE {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fgetc(f: *mut FILE) -> c_int {
+pub unsafe extern "C-unwind" fn tc_fgetc(f: *mut FILE) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fgetc(f) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_getc(f: *mut FILE) -> c_int {
+pub unsafe extern "C-unwind" fn tc_getc(f: *mut FILE) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fgetc(f) }
 }
 
 #[no_mangle]
-pub extern "C" fn tc_getchar() -> c_int {
+pub extern "C-unwind" fn tc_getchar() -> c_int {
     // SAFETY: glibc's standard input stream.
     unsafe { tc_stdio_fgetc(stdin_file()) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fgets(s: *mut c_char, n: c_int, f: *mut FILE) -> *mut c_char {
+pub unsafe extern "C-unwind" fn tc_fgets(s: *mut c_char, n: c_int, f: *mut FILE) -> *mut c_char {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fgets(s, n, f) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fread(p: *mut c_void, size: size_t, n: size_t, f: *mut FILE) -> size_t {
+pub unsafe extern "C-unwind" fn tc_fread(
+    p: *mut c_void,
+    size: size_t,
+    n: size_t,
+    f: *mut FILE,
+) -> size_t {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fread(p, size, n, f) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_getdelim(
+pub unsafe extern "C-unwind" fn tc_getdelim(
     line: *mut *mut c_char,
     cap: *mut size_t,
     delim: c_int,
@@ -92,7 +97,7 @@ pub unsafe extern "C" fn tc_getdelim(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_getline(
+pub unsafe extern "C-unwind" fn tc_getline(
     line: *mut *mut c_char,
     cap: *mut size_t,
     f: *mut FILE,
@@ -102,19 +107,19 @@ pub unsafe extern "C" fn tc_getline(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_vfscanf(f: *mut FILE, fmt: *const c_char, ap: VaList) -> c_int {
+pub unsafe extern "C-unwind" fn tc_vfscanf(f: *mut FILE, fmt: *const c_char, ap: VaList) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_vfscanf(f, fmt, ap) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_vscanf(fmt: *const c_char, ap: VaList) -> c_int {
+pub unsafe extern "C-unwind" fn tc_vscanf(fmt: *const c_char, ap: VaList) -> c_int {
     // SAFETY: the caller's arguments (module docs); glibc's standard input stream.
     unsafe { tc_stdio_vfscanf(stdin_file(), fmt, ap) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fwrite(
+pub unsafe extern "C-unwind" fn tc_fwrite(
     p: *const c_void,
     size: size_t,
     n: size_t,
@@ -125,73 +130,73 @@ pub unsafe extern "C" fn tc_fwrite(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fputc(c: c_int, f: *mut FILE) -> c_int {
+pub unsafe extern "C-unwind" fn tc_fputc(c: c_int, f: *mut FILE) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fputc(c, f) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_putc(c: c_int, f: *mut FILE) -> c_int {
+pub unsafe extern "C-unwind" fn tc_putc(c: c_int, f: *mut FILE) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fputc(c, f) }
 }
 
 #[no_mangle]
-pub extern "C" fn tc_putchar(c: c_int) -> c_int {
+pub extern "C-unwind" fn tc_putchar(c: c_int) -> c_int {
     // SAFETY: glibc's standard output stream.
     unsafe { tc_stdio_fputc(c, stdout_file()) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fputs(s: *const c_char, f: *mut FILE) -> c_int {
+pub unsafe extern "C-unwind" fn tc_fputs(s: *const c_char, f: *mut FILE) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fputs(s, f) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_puts(s: *const c_char) -> c_int {
+pub unsafe extern "C-unwind" fn tc_puts(s: *const c_char) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_puts(s) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_vfprintf(f: *mut FILE, fmt: *const c_char, ap: VaList) -> c_int {
+pub unsafe extern "C-unwind" fn tc_vfprintf(f: *mut FILE, fmt: *const c_char, ap: VaList) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_vfprintf(f, fmt, ap) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_vprintf(fmt: *const c_char, ap: VaList) -> c_int {
+pub unsafe extern "C-unwind" fn tc_vprintf(fmt: *const c_char, ap: VaList) -> c_int {
     // SAFETY: the caller's arguments (module docs); glibc's standard output stream.
     unsafe { tc_stdio_vfprintf(stdout_file(), fmt, ap) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_vdprintf(fd: c_int, fmt: *const c_char, ap: VaList) -> c_int {
+pub unsafe extern "C-unwind" fn tc_vdprintf(fd: c_int, fmt: *const c_char, ap: VaList) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_vdprintf(fd, fmt, ap) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fflush(f: *mut FILE) -> c_int {
+pub unsafe extern "C-unwind" fn tc_fflush(f: *mut FILE) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fflush(f) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fclose(f: *mut FILE) -> c_int {
+pub unsafe extern "C-unwind" fn tc_fclose(f: *mut FILE) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fclose(f) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fopen(path: *const c_char, mode: *const c_char) -> *mut FILE {
+pub unsafe extern "C-unwind" fn tc_fopen(path: *const c_char, mode: *const c_char) -> *mut FILE {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_fopen(path, mode) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_perror(s: *const c_char) {
+pub unsafe extern "C-unwind" fn tc_perror(s: *const c_char) {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_stdio_perror(s) }
 }

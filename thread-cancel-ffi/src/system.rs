@@ -38,18 +38,31 @@ fn system_leave() {
     }
 }
 
+/// What the cleanup handler of a canceled `system` needs: the shell, and the caller's mask of
+/// before the call.
+struct Running {
+    pid: libc::pid_t,
+    omask: libc::sigset_t,
+}
+
 /// The cleanup handler of a canceled `system`: as glibc, the shell is killed (SIGKILL) and
-/// reaped, so no child outlives the canceled call, and the signal actions are restored.
-unsafe extern "C" fn system_canceled(pid: *mut c_void) {
-    let pid = pid as usize as libc::pid_t;
+/// reaped, so no child outlives the canceled call, and the signal actions are restored; and
+/// the thread's mask is the caller's again (SIGCHLD no longer blocked), for a thread that goes
+/// on after a scope's cancel (C01: as it was before the run).
+unsafe extern "C-unwind" fn system_canceled(arg: *mut c_void) {
+    // SAFETY: `arg` is the `Running` of the canceled `tc_system`, whose frame is intact while
+    // its cleanup handlers run.
+    let r = unsafe { &*arg.cast::<Running>() };
     // SAFETY: our own child, not yet reaped (the canceled wait reaped nothing).
     unsafe {
-        libc::kill(pid, libc::SIGKILL);
-        while libc::waitpid(pid, std::ptr::null_mut(), 0) < 0
+        libc::kill(r.pid, libc::SIGKILL);
+        while libc::waitpid(r.pid, std::ptr::null_mut(), 0) < 0
             && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
         {}
     }
     system_leave();
+    // SAFETY: restores the caller's mask (which never blocks the cancel signal).
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &r.omask, std::ptr::null_mut()) };
 }
 
 extern "C" {
@@ -62,7 +75,7 @@ extern "C" {
 /// A null `cmd` asks whether a shell is available (nonzero if so). A shell that cannot be
 /// started is reported as one that exited with status 127.
 #[no_mangle]
-pub unsafe extern "C" fn tc_system(cmd: *const libc::c_char) -> c_int {
+pub unsafe extern "C-unwind" fn tc_system(cmd: *const libc::c_char) -> c_int {
     if cmd.is_null() {
         // SAFETY: a literal command.
         return c_int::from(unsafe { tc_system(c"exit 0".as_ptr()) } == 0);
@@ -147,6 +160,7 @@ pub unsafe extern "C" fn tc_system(cmd: *const libc::c_char) -> c_int {
     let mut status: c_int;
     if spawned == 0 {
         status = 0;
+        let mut running = Running { pid, omask };
         // SAFETY: all-zero is a valid buffer before the push writes it.
         let mut buf: crate::cleanup::CleanupBuffer = unsafe { std::mem::zeroed() };
         // SAFETY: `buf` lives in this frame until the pop below; a cancellation in the wait
@@ -155,7 +169,7 @@ pub unsafe extern "C" fn tc_system(cmd: *const libc::c_char) -> c_int {
             crate::cleanup::tc_cleanup_push_buffer(
                 &mut buf,
                 Some(system_canceled),
-                pid as usize as *mut c_void,
+                (&raw mut running).cast(),
             )
         };
         loop {

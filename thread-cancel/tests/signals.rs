@@ -693,3 +693,256 @@ fn sigsuspend_with_a_full_mask_still_blocks_the_other_signals() {
     assert!(h.wait_timeout(HANG), "still blocked after {HANG:?}");
     assert!(h.join().is_canceled());
 }
+
+// ---------------------------------------------------------------------------------------------
+// A thread that blocks every signal with the C library's own call
+
+/// Blocks every signal on the calling thread with `libc::pthread_sigmask` (not the crate's:
+/// the cancel signal is in the set) and returns the mask it had.
+fn block_every_signal() -> libc::sigset_t {
+    let all = full_set();
+    // SAFETY: sigset_t is plain data, written by the call.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid sets; changes this thread's mask only.
+    assert_eq!(
+        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) },
+        0
+    );
+    old
+}
+
+/// R10 / R05: a thread that blocked every signal with `libc::pthread_sigmask` (the cancel
+/// signal too) and then blocks in `io::read` cannot be woken by the signal (the kernel holds a
+/// blocked signal pending; the crate does not see a mask changed through the C library). It is
+/// canceled at its next point: the read that then completes keeps its byte (never both), and
+/// the `testcancel` after it acts. (Waking it there would need the crate's own mask call, as the
+/// C ABI's `tc_pthread_sigmask`, or an interposed `pthread_sigmask`.)
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
+)]
+fn r10_read_blocked_with_every_signal_blocked_completes_then_the_next_point_acts() {
+    let (r, mut w) = std::io::pipe().unwrap();
+    let got = Arc::new(AtomicUsize::new(0));
+    let g = got.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = spawn(move || {
+        block_every_signal();
+        tx.send(gettid()).unwrap();
+        let mut b = [0u8; 1];
+        if let Ok(n) = io::read(r.as_fd(), &mut b) {
+            g.store(n, SeqCst);
+        }
+        testcancel();
+    });
+    wait_blocked(rx.recv().unwrap());
+    h.cancel().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    w.write_all(b"x").unwrap();
+    assert!(
+        h.wait_timeout(HANG),
+        "still blocked {HANG:?} after the write"
+    );
+    assert!(h.join().is_canceled());
+    assert_eq!(got.load(SeqCst), 1, "the completed read kept its byte");
+}
+
+/// C01 / C04: the same for a scope's cancel: the run that blocks in `io::read` with every
+/// signal blocked ends with `Err(Canceled)` at its next point once the read completes (the
+/// byte kept), and the thread goes on with the mask it had set.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
+)]
+fn c01_scope_cancel_of_a_read_with_every_signal_blocked_acts_at_the_next_point() {
+    let (r, mut w) = std::io::pipe().unwrap();
+    let scope = thread_cancel::CancelScope::new();
+    let s2 = scope.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = spawn(move || {
+        let old = block_every_signal();
+        tx.send(gettid()).unwrap();
+        let mut got = 0;
+        let res = s2.run(|| {
+            got = io::read(r.as_fd(), &mut [0u8; 1]).unwrap_or(0);
+            testcancel();
+        });
+        // SAFETY: sigset_t is plain data, written by the call.
+        let mut now: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a null new set only reads the mask.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, std::ptr::null(), &mut now) };
+        // SAFETY: `now` is initialised.
+        let still_blocked = unsafe { libc::sigismember(&now, libc::SIGUSR1) == 1 };
+        // SAFETY: restores the mask the thread had.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+        (res.is_err(), got, still_blocked)
+    });
+    wait_blocked(rx.recv().unwrap());
+    scope.cancel();
+    std::thread::sleep(Duration::from_millis(20));
+    w.write_all(b"x").unwrap();
+    assert!(
+        h.wait_timeout(HANG),
+        "still blocked {HANG:?} after the write"
+    );
+    assert_eq!(h.join().unwrap(), (true, 1, true));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A user's handler without SA_RESTART interrupting a blocked read; masks after a cancel
+
+/// Counts the deliveries of the user's handler.
+static HANDLED: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn counting_handler(_sig: libc::c_int) {
+    HANDLED.fetch_add(1, SeqCst);
+}
+
+/// The calling thread's signal mask.
+fn own_mask() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data, written by the call.
+    let mut now: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a null new set only reads the mask.
+    assert_eq!(
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, std::ptr::null(), &mut now) },
+        0
+    );
+    now
+}
+
+/// The signals of `set` among SIGUSR1, SIGUSR2, SIGALRM and the cancel signal, by name.
+fn members(set: &libc::sigset_t) -> Vec<&'static str> {
+    [
+        (libc::SIGUSR1, "SIGUSR1"),
+        (libc::SIGUSR2, "SIGUSR2"),
+        (libc::SIGALRM, "SIGALRM"),
+        (default_cancel_signal(), "cancel"),
+    ]
+    .into_iter()
+    // SAFETY: `set` is an initialised set; the signals are valid.
+    .filter(|&(s, _)| unsafe { libc::sigismember(set, s) } == 1)
+    .map(|(_, n)| n)
+    .collect()
+}
+
+/// R10 with a user's handler installed without `SA_RESTART` (SIGALRM, then SIGUSR1): a read
+/// blocked in `io::read` that the handler interrupts fails with `EINTR` (as C's), having taken
+/// nothing; the byte written next is read by the next call; and the thread stays cancelable:
+/// blocked again, interrupted again and canceled at once, it ends canceled, and the byte
+/// written after that is still in the pipe.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer has no cancel signal"
+)]
+fn r10_user_handler_without_restart_interrupts_a_read_loses_nothing_and_it_stays_cancelable() {
+    const NAME: &str =
+        "r10_user_handler_without_restart_interrupts_a_read_loses_nothing_and_it_stays_cancelable";
+    if !is_child(NAME) {
+        child_must_pass(NAME);
+        return;
+    }
+    for sig in [libc::SIGALRM, libc::SIGUSR1] {
+        install(sig, counting_handler as *const () as usize, 0);
+        HANDLED.store(0, SeqCst);
+        let (r, mut w) = std::io::pipe().unwrap();
+        let r = Arc::new(r);
+        let r2 = r.clone();
+        let (ids_tx, ids_rx) = std::sync::mpsc::channel();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let h = spawn(move || {
+            // SAFETY: pthread_self has no preconditions.
+            ids_tx
+                .send((gettid(), unsafe { libc::pthread_self() } as u64))
+                .unwrap();
+            let mut b = [0u8; 1];
+            let first = io::read(r2.as_fd(), &mut b).map_err(|e| e.raw_os_error());
+            tx.send(format!("{first:?}")).unwrap();
+            let second = io::read(r2.as_fd(), &mut b).map(|n| (n, b[0]));
+            tx.send(format!("{second:?}")).unwrap();
+            loop {
+                let _ = io::read(r2.as_fd(), &mut b); // EINTR or not: canceled here
+            }
+        });
+        let (tid, pthread) = ids_rx.recv().unwrap();
+        let kill = || {
+            // SAFETY: the thread is alive (joined below).
+            assert_eq!(
+                unsafe { libc::pthread_kill(pthread as libc::pthread_t, sig) },
+                0
+            );
+        };
+        wait_blocked(tid);
+        kill();
+        let eintr = format!("{:?}", Err::<usize, _>(Some(libc::EINTR)));
+        assert_eq!(rx.recv().unwrap(), eintr, "{sig}: the first read");
+        w.write_all(b"a").unwrap();
+        assert_eq!(rx.recv().unwrap(), "Ok((1, 97))", "{sig}: the second read");
+        wait_blocked(tid);
+        kill();
+        h.cancel().unwrap();
+        assert!(h.wait_timeout(HANG), "{sig}: not canceled after {HANG:?}");
+        assert!(h.join().is_canceled(), "{sig}");
+        assert_eq!(
+            HANDLED.load(SeqCst),
+            2,
+            "{sig}: the handler ran for each signal"
+        );
+        w.write_all(b"b").unwrap();
+        drop(w);
+        let mut left = Vec::new();
+        (&*r).read_to_end(&mut left).unwrap();
+        assert_eq!(left, b"b", "{sig}: nothing was taken by the canceled read");
+    }
+}
+
+/// The mask a point sets for its wait (`io::sigsuspend` with every signal blocked) is the
+/// kernel's for the wait only: after a scope's cancel ends the run there, and in the cleanup
+/// handler of a thread canceled there, the thread's mask is the one it had before (here:
+/// SIGUSR2 blocked, the rest not).
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
+)]
+fn c01_mask_of_a_canceled_sigsuspend_is_restored_after_the_run_and_in_cleanup_handlers() {
+    fn block_usr2() {
+        // SAFETY: sigset_t is plain data; the calls initialise it and block SIGUSR2 on this
+        // thread only.
+        unsafe {
+            let mut s: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut s);
+            libc::sigaddset(&mut s, libc::SIGUSR2);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &s, std::ptr::null_mut());
+        }
+    }
+    // A scope's cancel: the run ends, the thread goes on with its own mask.
+    let scope = thread_cancel::CancelScope::new();
+    let s2 = scope.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = spawn(move || {
+        block_usr2();
+        tx.send(gettid()).unwrap();
+        let res = s2.run(|| io::sigsuspend(&full_set()));
+        (res.is_err(), members(&own_mask()))
+    });
+    wait_blocked(rx.recv().unwrap());
+    scope.cancel();
+    assert!(
+        h.wait_timeout(HANG),
+        "still blocked {HANG:?} after the cancel"
+    );
+    assert_eq!(h.join().unwrap(), (true, vec!["SIGUSR2"]));
+    // A thread's cancel: its cleanup handler runs with the thread's own mask.
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let out = cancel_when_blocked(move || {
+        block_usr2();
+        let _g = thread_cancel::cleanup_push(move || *s.lock().unwrap() = members(&own_mask()));
+        let _ = io::sigsuspend(&full_set());
+    });
+    assert!(out.is_canceled());
+    assert_eq!(*seen.lock().unwrap(), vec!["SIGUSR2"]);
+}

@@ -10,19 +10,19 @@ use libc::{c_int, c_long, c_void, size_t, ssize_t};
 use thread_cancel::c_abi::calls;
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
+pub unsafe extern "C-unwind" fn tc_read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::READ, args!(fd, buf, n)) as ssize_t }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
+pub unsafe extern "C-unwind" fn tc_write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::WRITE, args!(fd, buf, n)) as ssize_t }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_pread(
+pub unsafe extern "C-unwind" fn tc_pread(
     fd: c_int,
     buf: *mut c_void,
     n: size_t,
@@ -33,7 +33,7 @@ pub unsafe extern "C" fn tc_pread(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_pwrite(
+pub unsafe extern "C-unwind" fn tc_pwrite(
     fd: c_int,
     buf: *const c_void,
     n: size_t,
@@ -44,19 +44,27 @@ pub unsafe extern "C" fn tc_pwrite(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_readv(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn tc_readv(
+    fd: c_int,
+    iov: *const libc::iovec,
+    cnt: c_int,
+) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::READV, args!(fd, iov, cnt)) as ssize_t }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn tc_writev(
+    fd: c_int,
+    iov: *const libc::iovec,
+    cnt: c_int,
+) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::WRITEV, args!(fd, iov, cnt)) as ssize_t }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_openat(
+pub unsafe extern "C-unwind" fn tc_openat(
     dir: c_int,
     path: *const libc::c_char,
     flags: c_int,
@@ -67,7 +75,7 @@ pub unsafe extern "C" fn tc_openat(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_open(
+pub unsafe extern "C-unwind" fn tc_open(
     path: *const libc::c_char,
     flags: c_int,
     mode: libc::mode_t,
@@ -77,14 +85,14 @@ pub unsafe extern "C" fn tc_open(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_creat(path: *const libc::c_char, mode: libc::mode_t) -> c_int {
+pub unsafe extern "C-unwind" fn tc_creat(path: *const libc::c_char, mode: libc::mode_t) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_open(path, libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode) }
 }
 
 /// `close`: the descriptor is released exactly once, then a pending request is acted on.
 #[no_mangle]
-pub unsafe extern "C" fn tc_close(fd: c_int) -> c_int {
+pub unsafe extern "C-unwind" fn tc_close(fd: c_int) -> c_int {
     // SAFETY: closing a descriptor is sound whatever it is (the caller owns it).
     let r = unsafe { libc::close(fd) };
     // On Linux the descriptor is released even when close fails with EINTR.
@@ -98,19 +106,19 @@ pub unsafe extern "C" fn tc_close(fd: c_int) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fsync(fd: c_int) -> c_int {
+pub unsafe extern "C-unwind" fn tc_fsync(fd: c_int) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::FSYNC, args!(fd)) as c_int }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_fdatasync(fd: c_int) -> c_int {
+pub unsafe extern "C-unwind" fn tc_fdatasync(fd: c_int) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::FDATASYNC, args!(fd)) as c_int }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_tcdrain(fd: c_int) -> c_int {
+pub unsafe extern "C-unwind" fn tc_tcdrain(fd: c_int) -> c_int {
     // SAFETY: TCSBRK with a nonzero argument waits for the output to drain.
     unsafe { c(calls::IOCTL, args!(fd, libc::TCSBRK, 1)) as c_int }
 }
@@ -118,7 +126,7 @@ pub unsafe extern "C" fn tc_tcdrain(fd: c_int) -> c_int {
 /// `fcntl` with one argument (an integer or a pointer); a cancellation point for the waiting
 /// lock commands (`F_SETLKW`, `F_OFD_SETLKW`), the system's call for the others.
 #[no_mangle]
-pub unsafe extern "C" fn tc_fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
+pub unsafe extern "C-unwind" fn tc_fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
     if cmd == libc::F_SETLKW || cmd == libc::F_OFD_SETLKW {
         // SAFETY: the caller's arguments (module docs): `arg` points to a `struct flock`.
         unsafe { c(calls::FCNTL, args!(fd, cmd, arg)) as c_int }
@@ -130,7 +138,7 @@ pub unsafe extern "C" fn tc_fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int {
 
 /// `lockf`: `F_LOCK` waits (a cancellation point); the other commands are the system's.
 #[no_mangle]
-pub unsafe extern "C" fn tc_lockf(fd: c_int, cmd: c_int, len: libc::off_t) -> c_int {
+pub unsafe extern "C-unwind" fn tc_lockf(fd: c_int, cmd: c_int, len: libc::off_t) -> c_int {
     if cmd != libc::F_LOCK {
         // SAFETY: the caller's arguments, as for lockf.
         return unsafe { libc::lockf(fd, cmd, len) };
@@ -145,14 +153,14 @@ pub unsafe extern "C" fn tc_lockf(fd: c_int, cmd: c_int, len: libc::off_t) -> c_
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_msync(addr: *mut c_void, len: size_t, flags: c_int) -> c_int {
+pub unsafe extern "C-unwind" fn tc_msync(addr: *mut c_void, len: size_t, flags: c_int) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::MSYNC, args!(addr, len, flags)) as c_int }
 }
 
 /// `preadv`: `readv` at `off` (the file offset is not changed).
 #[no_mangle]
-pub unsafe extern "C" fn tc_preadv(
+pub unsafe extern "C-unwind" fn tc_preadv(
     fd: c_int,
     iov: *const libc::iovec,
     cnt: c_int,
@@ -164,7 +172,7 @@ pub unsafe extern "C" fn tc_preadv(
 
 /// `pwritev`: `writev` at `off`.
 #[no_mangle]
-pub unsafe extern "C" fn tc_pwritev(
+pub unsafe extern "C-unwind" fn tc_pwritev(
     fd: c_int,
     iov: *const libc::iovec,
     cnt: c_int,
@@ -176,7 +184,7 @@ pub unsafe extern "C" fn tc_pwritev(
 
 /// `preadv2` (`off` -1: at the file offset; `RWF_*` flags).
 #[no_mangle]
-pub unsafe extern "C" fn tc_preadv2(
+pub unsafe extern "C-unwind" fn tc_preadv2(
     fd: c_int,
     iov: *const libc::iovec,
     cnt: c_int,
@@ -190,7 +198,7 @@ pub unsafe extern "C" fn tc_preadv2(
 
 /// `pwritev2` (`off` -1: at the file offset; `RWF_*` flags).
 #[no_mangle]
-pub unsafe extern "C" fn tc_pwritev2(
+pub unsafe extern "C-unwind" fn tc_pwritev2(
     fd: c_int,
     iov: *const libc::iovec,
     cnt: c_int,
@@ -204,7 +212,7 @@ pub unsafe extern "C" fn tc_pwritev2(
 
 /// `splice` (between a pipe and another descriptor).
 #[no_mangle]
-pub unsafe extern "C" fn tc_splice(
+pub unsafe extern "C-unwind" fn tc_splice(
     fd_in: c_int,
     off_in: *mut libc::loff_t,
     fd_out: c_int,
@@ -223,7 +231,7 @@ pub unsafe extern "C" fn tc_splice(
 
 /// `tee` (duplicates pipe content).
 #[no_mangle]
-pub unsafe extern "C" fn tc_tee(
+pub unsafe extern "C-unwind" fn tc_tee(
     fd_in: c_int,
     fd_out: c_int,
     len: size_t,
@@ -235,7 +243,7 @@ pub unsafe extern "C" fn tc_tee(
 
 /// `vmsplice` (user pages into a pipe).
 #[no_mangle]
-pub unsafe extern "C" fn tc_vmsplice(
+pub unsafe extern "C-unwind" fn tc_vmsplice(
     fd: c_int,
     iov: *const libc::iovec,
     n: size_t,
@@ -252,7 +260,7 @@ pub unsafe extern "C" fn tc_vmsplice(
 /// null for none) has passed; `EINTR` if a signal handler ran.
 #[cfg(not(target_os = "android"))] // bionic has neither
 #[no_mangle]
-pub unsafe extern "C" fn tc_aio_suspend(
+pub unsafe extern "C-unwind" fn tc_aio_suspend(
     list: *const *const libc::aiocb,
     n: c_int,
     timeout: *const libc::timespec,

@@ -8,7 +8,7 @@ use libc::{c_int, c_long, c_void, size_t, ssize_t};
 use thread_cancel::c_abi::calls;
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_msgrcv(
+pub unsafe extern "C-unwind" fn tc_msgrcv(
     qid: c_int,
     msg: *mut c_void,
     size: size_t,
@@ -20,7 +20,7 @@ pub unsafe extern "C" fn tc_msgrcv(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_msgsnd(
+pub unsafe extern "C-unwind" fn tc_msgsnd(
     qid: c_int,
     msg: *const c_void,
     size: size_t,
@@ -32,7 +32,7 @@ pub unsafe extern "C" fn tc_msgsnd(
 
 #[cfg(not(target_os = "android"))] // bionic has neither
 #[no_mangle]
-pub unsafe extern "C" fn tc_mq_timedreceive(
+pub unsafe extern "C-unwind" fn tc_mq_timedreceive(
     mq: libc::mqd_t,
     msg: *mut libc::c_char,
     len: size_t,
@@ -45,7 +45,7 @@ pub unsafe extern "C" fn tc_mq_timedreceive(
 
 #[cfg(not(target_os = "android"))] // bionic has neither
 #[no_mangle]
-pub unsafe extern "C" fn tc_mq_receive(
+pub unsafe extern "C-unwind" fn tc_mq_receive(
     mq: libc::mqd_t,
     msg: *mut libc::c_char,
     len: size_t,
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn tc_mq_receive(
 
 #[cfg(not(target_os = "android"))] // bionic has neither
 #[no_mangle]
-pub unsafe extern "C" fn tc_mq_timedsend(
+pub unsafe extern "C-unwind" fn tc_mq_timedsend(
     mq: libc::mqd_t,
     msg: *const libc::c_char,
     len: size_t,
@@ -70,7 +70,7 @@ pub unsafe extern "C" fn tc_mq_timedsend(
 
 #[cfg(not(target_os = "android"))] // bionic has neither
 #[no_mangle]
-pub unsafe extern "C" fn tc_mq_send(
+pub unsafe extern "C-unwind" fn tc_mq_send(
     mq: libc::mqd_t,
     msg: *const libc::c_char,
     len: size_t,

@@ -9,7 +9,7 @@ use libc::{c_int, c_long};
 use thread_cancel::c_abi::calls;
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_ppoll(
+pub unsafe extern "C-unwind" fn tc_ppoll(
     fds: *mut libc::pollfd,
     n: libc::nfds_t,
     timeout: *const libc::timespec,
@@ -34,7 +34,7 @@ fn ms_timespec(ms: c_int) -> libc::timespec {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_poll(
+pub unsafe extern "C-unwind" fn tc_poll(
     fds: *mut libc::pollfd,
     n: libc::nfds_t,
     timeout_ms: c_int,
@@ -50,7 +50,7 @@ pub unsafe extern "C" fn tc_poll(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_select(
+pub unsafe extern "C-unwind" fn tc_select(
     n: c_int,
     r: *mut libc::fd_set,
     w: *mut libc::fd_set,
@@ -86,7 +86,7 @@ pub unsafe extern "C" fn tc_select(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_epoll_wait(
+pub unsafe extern "C-unwind" fn tc_epoll_wait(
     epfd: c_int,
     ev: *mut libc::epoll_event,
     max: c_int,
@@ -102,7 +102,7 @@ pub unsafe extern "C" fn tc_epoll_wait(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_pselect(
+pub unsafe extern "C-unwind" fn tc_pselect(
     n: c_int,
     r: *mut libc::fd_set,
     w: *mut libc::fd_set,
@@ -130,7 +130,7 @@ pub unsafe extern "C" fn tc_pselect(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_epoll_pwait(
+pub unsafe extern "C-unwind" fn tc_epoll_pwait(
     epfd: c_int,
     ev: *mut libc::epoll_event,
     max: c_int,
@@ -150,7 +150,7 @@ pub unsafe extern "C" fn tc_epoll_pwait(
 
 /// `epoll_pwait2` (a timespec timeout; null waits forever).
 #[no_mangle]
-pub unsafe extern "C" fn tc_epoll_pwait2(
+pub unsafe extern "C-unwind" fn tc_epoll_pwait2(
     epfd: c_int,
     ev: *mut libc::epoll_event,
     max: c_int,

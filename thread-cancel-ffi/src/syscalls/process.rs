@@ -8,7 +8,7 @@ use libc::c_int;
 use thread_cancel::c_abi::calls;
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_waitpid(
+pub unsafe extern "C-unwind" fn tc_waitpid(
     pid: libc::pid_t,
     status: *mut c_int,
     options: c_int,
@@ -18,13 +18,13 @@ pub unsafe extern "C" fn tc_waitpid(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_wait(status: *mut c_int) -> libc::pid_t {
+pub unsafe extern "C-unwind" fn tc_wait(status: *mut c_int) -> libc::pid_t {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_waitpid(-1, status, 0) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_waitid(
+pub unsafe extern "C-unwind" fn tc_waitid(
     idtype: libc::idtype_t,
     id: libc::id_t,
     info: *mut libc::siginfo_t,
@@ -41,7 +41,7 @@ pub unsafe extern "C" fn tc_waitid(
 
 /// `wait4`: `waitpid` that also reports the child's resource usage.
 #[no_mangle]
-pub unsafe extern "C" fn tc_wait4(
+pub unsafe extern "C-unwind" fn tc_wait4(
     pid: libc::pid_t,
     status: *mut c_int,
     options: c_int,
@@ -53,7 +53,7 @@ pub unsafe extern "C" fn tc_wait4(
 
 /// `wait3`: `wait4` for any child.
 #[no_mangle]
-pub unsafe extern "C" fn tc_wait3(
+pub unsafe extern "C-unwind" fn tc_wait3(
     status: *mut c_int,
     options: c_int,
     usage: *mut libc::rusage,

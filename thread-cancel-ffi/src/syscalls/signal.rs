@@ -87,7 +87,7 @@ pub unsafe extern "C" fn tc_sigprocmask(
 /// `sigpause` (X/Open: `sig` is removed from the thread's mask for the wait): a cancellation
 /// point, as `sigsuspend`; -1 with `EINTR`, or `EINVAL` for an invalid signal.
 #[no_mangle]
-pub extern "C" fn tc_sigpause(sig: c_int) -> c_int {
+pub extern "C-unwind" fn tc_sigpause(sig: c_int) -> c_int {
     // SAFETY: sigset_t is plain data; all-zero is a valid (empty) set.
     let mut mask: libc::sigset_t = unsafe { std::mem::zeroed() };
     // SAFETY: a null new set only reads the thread's mask into `mask`.
@@ -103,7 +103,7 @@ pub extern "C" fn tc_sigpause(sig: c_int) -> c_int {
 
 /// `sigwait`: returns 0 and the signal in `*sig`, or the error number.
 #[no_mangle]
-pub unsafe extern "C" fn tc_sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int {
+pub unsafe extern "C-unwind" fn tc_sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int {
     // SAFETY: the caller's set (module docs).
     let set = unsafe { Mask::of(set) };
     loop {
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn tc_sigwait(set: *const libc::sigset_t, sig: *mut c_int)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_sigsuspend(mask: *const libc::sigset_t) -> c_int {
+pub unsafe extern "C-unwind" fn tc_sigsuspend(mask: *const libc::sigset_t) -> c_int {
     // SAFETY: the caller's mask (module docs).
     let mask = unsafe { Mask::of(mask) };
     // SAFETY: the caller's arguments (module docs); the mask's copy lives for the call.
@@ -130,7 +130,7 @@ pub unsafe extern "C" fn tc_sigsuspend(mask: *const libc::sigset_t) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_sigtimedwait(
+pub unsafe extern "C-unwind" fn tc_sigtimedwait(
     set: *const libc::sigset_t,
     info: *mut libc::siginfo_t,
     timeout: *const libc::timespec,
@@ -147,7 +147,7 @@ pub unsafe extern "C" fn tc_sigtimedwait(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_sigwaitinfo(
+pub unsafe extern "C-unwind" fn tc_sigwaitinfo(
     set: *const libc::sigset_t,
     info: *mut libc::siginfo_t,
 ) -> c_int {

@@ -10,7 +10,7 @@ use thread_cancel::c_abi::calls;
 
 /// `clock_nanosleep`: returns the error number (not -1), as POSIX says.
 #[no_mangle]
-pub unsafe extern "C" fn tc_clock_nanosleep(
+pub unsafe extern "C-unwind" fn tc_clock_nanosleep(
     clock: libc::clockid_t,
     flags: c_int,
     req: *const libc::timespec,
@@ -22,7 +22,7 @@ pub unsafe extern "C" fn tc_clock_nanosleep(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_nanosleep(
+pub unsafe extern "C-unwind" fn tc_nanosleep(
     req: *const libc::timespec,
     rem: *mut libc::timespec,
 ) -> c_int {
@@ -37,7 +37,7 @@ pub unsafe extern "C" fn tc_nanosleep(
 }
 
 #[no_mangle]
-pub extern "C" fn tc_sleep(seconds: libc::c_uint) -> libc::c_uint {
+pub extern "C-unwind" fn tc_sleep(seconds: libc::c_uint) -> libc::c_uint {
     let req = libc::timespec {
         tv_sec: seconds as _,
         tv_nsec: 0,
@@ -56,7 +56,7 @@ pub extern "C" fn tc_sleep(seconds: libc::c_uint) -> libc::c_uint {
 }
 
 #[no_mangle]
-pub extern "C" fn tc_usleep(usec: libc::useconds_t) -> c_int {
+pub extern "C-unwind" fn tc_usleep(usec: libc::useconds_t) -> c_int {
     let req = libc::timespec {
         tv_sec: (usec / 1_000_000) as _,
         tv_nsec: ((usec % 1_000_000) * 1000) as libc::c_long,
@@ -67,7 +67,7 @@ pub extern "C" fn tc_usleep(usec: libc::useconds_t) -> c_int {
 
 /// `pause`: blocks until a signal is handled; -1 with `EINTR`.
 #[no_mangle]
-pub extern "C" fn tc_pause() -> c_int {
+pub extern "C-unwind" fn tc_pause() -> c_int {
     // SAFETY: no descriptors, no timeout, no mask: waits for a signal.
     unsafe { tc_ppoll(std::ptr::null_mut(), 0, std::ptr::null(), std::ptr::null()) }
 }

@@ -8,7 +8,7 @@ use libc::{c_int, c_void, size_t, sockaddr, socklen_t, ssize_t};
 use thread_cancel::c_abi::calls;
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_accept4(
+pub unsafe extern "C-unwind" fn tc_accept4(
     fd: c_int,
     addr: *mut sockaddr,
     len: *mut socklen_t,
@@ -19,19 +19,27 @@ pub unsafe extern "C" fn tc_accept4(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_accept(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t) -> c_int {
+pub unsafe extern "C-unwind" fn tc_accept(
+    fd: c_int,
+    addr: *mut sockaddr,
+    len: *mut socklen_t,
+) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_accept4(fd, addr, len, 0) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_connect(fd: c_int, addr: *const sockaddr, len: socklen_t) -> c_int {
+pub unsafe extern "C-unwind" fn tc_connect(
+    fd: c_int,
+    addr: *const sockaddr,
+    len: socklen_t,
+) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::CONNECT, args!(fd, addr, len)) as c_int }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_recvfrom(
+pub unsafe extern "C-unwind" fn tc_recvfrom(
     fd: c_int,
     buf: *mut c_void,
     n: size_t,
@@ -44,7 +52,12 @@ pub unsafe extern "C" fn tc_recvfrom(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn tc_recv(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    flags: c_int,
+) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
     unsafe {
         tc_recvfrom(
@@ -59,7 +72,7 @@ pub unsafe extern "C" fn tc_recv(fd: c_int, buf: *mut c_void, n: size_t, flags: 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_sendto(
+pub unsafe extern "C-unwind" fn tc_sendto(
     fd: c_int,
     buf: *const c_void,
     n: size_t,
@@ -72,7 +85,7 @@ pub unsafe extern "C" fn tc_sendto(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_send(
+pub unsafe extern "C-unwind" fn tc_send(
     fd: c_int,
     buf: *const c_void,
     n: size_t,
@@ -83,20 +96,28 @@ pub unsafe extern "C" fn tc_send(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn tc_recvmsg(
+    fd: c_int,
+    msg: *mut libc::msghdr,
+    flags: c_int,
+) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::RECVMSG, args!(fd, msg, flags)) as ssize_t }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn tc_sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn tc_sendmsg(
+    fd: c_int,
+    msg: *const libc::msghdr,
+    flags: c_int,
+) -> ssize_t {
     // SAFETY: the caller's arguments (module docs).
     unsafe { c(calls::SENDMSG, args!(fd, msg, flags)) as ssize_t }
 }
 
 /// `sendmmsg`: the number of messages sent. As `sendmsg`, a canceled call sent nothing.
 #[no_mangle]
-pub unsafe extern "C" fn tc_sendmmsg(
+pub unsafe extern "C-unwind" fn tc_sendmmsg(
     fd: c_int,
     msgs: *mut libc::mmsghdr,
     n: libc::c_uint,
@@ -108,7 +129,7 @@ pub unsafe extern "C" fn tc_sendmmsg(
 
 /// `recvmmsg`: the number of messages received. A canceled call received nothing.
 #[no_mangle]
-pub unsafe extern "C" fn tc_recvmmsg(
+pub unsafe extern "C-unwind" fn tc_recvmmsg(
     fd: c_int,
     msgs: *mut libc::mmsghdr,
     n: libc::c_uint,

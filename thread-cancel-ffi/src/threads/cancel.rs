@@ -11,7 +11,7 @@ use thread_cancel::c_abi;
 /// Async-cancel-safe (POSIX): the caller's own cancellation is held while this takes locks, and
 /// acted on afterwards, the C way, if the caller is asynchronous and canceled itself.
 #[no_mangle]
-pub extern "C" fn tc_cancel(thread: u64) -> i32 {
+pub extern "C-unwind" fn tc_cancel(thread: u64) -> i32 {
     let was = c_abi::set_disabled(true);
     // In a block: nothing of it is left to drop where this frame acts.
     let r = {

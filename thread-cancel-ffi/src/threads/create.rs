@@ -73,7 +73,7 @@ const ABANDON: u8 = 2;
 pub unsafe extern "C" fn tc_create(
     thread: *mut u64,
     attr: *const libc::pthread_attr_t,
-    start: Option<unsafe extern "C" fn(*mut c_void) -> *mut c_void>,
+    start: Option<unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void>,
     arg: *mut c_void,
 ) -> i32 {
     let Some(start) = start else {

@@ -36,7 +36,7 @@ pub(crate) fn point() {
 ///
 /// # Safety
 /// Only as the region's `act` function.
-pub(crate) unsafe extern "C" fn async_act(_region: *mut c_void) -> ! {
+pub(crate) unsafe extern "C-unwind" fn async_act(_region: *mut c_void) -> ! {
     act()
 }
 
@@ -47,7 +47,7 @@ pub(crate) unsafe extern "C" fn async_act(_region: *mut c_void) -> ! {
 /// program, the cleanup handlers run, then [`end_main_thread`]. In any other thread it aborts
 /// (such a thread cannot be ended without unwinding Rust frames).
 #[no_mangle]
-pub extern "C" fn tc_exit(value: *mut c_void) -> ! {
+pub extern "C-unwind" fn tc_exit(value: *mut c_void) -> ! {
     if c_abi::in_c_region() {
         c_abi::begin_exit(SendPtr(value));
         finish_in_region();

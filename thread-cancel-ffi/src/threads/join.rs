@@ -202,7 +202,7 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32>
 /// # Safety
 /// `retval` must be null or valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn tc_join(thread: u64, retval: *mut *mut c_void) -> i32 {
+pub unsafe extern "C-unwind" fn tc_join(thread: u64, retval: *mut *mut c_void) -> i32 {
     // Acts from this frame, which holds nothing to drop.
     // SAFETY: forwarded from the caller.
     match unsafe { join(thread, retval, Wait::Forever) } {
@@ -229,7 +229,7 @@ pub unsafe extern "C" fn tc_tryjoin_np(thread: u64, retval: *mut *mut c_void) ->
 /// # Safety
 /// `retval` must be null or valid for a write; `abstime` null or valid for a read.
 #[no_mangle]
-pub unsafe extern "C" fn tc_timedjoin_np(
+pub unsafe extern "C-unwind" fn tc_timedjoin_np(
     thread: u64,
     retval: *mut *mut c_void,
     abstime: *const libc::timespec,
@@ -249,7 +249,7 @@ pub unsafe extern "C" fn tc_timedjoin_np(
 /// # Safety
 /// As `tc_timedjoin_np`.
 #[no_mangle]
-pub unsafe extern "C" fn tc_clockjoin_np(
+pub unsafe extern "C-unwind" fn tc_clockjoin_np(
     thread: u64,
     retval: *mut *mut c_void,
     clock: libc::clockid_t,

@@ -173,7 +173,7 @@ fn cond_wait(
 /// # Safety
 /// As `pthread_cond_wait`: initialised `cond`, `mutex` locked by the caller.
 #[no_mangle]
-pub unsafe extern "C" fn tc_cond_wait(
+pub unsafe extern "C-unwind" fn tc_cond_wait(
     cond: *mut libc::pthread_cond_t,
     mutex: *mut libc::pthread_mutex_t,
 ) -> i32 {
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn tc_cond_wait(
 /// # Safety
 /// As `pthread_cond_timedwait`.
 #[no_mangle]
-pub unsafe extern "C" fn tc_cond_timedwait(
+pub unsafe extern "C-unwind" fn tc_cond_timedwait(
     cond: *mut libc::pthread_cond_t,
     mutex: *mut libc::pthread_mutex_t,
     abstime: *const libc::timespec,
@@ -209,7 +209,7 @@ fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
 /// # Safety
 /// As `sem_wait`: an initialised semaphore.
 #[no_mangle]
-pub unsafe extern "C" fn tc_sem_wait(sem: *mut libc::sem_t) -> i32 {
+pub unsafe extern "C-unwind" fn tc_sem_wait(sem: *mut libc::sem_t) -> i32 {
     sem_wait(sem, std::ptr::null())
 }
 
@@ -218,7 +218,7 @@ pub unsafe extern "C" fn tc_sem_wait(sem: *mut libc::sem_t) -> i32 {
 /// # Safety
 /// As `sem_timedwait`.
 #[no_mangle]
-pub unsafe extern "C" fn tc_sem_timedwait(
+pub unsafe extern "C-unwind" fn tc_sem_timedwait(
     sem: *mut libc::sem_t,
     abstime: *const libc::timespec,
 ) -> i32 {

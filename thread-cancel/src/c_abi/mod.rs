@@ -45,7 +45,7 @@ use std::time::Instant;
 /// The `act` function of a C region: called with the region (as an opaque pointer) on the
 /// interrupted C stack when an asynchronous request interrupts it; must end with [`c_unwind`]
 /// or [`c_leave`].
-pub type ActFn = unsafe extern "C" fn(*mut c_void) -> !;
+pub type ActFn = unsafe extern "C-unwind" fn(*mut c_void) -> !;
 
 /// A C start routine.
-pub type StartFn = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
+pub type StartFn = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;

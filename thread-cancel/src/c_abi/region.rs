@@ -49,8 +49,9 @@ pub(super) unsafe fn region_call(
     let c = current_control();
     // SAFETY: an `ActFn` and the region's `act` differ only in the pointer type of their
     // argument (both are thin pointers passed in the same register).
-    let act =
-        unsafe { std::mem::transmute::<ActFn, unsafe extern "C" fn(*mut RegionCtx) -> !>(act) };
+    let act = unsafe {
+        std::mem::transmute::<ActFn, unsafe extern "C-unwind" fn(*mut RegionCtx) -> !>(act)
+    };
     let ctx = RegionCtx::new(c.word.as_ptr(), Some(act));
     let mut call = Call {
         start,

@@ -31,14 +31,14 @@ pub(crate) struct RegionCtx {
     word: *const u32,
     /// Called (on the interrupted stack, after the handler returns) instead of leaving at once:
     /// it must end by calling [`leave`] with the same context. `None`: leave at once.
-    act: Option<unsafe extern "C" fn(*mut RegionCtx) -> !>,
+    act: Option<unsafe extern "C-unwind" fn(*mut RegionCtx) -> !>,
 }
 
 impl RegionCtx {
     /// A disarmed region for the thread whose state word is `word`.
     pub(crate) fn new(
         word: *const u32,
-        act: Option<unsafe extern "C" fn(*mut RegionCtx) -> !>,
+        act: Option<unsafe extern "C-unwind" fn(*mut RegionCtx) -> !>,
     ) -> Self {
         Self {
             sp: AtomicU64::new(0),

@@ -17,7 +17,7 @@ impl RegionCtx {
     /// A context for the thread whose state word is `word`.
     pub(crate) fn new(
         word: *const u32,
-        _act: Option<unsafe extern "C" fn(*mut RegionCtx) -> !>,
+        _act: Option<unsafe extern "C-unwind" fn(*mut RegionCtx) -> !>,
     ) -> Self {
         Self { _word: word }
     }
