@@ -1756,7 +1756,12 @@ fn c08_the_diagnostic_reports_a_thread_that_has_not_acted_on_a_cancel() {
         .unwrap_or_else(|| panic!("no report:\n{}", on.stderr));
     eprintln!("the diagnostic said: {line}");
     assert!(line.contains("has not acted on the cancel"), "{line}");
-    assert!(line.contains("nanosleep"), "{line}");
+    assert!(line.contains("blocked in the system call"), "{line}");
+    // Under user-mode emulation `/proc` shows the host's system-call numbers, which the
+    // target's table does not name.
+    if std::env::var("THREAD_CANCEL_TEST_RUNNER").map_or(true, |r| r.is_empty()) {
+        assert!(line.contains("nanosleep"), "{line}");
+    }
     let off = common::run_child(NAME, "child", Duration::from_secs(20));
     assert!(off.status.success(), "{}", off.stderr);
     assert!(!off.stderr.contains("has not acted"), "{}", off.stderr);
