@@ -1663,7 +1663,7 @@ fn c06_deadline_callbacks_run_when_their_thread_cannot_start() {
             rx.recv().unwrap(); // not a point: only the callback ends it
             testcancel();
         });
-        assert_eq!(r, Err(thread_cancel::TimedOut));
+        assert!(r.is_err_and(|e| e.acted() && !e.completed()));
         t.elapsed()
     }
     // The timer thread exists (started by a first deadline), then no thread fits.
@@ -1741,6 +1741,6 @@ fn c06_deadline_on_a_blocked_read_when_the_timer_thread_cannot_start_ends_at_its
     let res = thread_cancel::with_timeout(Duration::from_millis(50), || {
         thread_cancel::io::read(r.as_fd(), &mut [0u8; 1])
     });
-    assert_eq!(res.map(|_| ()), Err(thread_cancel::TimedOut));
+    assert!(res.is_err_and(|e| e.acted() && !e.completed()));
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
 }
