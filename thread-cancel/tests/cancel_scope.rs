@@ -1733,8 +1733,11 @@ fn c08_the_diagnostic_reports_a_thread_that_has_not_acted_on_a_cancel() {
         let h = std::thread::Builder::new()
             .name("stuck-worker".into())
             .spawn(|| {
-                with_timeout(Duration::from_millis(30), || {
-                    std::thread::sleep(Duration::from_millis(600))
+                // The timer thread is started first (under emulation its start can take longer
+                // than the deadline below, which the run would then never start).
+                let _ = with_timeout(Duration::from_millis(1), || ());
+                with_timeout(Duration::from_millis(100), || {
+                    std::thread::sleep(Duration::from_millis(800))
                 })
             })
             .unwrap();
