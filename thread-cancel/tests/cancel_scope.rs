@@ -1519,6 +1519,8 @@ fn c08_cancel_with_cause_reaches_runs_and_children() {
 /// the held cancel acts at the next point.
 #[test]
 fn s7_shield_holds_the_outer_cancel_and_its_own_deadline_fires() {
+    // The timer thread is started first: under emulation its start can outlast a deadline.
+    let _ = with_timeout(Duration::from_millis(1), || ());
     let op = CancelScope::new();
     let mut inside = None;
     let r = op.run(|| {
@@ -1579,6 +1581,8 @@ fn s7_an_outer_cancel_during_a_shield_is_held_until_it_ends() {
 /// deadline; the outer run then reports the deadline.
 #[test]
 fn s7_an_outer_deadline_is_held_by_a_shield() {
+    // The timer thread is started first: under emulation its start can outlast a deadline.
+    let _ = with_timeout(Duration::from_millis(1), || ());
     let t = Instant::now();
     let r = with_timeout(Duration::from_millis(20), || {
         let inner = CancelScope::new().shield(|| thread_cancel::sleep(Duration::from_millis(100)));

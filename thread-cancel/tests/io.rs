@@ -1364,6 +1364,8 @@ fn e08_process_output_collects_and_a_canceled_one_kills_and_reaps_its_child() {
 /// canceled wait leaves it alone (no effect).
 #[test]
 fn e08_process_wait_or_kill_kills_and_reaps_on_cancel() {
+    // The timer thread is started first: under emulation its start can outlast a deadline.
+    let _ = thread_cancel::with_timeout(Duration::from_millis(1), || ());
     let mut child = std::process::Command::new("sleep")
         .arg("30")
         .spawn()
