@@ -1800,3 +1800,430 @@ fn c03_current_deadline_is_the_innermost_deadline_of_the_runs() {
         .unwrap();
     assert_eq!(thread_cancel::current_deadline(), None);
 }
+
+// ---------------------------------------------------------------------------------------------
+// At par with other cancellation APIs: cancelled(), on_cancel on a scope, drop_guard, linked,
+// set_deadline, spawn and Nursery, Generation.
+
+/// A waker that unparks a thread: a tiny executor for `block_on`.
+struct ThreadWaker(std::thread::Thread);
+
+impl std::task::Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Polls `f` to completion on this thread (no runtime).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    let waker = std::task::Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn s7_cancelled_future_completes_on_a_cancel_a_parents_and_a_deadline() {
+    let scope = CancelScope::new();
+    let stopper = cancel_later(&scope, 20);
+    block_on(scope.cancelled());
+    assert!(scope.is_canceled());
+    stopper.join().unwrap();
+    let parent = CancelScope::new();
+    let child = parent.child();
+    let stopper = cancel_later(&parent, 20);
+    block_on(child.cancelled());
+    stopper.join().unwrap();
+    let _ = with_timeout(Duration::from_millis(1), || ());
+    let timed = CancelScope::with_timeout(Duration::from_millis(30));
+    let t = Instant::now();
+    block_on(timed.cancelled());
+    assert!(t.elapsed() >= Duration::from_millis(30));
+    // Already canceled: ready at the first poll.
+    block_on(scope.cancelled());
+}
+
+/// A future polled once then dropped leaves nothing behind (its waker is not woken later);
+/// many concurrent futures on one scope all complete with its cancel.
+#[test]
+fn s7_cancelled_futures_dropped_or_many_at_once() {
+    use std::future::Future;
+    let scope = CancelScope::new();
+    for _ in 0..100 {
+        let mut f = std::pin::pin!(scope.cancelled());
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+    }
+    let waiters: Vec<_> = (0..8)
+        .map(|_| {
+            let s = scope.clone();
+            std::thread::spawn(move || block_on(s.cancelled()))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(20));
+    scope.cancel();
+    for w in waiters {
+        w.join().unwrap();
+    }
+}
+
+#[test]
+fn s7_cancelled_future_on_a_tokio_runtime() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    let scope = CancelScope::new();
+    let s = scope.clone();
+    let task = rt.spawn(async move {
+        s.cancelled().await;
+        "woken"
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    scope.cancel();
+    assert_eq!(rt.block_on(task).unwrap(), "woken");
+}
+
+/// `CancelScope::on_cancel` from any thread: runs once, in the canceler; at once if already
+/// canceled; for a deadline, on another thread than the timer's; a dropped guard unregisters.
+#[test]
+fn s7_on_cancel_on_a_scope_from_any_thread() {
+    let scope = CancelScope::new();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let where_ran = Arc::new(std::sync::Mutex::new(None));
+    let (r, w) = (runs.clone(), where_ran.clone());
+    let s = scope.clone();
+    std::thread::spawn(move || {
+        s.on_cancel(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+            *w.lock().unwrap() = std::thread::current().name().map(str::to_owned);
+        })
+        .keep();
+    })
+    .join()
+    .unwrap();
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let d = dropped.clone();
+    drop(scope.on_cancel(move || {
+        d.fetch_add(1, Ordering::SeqCst);
+    }));
+    std::thread::Builder::new()
+        .name("the-canceler".into())
+        .spawn({
+            let s = scope.clone();
+            move || {
+                s.cancel();
+                s.cancel();
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(where_ran.lock().unwrap().as_deref(), Some("the-canceler"));
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        0,
+        "an unregistered callback ran"
+    );
+    let at_once = Arc::new(AtomicUsize::new(0));
+    let a = at_once.clone();
+    scope
+        .on_cancel(move || {
+            a.fetch_add(1, Ordering::SeqCst);
+        })
+        .keep();
+    assert_eq!(at_once.load(Ordering::SeqCst), 1);
+    // A deadline: on a thread of the crate's, not the timer's.
+    let _ = with_timeout(Duration::from_millis(1), || ());
+    let timed = CancelScope::with_timeout(Duration::from_millis(20));
+    let (tx, rx) = std::sync::mpsc::channel();
+    timed
+        .on_cancel(move || {
+            let _ = tx.send(std::thread::current().name().map(str::to_owned));
+        })
+        .keep();
+    let name = rx
+        .recv_timeout(HANG)
+        .expect("the deadline's callback never ran");
+    assert_ne!(name.as_deref(), Some("thread-cancel-deadlines"));
+}
+
+/// A drop guard's drop racing a cancel from another thread: the scope ends canceled, its
+/// callback runs exactly once; a disarmed guard cancels nothing.
+#[test]
+fn s7_drop_guard_racing_a_cancel() {
+    let n = stress_iters().min(5_000);
+    for i in 0..n {
+        let scope = CancelScope::new();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let r = runs.clone();
+        scope
+            .on_cancel(move || {
+                r.fetch_add(1, Ordering::SeqCst);
+            })
+            .keep();
+        let guard = scope.clone().drop_guard();
+        let s = scope.clone();
+        let go = Arc::new(Barrier::new(2));
+        let g = go.clone();
+        let other = std::thread::spawn(move || {
+            g.wait();
+            s.cancel();
+        });
+        go.wait();
+        for _ in 0..(i % 50) {
+            std::hint::spin_loop();
+        }
+        drop(guard);
+        other.join().unwrap();
+        assert!(scope.is_canceled());
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "round {i}");
+    }
+    let kept = CancelScope::new().drop_guard().disarm();
+    assert!(!kept.is_canceled());
+}
+
+/// `linked`: canceled when any parent is; a cancel of one parent racing another's cancels it
+/// once (its callback runs once); a parent's later deadline does not extend; canceling the
+/// linked scope leaves the parents alone.
+#[test]
+fn s7_linked_scope_with_parents_canceled_in_a_race() {
+    let n = stress_iters().min(5_000);
+    let (mut by_a, mut by_b) = (0usize, 0usize);
+    for i in 0..n {
+        let (a, b) = (CancelScope::new(), CancelScope::new());
+        let l = CancelScope::linked(&[&a, &b]);
+        let runs = Arc::new(AtomicUsize::new(0));
+        let r = runs.clone();
+        l.on_cancel(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .keep();
+        let go = Arc::new(Barrier::new(2));
+        let g = go.clone();
+        let a2 = a.clone();
+        let other = std::thread::spawn(move || {
+            g.wait();
+            a2.cancel_with(std::io::Error::other("a"));
+        });
+        go.wait();
+        for _ in 0..(i % 50) {
+            std::hint::spin_loop();
+        }
+        b.cancel_with(std::io::Error::other("b"));
+        other.join().unwrap();
+        assert!(l.is_canceled());
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "round {i}");
+        match l.run(|| ()).unwrap_err().cause().to_string().as_str() {
+            "canceled: a" => by_a += 1,
+            "canceled: b" => by_b += 1,
+            other => panic!("cause {other}"),
+        }
+    }
+    eprintln!("linked races: {n}, canceled first by a {by_a}, by b {by_b}");
+    let (a, b) = (CancelScope::new(), CancelScope::new());
+    let l = CancelScope::linked(&[&a, &b]);
+    l.cancel();
+    assert!(!a.is_canceled() && !b.is_canceled());
+    let now = Instant::now();
+    let early = CancelScope::with_deadline(now + Duration::from_secs(5));
+    let late = CancelScope::with_deadline(now + Duration::from_secs(50));
+    assert_eq!(
+        CancelScope::linked(&[&late, &early]).deadline(),
+        early.deadline()
+    );
+    // A blocked run of a linked scope is stopped by either parent.
+    let (a, b) = (CancelScope::new(), CancelScope::new());
+    let l = CancelScope::linked(&[&a, &b]);
+    let stopper = cancel_later(&b, 20);
+    let e = l
+        .run(|| thread_cancel::sleep(Duration::from_secs(30)))
+        .unwrap_err();
+    stopper.join().unwrap();
+    assert!(e.acted());
+}
+
+/// `set_deadline`: earlier stops a blocked sleep; later lets a run go on past the old
+/// deadline (an enclosing deadline still applies); racing the deadline firing, the outcome is
+/// consistent: either the scope was canceled or a run of it goes on.
+#[test]
+fn s7_set_deadline_moves_a_deadline_while_runs_are_in_progress() {
+    let _ = with_timeout(Duration::from_millis(1), || ());
+    let s = CancelScope::with_timeout(Duration::from_secs(60));
+    let s2 = s.clone();
+    let mover = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(30));
+        s2.set_deadline(Instant::now() + Duration::from_millis(20));
+    });
+    let t = Instant::now();
+    let e = s
+        .run(|| thread_cancel::sleep(Duration::from_secs(60)))
+        .unwrap_err();
+    mover.join().unwrap();
+    assert!(e.deadline_passed() && e.acted());
+    assert!(t.elapsed() < Duration::from_secs(10));
+    // Later: a run blocked in a sleep goes past the old deadline.
+    let s = CancelScope::with_timeout(Duration::from_millis(40));
+    let s2 = s.clone();
+    let mover = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(10));
+        s2.set_deadline(Instant::now() + Duration::from_secs(60));
+    });
+    let r = s.run(|| thread_cancel::sleep(Duration::from_millis(120)));
+    mover.join().unwrap();
+    assert!(r.is_ok(), "the moved deadline still fired: {r:?}");
+    // Never extends an enclosing one.
+    let parent = CancelScope::with_timeout(Duration::from_millis(30));
+    let child = parent.child();
+    child.set_deadline(Instant::now() + Duration::from_secs(60));
+    assert_eq!(child.deadline(), parent.deadline());
+    assert!(child
+        .run(|| thread_cancel::sleep(Duration::from_secs(60)))
+        .unwrap_err()
+        .deadline_passed());
+    // Races against the firing.
+    let n = stress_iters().min(500);
+    let (mut fired, mut moved) = (0usize, 0usize);
+    for i in 0..n {
+        let s = CancelScope::with_deadline(Instant::now() + Duration::from_micros(200));
+        let spin = Instant::now() + Duration::from_micros((i % 400) as u64);
+        while Instant::now() < spin {
+            std::hint::spin_loop();
+        }
+        s.set_deadline(Instant::now() + Duration::from_secs(60));
+        if s.is_canceled() {
+            fired += 1;
+            assert!(s.run(|| ()).is_err());
+        } else {
+            moved += 1;
+            assert!(s
+                .run(|| thread_cancel::sleep(Duration::from_millis(1)))
+                .is_ok());
+        }
+    }
+    eprintln!("set_deadline races: {n}: fired before the move {fired}, moved in time {moved}");
+}
+
+/// `scope.spawn`: a scope canceled while the thread starts: the new thread's body is canceled
+/// or never starts, and its join returns (never an orphan). A nursery waits for its threads,
+/// a panic cancels the siblings, and a dropped nursery cancels and joins.
+#[test]
+fn s7_spawn_in_a_scope_canceled_while_it_starts_and_nurseries() {
+    let n = stress_iters().min(500);
+    let (mut never_started, mut stopped) = (0usize, 0usize);
+    for _ in 0..n {
+        let scope = CancelScope::new();
+        let s = scope.clone();
+        let canceler = std::thread::spawn(move || s.cancel());
+        let started = Arc::new(AtomicBool::new(false));
+        let st = started.clone();
+        let h = scope
+            .spawn(move || {
+                st.store(true, Ordering::SeqCst);
+                thread_cancel::sleep(Duration::from_secs(60))
+            })
+            .unwrap();
+        canceler.join().unwrap();
+        let e = h.join().unwrap().unwrap_err();
+        assert!(e.acted());
+        if started.load(Ordering::SeqCst) {
+            stopped += 1;
+        } else {
+            never_started += 1;
+        }
+    }
+    eprintln!("spawn vs cancel: {n}: stopped in the body {stopped}, never started {never_started}");
+    // A nursery.
+    let request = CancelScope::new();
+    let nursery = thread_cancel::Nursery::new(&request);
+    let stopped = Arc::new(AtomicUsize::new(0));
+    // Each closure's captures are dropped when its thread is done with it (it ran and was
+    // stopped, or never started): the count says every thread ended.
+    for _ in 0..3 {
+        let count = CountOnDrop(stopped.clone());
+        nursery
+            .spawn(move || {
+                let _count = count;
+                thread_cancel::sleep(Duration::from_secs(60));
+            })
+            .unwrap();
+    }
+    nursery
+        .spawn(|| {
+            std::thread::sleep(Duration::from_millis(20));
+            panic!("one child fails");
+        })
+        .unwrap();
+    common::quiet_expected_panics();
+    let r = nursery.join();
+    assert!(r.is_err(), "the panic is returned");
+    assert_eq!(
+        stopped.load(Ordering::SeqCst),
+        3,
+        "the siblings were canceled"
+    );
+    // Dropped unjoined: canceled and joined.
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let nursery = thread_cancel::Nursery::new(&CancelScope::new());
+    for _ in 0..2 {
+        let count = CountOnDrop(stopped.clone());
+        nursery
+            .spawn(move || {
+                let _count = count;
+                thread_cancel::sleep(Duration::from_secs(60));
+            })
+            .unwrap();
+    }
+    drop(nursery);
+    assert_eq!(stopped.load(Ordering::SeqCst), 2);
+}
+
+/// Adds one to its counter when dropped.
+struct CountOnDrop(Arc<AtomicUsize>);
+
+impl Drop for CountOnDrop {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// `Generation`: renewing cancels the work in flight and not the work started after.
+#[test]
+fn s7_generation_renewal_cancels_in_flight_work_and_keeps_the_pool() {
+    let jobs = Arc::new(thread_cancel::Generation::new());
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let workers: Vec<_> = (0..3)
+        .map(|_| {
+            let j = jobs.clone();
+            let tx = started_tx.clone();
+            std::thread::spawn(move || {
+                let scope = j.current();
+                scope.run(|| {
+                    tx.send(()).unwrap();
+                    thread_cancel::sleep(Duration::from_secs(60))
+                })
+            })
+        })
+        .collect();
+    for _ in 0..3 {
+        started_rx.recv().unwrap();
+    }
+    let old = jobs.renew();
+    assert!(old.is_canceled());
+    for w in workers {
+        assert!(w.join().unwrap().unwrap_err().acted());
+    }
+    assert_eq!(
+        jobs.current()
+            .run(|| thread_cancel::sleep(Duration::from_millis(1))),
+        Ok(())
+    );
+}

@@ -106,9 +106,9 @@ fn run() {
         }
         if !due.is_empty() {
             drop(t);
-            let mut owed = Vec::new();
+            let mut owed = super::Reached::default();
             for s in due.into_iter().filter_map(|w| w.upgrade()) {
-                owed.extend(s.expire_by_timer());
+                owed.append(s.expire_by_timer());
             }
             if !owed.is_empty() {
                 run_callbacks_elsewhere(owed);

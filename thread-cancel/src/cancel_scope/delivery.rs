@@ -44,7 +44,7 @@ pub(super) fn deliver(id: usize, reached: &mut Reached) {
         let mut owed_wake = false;
         if let Some(depth) = t.runs.depth_of(id) {
             owed_wake = t.scope_request();
-            reached.push((t.clone(), depth));
+            reached.threads.push((t.clone(), depth));
         }
         t.runs.count_out();
         // After counting out: a run that ends now never waits for this system call (on two
@@ -55,15 +55,38 @@ pub(super) fn deliver(id: usize, reached: &mut Reached) {
     }
 }
 
-/// The threads a cancel reached, each with the depth of its run of the canceled scope: whose
-/// `on_cancel` callbacks registered inside that run are owed.
-pub(crate) type Reached = Vec<(Arc<Control>, usize)>;
+/// What a cancel owes once its deliveries are done: the threads it reached, each with the
+/// depth of its run of the canceled scope (whose `on_cancel` callbacks registered inside that
+/// run are owed), and the callbacks registered on the canceled scopes themselves
+/// (`CancelScope::on_cancel`).
+#[derive(Default)]
+pub(crate) struct Reached {
+    pub(crate) threads: Vec<(Arc<Control>, usize)>,
+    pub(crate) hooks: Vec<Box<dyn FnOnce() + Send>>,
+}
 
-/// Runs the `on_cancel` callbacks registered inside the canceled runs, after the deliveries (a
-/// callback must never hold up the end of a run).
+impl Reached {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.threads.is_empty() && self.hooks.is_empty()
+    }
+
+    pub(crate) fn append(&mut self, mut other: Reached) {
+        self.threads.append(&mut other.threads);
+        self.hooks.append(&mut other.hooks);
+    }
+}
+
+/// Runs the `on_cancel` callbacks registered inside the canceled runs, and those registered on
+/// the canceled scopes, after the deliveries (a callback must never hold up the end of a run).
+/// Each is contained: a panic in one is reported by the panic hook and the others still run.
 pub(crate) fn run_callbacks(reached: Reached) {
-    for (t, depth) in reached {
+    for (t, depth) in reached.threads {
         t.run_scope_callbacks(depth);
+    }
+    for h in reached.hooks {
+        if let Err(p) = crate::control::contain(h) {
+            let _ = crate::control::contain(move || drop(p));
+        }
     }
 }
 

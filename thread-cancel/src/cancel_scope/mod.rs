@@ -10,15 +10,23 @@
 //! `word.rs`) is what makes the end of a run clean; both sides of its protocol are methods of
 //! `control::ScopeRuns`, model-checked by loom.
 
+mod cancelled;
 pub(crate) mod deadline;
 mod delivery;
 mod diagnostic;
 mod error;
+mod generation;
+mod guard;
 mod run;
+mod spawn;
 
+pub use cancelled::{Cancelled, OnCancel};
 use delivery::deliver;
 pub(crate) use delivery::{run_callbacks, Reached};
 pub use error::{Canceled, Cause, TimedOut};
+pub use generation::Generation;
+pub use guard::DropGuard;
+pub use spawn::Nursery;
 
 use crate::control::{lock, Control, ScopeUnwind};
 use crate::point::runs::{self, any_frame, outermost_canceled, Frame, RunScope};
@@ -26,7 +34,7 @@ use crate::word;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -40,16 +48,41 @@ pub(crate) struct Inner {
     state: AtomicU8,
     /// The first cancel's cause: set before `state` leaves `LIVE` (see `mark`).
     cause: OnceLock<Cause>,
-    /// The effective deadline: its own, or its parent's if earlier.
-    deadline: Option<Instant>,
-    /// Kept alive by its children (to leave the parent's list when dropped).
-    parent: Option<Arc<Inner>>,
-    /// Scopes made by `child()`, canceled with this one.
+    /// Its own deadline (`set_deadline` moves it), as nanoseconds since [`base`]; `NO_DEADLINE`
+    /// for none. The effective deadline is the earliest of its own and its parents'.
+    own_deadline: AtomicU64,
+    /// Kept alive by their children (to leave their lists when dropped): one for `child()`,
+    /// several for `linked()`.
+    parents: Vec<Arc<Inner>>,
+    /// Scopes made by `child()` or `linked()`, canceled with this one.
     /// Keyed by each child's address, so that a child leaves in constant time however many
     /// siblings it has.
     children: Mutex<HashMap<usize, Weak<Inner>, BuildHasherDefault<AddressHasher>>>,
-    /// The registration with the deadline timer, if the scope has a deadline.
-    timer: OnceLock<crate::cancel_scope::deadline::Key>,
+    /// The registration of its own deadline with the deadline timer, if any.
+    timer: Mutex<Option<crate::cancel_scope::deadline::Key>>,
+    /// What its cancel wakes or runs besides the runs: `cancelled()` futures' wakers and
+    /// `on_cancel` callbacks registered on the scope.
+    hooks: Mutex<cancelled::Hooks>,
+}
+
+/// `own_deadline` for none.
+const NO_DEADLINE: u64 = u64::MAX;
+
+/// The instant deadlines are counted from (nanoseconds, in an atomic).
+fn base() -> Instant {
+    static BASE: OnceLock<Instant> = OnceLock::new();
+    *BASE.get_or_init(Instant::now)
+}
+
+fn to_nanos(t: Instant) -> u64 {
+    let n = t.saturating_duration_since(base()).as_nanos();
+    u64::try_from(n)
+        .unwrap_or(NO_DEADLINE - 1)
+        .min(NO_DEADLINE - 1)
+}
+
+fn from_nanos(n: u64) -> Option<Instant> {
+    (n != NO_DEADLINE).then(|| base() + Duration::from_nanos(n))
 }
 
 impl Inner {
@@ -62,16 +95,31 @@ impl Inner {
         self.state.load(Ordering::Acquire) != LIVE
     }
 
-    /// Whether canceled; a deadline that passed cancels the scope now.
+    /// Whether canceled; a deadline that passed (its own or a parent's) cancels the scope
+    /// (or that parent, and so this one) now.
     fn is_canceled(&self) -> bool {
         if self.marked() {
             return true;
         }
-        if let Some(d) = self.deadline.filter(|&d| Instant::now() >= d) {
+        if let Some(d) = self.own_deadline().filter(|&d| Instant::now() >= d) {
             self.cancel(Cause::Deadline(d));
             return true;
         }
-        false
+        self.parents.iter().any(|p| p.is_canceled()) && self.marked()
+    }
+
+    /// Its own deadline, if any.
+    fn own_deadline(&self) -> Option<Instant> {
+        from_nanos(self.own_deadline.load(Ordering::Acquire))
+    }
+
+    /// The effective deadline: the earliest of its own and its parents'.
+    fn deadline(&self) -> Option<Instant> {
+        self.parents
+            .iter()
+            .filter_map(|p| p.deadline())
+            .chain(self.own_deadline())
+            .min()
     }
 
     /// The deadline timer cancels the scope. Returns the `on_cancel` callbacks it owes (the
@@ -79,8 +127,10 @@ impl Inner {
     /// callback must never hold up the other deadlines.
     pub(crate) fn expire_by_timer(&self) -> Reached {
         let shield = crate::async_region::shield();
-        let mut reached = Vec::new();
-        if let Some(d) = self.deadline {
+        let mut reached = Reached::default();
+        // A deadline moved later since it was due (`set_deadline`) is not due any more: its
+        // new registration fires it.
+        if let Some(d) = self.own_deadline().filter(|&d| Instant::now() >= d) {
             self.cancel_shielded(Cause::Deadline(d), &mut reached);
         }
         crate::async_region::unshield(shield);
@@ -93,7 +143,7 @@ impl Inner {
         // A canceler inside an asynchronous region holds its own cancellation while it takes
         // locks (as `Control::cancel`).
         let shield = crate::async_region::shield();
-        let mut reached = Vec::new();
+        let mut reached = Reached::default();
         self.cancel_shielded(cause, &mut reached);
         crate::async_region::unshield(shield);
         run_callbacks(reached);
@@ -109,9 +159,10 @@ impl Inner {
         for c in children.values().filter_map(Weak::upgrade) {
             c.cancel_shielded(cause.clone(), reached);
         }
-        let first = reached.len();
+        let first = reached.threads.len();
         deliver(self.id(), reached);
-        diagnostic::watch(self.id(), &reached[first..]);
+        diagnostic::watch(self.id(), &reached.threads[first..]);
+        cancelled::fire(&self.hooks, reached);
     }
 
     /// Marks the scope canceled with `cause` if it is not yet; returns whether this call did.
@@ -169,24 +220,22 @@ impl RunScope for Inner {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        self.deadline
+        Inner::deadline(self)
     }
 
     fn expire(&self) {
-        if let Some(d) = self.deadline {
-            self.cancel(Cause::Deadline(d));
-        }
+        let _ = Inner::is_canceled(self);
     }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(k) = self.timer.get() {
-            crate::cancel_scope::deadline::unregister(k);
+        if let Some(k) = lock(&self.timer).take() {
+            crate::cancel_scope::deadline::unregister(&k);
         }
-        if let Some(p) = &self.parent {
-            let me = self as *const Inner;
-            lock(&p.children).remove(&(me as usize));
+        let me = self as *const Inner as usize;
+        for p in &self.parents {
+            lock(&p.children).remove(&me);
         }
     }
 }
@@ -195,7 +244,7 @@ impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CancelScope")
             .field("canceled", &self.marked())
-            .field("deadline", &self.deadline)
+            .field("deadline", &self.deadline())
             .finish()
     }
 }
@@ -253,7 +302,7 @@ impl CancelScope {
     /// assert_eq!(s.run(|| 1 + 1), Ok(2));
     /// ```
     pub fn new() -> Self {
-        Self::make(None, None)
+        Self::make(Vec::new(), None)
     }
 
     /// A scope that cancels itself at `deadline` (a `run` in progress then returns
@@ -266,7 +315,7 @@ impl CancelScope {
     /// assert!(r.unwrap_err().deadline_passed());
     /// ```
     pub fn with_deadline(deadline: Instant) -> Self {
-        Self::make(None, Some(deadline))
+        Self::make(Vec::new(), Some(deadline))
     }
 
     /// A scope that cancels itself `timeout` from now (see [`with_deadline`](Self::with_deadline)).
@@ -294,7 +343,7 @@ impl CancelScope {
     /// assert!(other.is_canceled());
     /// ```
     pub fn child(&self) -> Self {
-        Self::make(Some(self.inner.clone()), None)
+        Self::make(vec![self.inner.clone()], None)
     }
 
     /// A child (see [`child`](Self::child)) that also cancels itself at `deadline`.
@@ -307,23 +356,74 @@ impl CancelScope {
     /// assert!(!parent.is_canceled());
     /// ```
     pub fn child_with_deadline(&self, deadline: Instant) -> Self {
-        Self::make(Some(self.inner.clone()), Some(deadline))
+        Self::make(vec![self.inner.clone()], Some(deadline))
     }
 
-    fn make(parent: Option<Arc<Inner>>, own: Option<Instant>) -> Self {
-        let deadline = match (own, parent.as_ref().and_then(|p| p.deadline)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+    /// A new scope canceled when any of `parents` is (C#'s `CreateLinkedTokenSource`), and by
+    /// the earliest of their deadlines; canceling it leaves them alone. Each parent holds it
+    /// as it holds a child: a cancel's cost and a drop's do not depend on how many scopes are
+    /// linked elsewhere. No parents: a scope like [`new`](Self::new).
+    ///
+    /// ```
+    /// use thread_cancel::CancelScope;
+    /// let (client_left, shutting_down) = (CancelScope::new(), CancelScope::new());
+    /// let request = CancelScope::linked(&[&client_left, &shutting_down]);
+    /// shutting_down.cancel();
+    /// assert!(request.is_canceled());
+    /// assert!(!client_left.is_canceled());
+    /// ```
+    pub fn linked(parents: &[&CancelScope]) -> Self {
+        Self::make(parents.iter().map(|p| p.inner.clone()).collect(), None)
+    }
+
+    /// Moves the scope's own deadline, earlier or later, while runs of it are in progress
+    /// (Trio's mutable `deadline`): a deadline already passed cancels the scope now; a later
+    /// one lets the runs go on. A parent's or an enclosing run's deadline still applies (an
+    /// inner deadline never extends an outer one); a scope already canceled stays canceled.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use thread_cancel::CancelScope;
+    /// let s = CancelScope::with_timeout(Duration::from_millis(10));
+    /// s.set_deadline(Instant::now() + Duration::from_secs(60)); // more time
+    /// assert!(s.run(|| thread_cancel::sleep(Duration::from_millis(30))).is_ok());
+    /// s.set_deadline(Instant::now()); // now
+    /// assert!(s.is_canceled());
+    /// ```
+    pub fn set_deadline(&self, deadline: Instant) {
+        let inner = &self.inner;
+        let mut timer = lock(&inner.timer);
+        inner
+            .own_deadline
+            .store(to_nanos(deadline), Ordering::Release);
+        if let Some(k) = timer.take() {
+            crate::cancel_scope::deadline::unregister(&k);
+        }
+        if inner.marked() {
+            return;
+        }
+        if Instant::now() >= deadline {
+            drop(timer);
+            inner.cancel(Cause::Deadline(deadline));
+            return;
+        }
+        *timer = Some(crate::cancel_scope::deadline::register(
+            deadline,
+            Arc::downgrade(inner),
+        ));
+    }
+
+    fn make(parents: Vec<Arc<Inner>>, own: Option<Instant>) -> Self {
         let inner = Arc::new(Inner {
             state: AtomicU8::new(LIVE),
             cause: OnceLock::new(),
-            deadline,
-            parent: parent.clone(),
+            own_deadline: AtomicU64::new(own.map_or(NO_DEADLINE, to_nanos)),
+            parents: parents.clone(),
             children: Mutex::new(HashMap::default()),
-            timer: OnceLock::new(),
+            timer: Mutex::new(None),
+            hooks: Mutex::new(cancelled::Hooks::default()),
         });
-        if let Some(p) = &parent {
+        for p in &parents {
             // Registered before the parent's state is read, under the lock its cancel takes
             // its children with: either the cancel finds this child, or this sees the cancel.
             let mut ch = lock(&p.children);
@@ -334,15 +434,20 @@ impl CancelScope {
                 inner.mark(p.cause());
             }
         }
-        if let Some(d) = deadline {
+        // Only its own deadline is registered: a parent's cancels it through the parent.
+        if let Some(d) = own {
             if Instant::now() >= d {
                 inner.mark(Cause::Deadline(d));
             } else if !inner.marked() {
-                let _ = inner.timer.set(crate::cancel_scope::deadline::register(
+                *lock(&inner.timer) = Some(crate::cancel_scope::deadline::register(
                     d,
                     Arc::downgrade(&inner),
                 ));
             }
+        }
+        if !inner.marked() {
+            // A parent whose deadline passed and that the timer has not canceled yet.
+            let _ = inner.is_canceled();
         }
         Self { inner }
     }
@@ -405,7 +510,7 @@ impl CancelScope {
     /// assert!(thread_cancel::CancelScope::new().deadline().is_none());
     /// ```
     pub fn deadline(&self) -> Option<Instant> {
-        self.inner.deadline
+        self.inner.deadline()
     }
 }
 

@@ -120,19 +120,11 @@ impl CancelScope {
         );
         let parent = runs::top();
         // SAFETY: see `any_frame`.
-        let (depth, outer_deadline) = match unsafe { parent.as_ref() } {
-            Some(p) => (p.depth + 1, p.deadline),
-            None => (0, None),
-        };
+        let depth = unsafe { parent.as_ref() }.map_or(0, |p| p.depth + 1);
         let frame = Frame {
             scope: inner as *const Inner as *const dyn RunScope,
             parent,
             depth,
-            deadline: match (inner.deadline, outer_deadline) {
-                _ if shield => inner.deadline,
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            },
             acted: Cell::new(false),
             shield,
         };

@@ -39,9 +39,6 @@ pub(crate) struct Frame {
     pub(crate) scope: *const dyn RunScope,
     pub(crate) parent: *const Frame,
     pub(crate) depth: usize,
-    /// The earliest deadline of this run and every enclosing one up to the innermost shield
-    /// (a shield's is its own).
-    pub(crate) deadline: Option<Instant>,
     /// Whether something acted on a cancel of this run's scope without unwinding to it (an
     /// `on_cancel` callback of the run ran): the run reports the cancel as acted on.
     pub(crate) acted: Cell<bool>,
@@ -148,12 +145,22 @@ pub(crate) fn raise_scope(c: &Control, begin: bool) -> ! {
     std::panic::resume_unwind(Box::new(crate::control::ScopeUnwind::raised()))
 }
 
-/// For a wait: the innermost deadline of the runs in progress on this thread, if any.
+/// For a wait: the earliest deadline of the runs in progress on this thread that its points
+/// see (up to the innermost shield), if any. Read from the scopes each time: a deadline can be
+/// moved while a run is in progress.
 #[inline]
 pub(crate) fn wait_deadline() -> Option<Instant> {
-    let p = TOP.with(Cell::get);
-    // SAFETY: see `any_frame`.
-    unsafe { p.as_ref() }.and_then(|f| f.deadline)
+    if TOP.with(Cell::get).is_null() {
+        return None;
+    }
+    let mut earliest: Option<Instant> = None;
+    any_frame(|_, sc| {
+        if let Some(d) = sc.deadline() {
+            earliest = Some(earliest.map_or(d, |e| e.min(d)));
+        }
+        false
+    });
+    earliest
 }
 
 /// For a wait whose scope deadline passed: cancels (times out) every scope of this thread's

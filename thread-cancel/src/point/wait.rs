@@ -62,7 +62,9 @@ pub(crate) fn wait_until(
         if let (Some(d), Some(now)) = (scope_deadline, now) {
             if now >= d {
                 super::runs::expire();
-                scope_deadline = None;
+                // A deadline moved later meanwhile is waited for again (one that passed is
+                // acted on at the next turn, through the cancel `expire` made).
+                scope_deadline = super::runs::wait_deadline().filter(|&d| d > now);
                 continue;
             }
         }

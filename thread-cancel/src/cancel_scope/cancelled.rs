@@ -1,0 +1,207 @@
+//! What a scope's cancel wakes or runs besides its runs: the wakers of [`Cancelled`] futures
+//! and the callbacks of [`CancelScope::on_cancel`], registered on the scope from any thread.
+//!
+//! Both live in the scope's `hooks` map under a lock. A registration checks the scope's state
+//! under the lock; a cancel marks the scope first, then takes the map under the lock: either
+//! the registration sees the cancel, or the cancel finds the registration.
+
+use super::{lock, CancelScope, Reached};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::task::{Context, Poll, Waker};
+
+/// Something a scope's cancel owes.
+enum Hook {
+    Waker(Waker),
+    Call(Box<dyn FnOnce() + Send>),
+}
+
+/// The registrations of a scope, by key.
+#[derive(Default)]
+pub(crate) struct Hooks {
+    next: u64,
+    map: HashMap<u64, Hook>,
+}
+
+/// The cancel's side: takes every registration; wakes the wakers now and adds the callbacks to
+/// what the cancel runs once its deliveries are done (in the canceling thread, or for a
+/// deadline on the crate's callback thread).
+pub(super) fn fire(hooks: &Mutex<Hooks>, reached: &mut Reached) {
+    let taken = std::mem::take(&mut lock(hooks).map);
+    for (_, h) in taken {
+        match h {
+            Hook::Waker(w) => w.wake(),
+            Hook::Call(f) => reached.hooks.push(f),
+        }
+    }
+}
+
+impl CancelScope {
+    /// A future that completes when the scope is canceled (by a cancel, a parent's, or its
+    /// deadline): await a cancel from async code, on any executor.
+    ///
+    /// Cost: the first poll that returns `Pending` registers the task's waker with the scope
+    /// (a lock and a map insert); later polls with the same waker take the lock and compare;
+    /// the cancel wakes it once. Dropping the future removes its registration (a lock and a
+    /// map remove); a future that completed holds none. It holds a clone of the scope.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let scope = thread_cancel::CancelScope::new();
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// rt.block_on(async {
+    ///     let s = scope.clone();
+    ///     std::thread::spawn(move || {
+    ///         std::thread::sleep(Duration::from_millis(10));
+    ///         s.cancel();
+    ///     });
+    ///     scope.cancelled().await; // completes with the cancel
+    /// });
+    /// assert!(scope.is_canceled());
+    /// ```
+    pub fn cancelled(&self) -> Cancelled {
+        Cancelled {
+            scope: self.clone(),
+            key: None,
+        }
+    }
+
+    /// Registers `f` to run once when the scope is canceled, from any thread (C#'s
+    /// `CancellationToken.Register`, Go's `context.AfterFunc`): in the thread that cancels
+    /// it, after the cancel has reached its runs; for a deadline, on a thread the crate starts
+    /// for the callbacks a deadline owes; at once, here, if the scope is already canceled.
+    /// Dropping the returned guard unregisters `f` if it has not run ([`OnCancel::keep`] keeps
+    /// it registered for the scope's life instead).
+    ///
+    /// Keep `f` short and non-blocking (it runs inside a `cancel()`); a panic in it is
+    /// reported by the panic hook and contained: the other callbacks still run.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::sync::Arc;
+    /// let scope = thread_cancel::CancelScope::new();
+    /// let ran = Arc::new(AtomicBool::new(false));
+    /// let r = ran.clone();
+    /// scope.on_cancel(move || r.store(true, Ordering::SeqCst)).keep();
+    /// std::thread::spawn({ let s = scope.clone(); move || s.cancel() }).join().unwrap();
+    /// assert!(ran.load(Ordering::SeqCst));
+    /// ```
+    pub fn on_cancel<F: FnOnce() + Send + 'static>(&self, f: F) -> OnCancel {
+        let mut h = lock(&self.inner.hooks);
+        if self.inner.marked() {
+            drop(h);
+            if let Err(p) = crate::control::contain(f) {
+                let _ = crate::control::contain(move || drop(p));
+            }
+            return OnCancel {
+                scope: None,
+                key: 0,
+            };
+        }
+        let key = h.next;
+        h.next += 1;
+        h.map.insert(key, Hook::Call(Box::new(f)));
+        OnCancel {
+            scope: Some(self.clone()),
+            key,
+        }
+    }
+}
+
+/// The future of [`CancelScope::cancelled`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct Cancelled {
+    scope: CancelScope,
+    /// Its registration in the scope's hooks, once it returned `Pending`.
+    key: Option<u64>,
+}
+
+impl Future for Cancelled {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let inner = &this.scope.inner;
+        if inner.is_canceled() {
+            this.unregister();
+            return Poll::Ready(());
+        }
+        let mut h = lock(&inner.hooks);
+        if inner.marked() {
+            drop(h);
+            this.unregister();
+            return Poll::Ready(());
+        }
+        match this.key {
+            Some(k) => match h.map.get_mut(&k) {
+                Some(Hook::Waker(w)) => {
+                    if !w.will_wake(cx.waker()) {
+                        *w = cx.waker().clone();
+                    }
+                }
+                // Taken by the cancel (marked before it took the map).
+                _ => {
+                    drop(h);
+                    this.key = None;
+                    return Poll::Ready(());
+                }
+            },
+            None => {
+                let k = h.next;
+                h.next += 1;
+                h.map.insert(k, Hook::Waker(cx.waker().clone()));
+                this.key = Some(k);
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Cancelled {
+    fn unregister(&mut self) {
+        if let Some(k) = self.key.take() {
+            lock(&self.scope.inner.hooks).map.remove(&k);
+        }
+    }
+}
+
+impl Drop for Cancelled {
+    fn drop(&mut self) {
+        self.unregister();
+    }
+}
+
+/// The registration of a [`CancelScope::on_cancel`] callback: dropping it unregisters the
+/// callback if it has not run.
+#[derive(Debug)]
+#[must_use = "the callback is unregistered when the guard is dropped (`keep()` keeps it)"]
+pub struct OnCancel {
+    /// `None` if the callback already ran (the scope was canceled at registration).
+    scope: Option<CancelScope>,
+    key: u64,
+}
+
+impl OnCancel {
+    /// Keeps the callback registered for the life of the scope (until it runs, or the scope
+    /// is dropped with it unrun).
+    ///
+    /// ```
+    /// let scope = thread_cancel::CancelScope::new();
+    /// scope.on_cancel(|| println!("canceled")).keep();
+    /// scope.cancel(); // prints
+    /// ```
+    pub fn keep(mut self) {
+        self.scope = None;
+    }
+}
+
+impl Drop for OnCancel {
+    fn drop(&mut self) {
+        if let Some(s) = &self.scope {
+            lock(&s.inner.hooks).map.remove(&self.key);
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Structured threads: [`CancelScope::spawn`] and [`Nursery`].
+
+use super::{lock, CancelScope, Canceled};
+use crate::{JoinHandle, Outcome};
+use std::io;
+use std::sync::Mutex;
+
+impl CancelScope {
+    /// Starts a thread (as [`crate::spawn`] does) whose body runs inside this scope: a cancel
+    /// of the scope (or its deadline) reaches it at its next cancellation point, and its join
+    /// returns what [`run`](Self::run) returned there. A scope canceled before the thread
+    /// starts its body keeps the body from starting: the thread is never orphaned in a
+    /// canceled operation. (A thread started by plain [`crate::spawn`] inside a run is not in
+    /// the run's scope: nothing of the scope reaches it.)
+    ///
+    /// # Errors
+    /// The system's error if it refused a thread (the closure is dropped, not run).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let scope = thread_cancel::CancelScope::new();
+    /// let h = scope.spawn(|| thread_cancel::sleep(Duration::from_secs(60))).unwrap();
+    /// scope.cancel();
+    /// let e = h.join().unwrap().unwrap_err(); // the thread returned; its run was canceled
+    /// assert!(e.acted());
+    /// ```
+    pub fn spawn<F, T>(&self, f: F) -> io::Result<JoinHandle<Result<T, Canceled<T>>>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let s = self.clone();
+        crate::Builder::new().spawn(move || s.run(f))
+    }
+}
+
+/// Threads started in one scope and waited for together (Trio's nursery): a nursery owns a
+/// child of the scope it was made from, starts threads in it ([`spawn`](Self::spawn)), and
+/// [`join`](Self::join) waits for all of them. A thread that panics cancels the nursery (its
+/// siblings stop at their next point) and `join` returns the panic. Dropping a nursery that
+/// was not joined cancels it and waits for its threads: a canceled operation leaves no thread
+/// behind.
+///
+/// ```
+/// use std::time::Duration;
+/// use thread_cancel::{CancelScope, Nursery};
+/// let request = CancelScope::new();
+/// let n = Nursery::new(&request);
+/// for _ in 0..3 {
+///     n.spawn(|| thread_cancel::sleep(Duration::from_secs(60))).unwrap();
+/// }
+/// request.cancel(); // every thread of the nursery stops
+/// assert!(n.join().is_ok());
+/// ```
+#[derive(Debug)]
+pub struct Nursery {
+    scope: CancelScope,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Nursery {
+    /// A nursery whose scope is a child of `parent`.
+    ///
+    /// ```
+    /// let parent = thread_cancel::CancelScope::new();
+    /// let n = thread_cancel::Nursery::new(&parent);
+    /// parent.cancel();
+    /// assert!(n.scope().is_canceled());
+    /// ```
+    pub fn new(parent: &CancelScope) -> Self {
+        Self {
+            scope: parent.child(),
+            threads: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The nursery's scope: cancel it to stop every thread of the nursery.
+    ///
+    /// ```
+    /// let n = thread_cancel::Nursery::new(&thread_cancel::CancelScope::new());
+    /// n.scope().cancel();
+    /// ```
+    pub fn scope(&self) -> &CancelScope {
+        &self.scope
+    }
+
+    /// Starts `f` on a new thread inside the nursery's scope. A panic of `f` cancels the
+    /// nursery's scope and is returned by [`join`](Self::join).
+    ///
+    /// # Errors
+    /// The system's error if it refused a thread (`f` is dropped, not run).
+    ///
+    /// ```
+    /// let n = thread_cancel::Nursery::new(&thread_cancel::CancelScope::new());
+    /// n.spawn(|| println!("in the nursery")).unwrap();
+    /// n.join().unwrap();
+    /// ```
+    pub fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) -> io::Result<()> {
+        let scope = self.scope.clone();
+        let h = crate::Builder::new().spawn(move || {
+            let guard = CancelOnPanic(&scope);
+            let _ = scope.run(f);
+            std::mem::forget(guard);
+        })?;
+        lock(&self.threads).push(h);
+        Ok(())
+    }
+
+    /// Waits for every thread of the nursery (those started while it waits too).
+    ///
+    /// # Errors
+    /// The payload of the first thread that panicked (the others were canceled by it and
+    /// waited for).
+    ///
+    /// ```
+    /// let n = thread_cancel::Nursery::new(&thread_cancel::CancelScope::new());
+    /// n.spawn(|| -> () { std::panic::panic_any(7) }).unwrap();
+    /// assert!(n.join().is_err());
+    /// ```
+    pub fn join(self) -> std::thread::Result<()> {
+        self.join_all()
+    }
+
+    fn join_all(&self) -> std::thread::Result<()> {
+        let mut first = Ok(());
+        loop {
+            let Some(h) = lock(&self.threads).pop() else {
+                return first;
+            };
+            match h.join() {
+                Outcome::Panicked(p) if first.is_ok() => first = Err(p),
+                // A thread cancel or exit of a nursery thread ends that thread only.
+                _ => {}
+            }
+        }
+    }
+}
+
+impl Drop for Nursery {
+    fn drop(&mut self) {
+        if !lock(&self.threads).is_empty() {
+            self.scope.cancel();
+            let _ = self.join_all();
+        }
+    }
+}
+
+/// Cancels the nursery's scope if the thread's body panics.
+struct CancelOnPanic<'a>(&'a CancelScope);
+
+impl Drop for CancelOnPanic<'_> {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
