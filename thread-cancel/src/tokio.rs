@@ -254,6 +254,86 @@ impl std::fmt::Display for RuntimeShutdown {
 
 impl std::error::Error for RuntimeShutdown {}
 
+/// A `tokio_util` [`CancellationToken`](tokio_util::sync::CancellationToken) canceled with
+/// `scope` (by its cancel, a parent's, or its deadline): for async code that takes a token.
+/// It needs no runtime and no thread: the scope cancels the token from a callback registered
+/// on it ([`CancelScope::on_cancel`]). Canceling the token does not cancel the scope (see
+/// [`linked_with_token`] for both directions).
+///
+/// ```
+/// let scope = thread_cancel::CancelScope::new();
+/// let token = thread_cancel::tokio::token_for(&scope);
+/// scope.cancel();
+/// assert!(token.is_cancelled());
+/// ```
+pub fn token_for(scope: &CancelScope) -> ::tokio_util::sync::CancellationToken {
+    let token = ::tokio_util::sync::CancellationToken::new();
+    let t = token.clone();
+    scope.on_cancel(move || t.cancel()).keep();
+    token
+}
+
+/// A child of `scope` canceled with `token` too, and whose cancel cancels `token`: the two
+/// are canceled together, whichever is canceled first. The direction from the token needs a
+/// task on the current runtime (a token has no callback to register): a small async task
+/// that waits for either and ends with the first; it relies on that runtime running until
+/// then (a runtime that shuts down drops the task, and the direction from the token with it).
+/// No thread per conversion.
+///
+/// # Panics
+/// If called outside a tokio runtime (see [`linked_with_token_on`]).
+///
+/// ```
+/// let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// rt.block_on(async {
+///     let token = tokio_util::sync::CancellationToken::new();
+///     let scope = thread_cancel::tokio::linked_with_token(&thread_cancel::CancelScope::new(), &token);
+///     token.cancel();
+///     scope.cancelled().await; // the task canceled it
+/// });
+/// ```
+pub fn linked_with_token(
+    scope: &CancelScope,
+    token: &::tokio_util::sync::CancellationToken,
+) -> CancelScope {
+    linked_with_token_on(&::tokio::runtime::Handle::current(), scope, token)
+}
+
+/// [`linked_with_token`], its task on the runtime of `handle`.
+///
+/// ```
+/// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+/// let token = tokio_util::sync::CancellationToken::new();
+/// let scope = thread_cancel::tokio::linked_with_token_on(rt.handle(), &thread_cancel::CancelScope::new(), &token);
+/// scope.cancel();
+/// assert!(token.is_cancelled());
+/// ```
+pub fn linked_with_token_on(
+    handle: &::tokio::runtime::Handle,
+    scope: &CancelScope,
+    token: &::tokio_util::sync::CancellationToken,
+) -> CancelScope {
+    let child = scope.child();
+    let t = token.clone();
+    child.on_cancel(move || t.cancel()).keep();
+    let (s, t) = (child.clone(), token.clone());
+    drop(handle.spawn(async move {
+        let from_token = t.cancelled();
+        let from_scope = s.cancelled();
+        let mut from_token = std::pin::pin!(from_token);
+        let mut from_scope = std::pin::pin!(from_scope);
+        std::future::poll_fn(|cx| {
+            if from_token.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(true);
+            }
+            from_scope.as_mut().poll(cx).map(|()| false)
+        })
+        .await
+        .then(|| s.cancel());
+    }));
+    child
+}
+
 /// The handle of a task started by [`spawn_blocking`]: await it for the closure's value, or
 /// [`abort`](Self::abort) it.
 ///

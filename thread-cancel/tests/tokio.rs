@@ -645,3 +645,61 @@ fn s7_runtime_shutdown_cancels_blocked_tasks_instead_of_waiting() {
         );
     }
 }
+
+/// Conversion with tokio-util's `CancellationToken`, both ways, on a real runtime: a scope's
+/// cancel (and deadline) cancels its token; a token's cancel stops a blocking read running in
+/// the linked scope, and the linked scope's cancel cancels the token.
+#[test]
+fn s7_cancellation_token_conversion_both_ways() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    // Scope -> token.
+    let scope = CancelScope::new();
+    let token = thread_cancel::tokio::token_for(&scope);
+    assert!(!token.is_cancelled());
+    scope.cancel();
+    assert!(token.is_cancelled());
+    let timed = CancelScope::with_timeout(Duration::from_millis(20));
+    let token = thread_cancel::tokio::token_for(&timed);
+    rt.block_on(async {
+        tokio::time::timeout(HANG, token.cancelled())
+            .await
+            .expect("the deadline did not cancel the token")
+    });
+    // Token -> scope: a blocking read in the linked scope is stopped by the token's cancel.
+    let token = tokio_util::sync::CancellationToken::new();
+    let request = CancelScope::new();
+    let linked = thread_cancel::tokio::linked_with_token_on(rt.handle(), &request, &token);
+    let (r, _w) = std::io::pipe().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let l = linked.clone();
+    let reader = std::thread::spawn(move || {
+        l.run(|| {
+            tx.send(gettid()).unwrap();
+            let mut b = [0u8; 1];
+            io::read(r.as_fd(), &mut b)
+        })
+    });
+    let tid = rx.recv_timeout(HANG).unwrap();
+    common::wait_blocked(tid);
+    token.cancel();
+    let e = reader.join().unwrap().unwrap_err();
+    assert!(e.acted() && e.value().is_none());
+    assert!(
+        !request.is_canceled(),
+        "the parent scope was canceled by the token"
+    );
+    // The linked scope's cancel cancels the token.
+    let token = tokio_util::sync::CancellationToken::new();
+    let linked = thread_cancel::tokio::linked_with_token_on(rt.handle(), &request, &token);
+    linked.cancel();
+    assert!(token.is_cancelled());
+    // And its parent's.
+    let token = tokio_util::sync::CancellationToken::new();
+    let _linked = thread_cancel::tokio::linked_with_token_on(rt.handle(), &request, &token);
+    request.cancel();
+    assert!(token.is_cancelled());
+}
