@@ -357,3 +357,184 @@ fn comm(pid: libc::pid_t) -> Option<String> {
         .ok()
         .map(|s| s.trim().to_owned())
 }
+
+#[test]
+fn e05_read_exact_and_read_to_end_return_the_error_and_keep_what_they_read() {
+    let (mut a, mut b) = UnixStream::pair().unwrap();
+    a.write_all(b"abc").unwrap();
+    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+        let mut got = Vec::new();
+        // Reads "abc", then blocks: the deadline fails the next read, and the error is returned
+        // (only `Interrupted` is retried), with the bytes already read kept in `got`.
+        let e = b.read_to_end(&mut got).unwrap_err();
+        let mut five = [0u8; 5];
+        let e2 = b.read_exact(&mut five).unwrap_err();
+        (got, e.raw_os_error(), e2.raw_os_error())
+    });
+    let (got, e, e2) = r.unwrap_err().into_value().unwrap();
+    assert_eq!(got, b"abc");
+    assert_eq!(e, Some(libc::ETIMEDOUT));
+    assert_eq!(e2, Some(libc::ETIMEDOUT));
+}
+
+#[test]
+fn e05_command_spawn_in_a_canceled_run_does_not_panic_std() {
+    let r = thread_cancel::with_timeout(Duration::from_millis(20), || {
+        std::thread::sleep(Duration::from_secs(5)); // the run is now canceled
+        std::panic::catch_unwind(|| {
+            // std spawns through `posix_spawn` (glibc's internal calls are not interposed):
+            // the child starts; waiting for it in the canceled run fails at once.
+            let mut child = Command::new("true").spawn()?;
+            let waited = child.wait().map_err(|e| e.raw_os_error());
+            Ok::<_, io::Error>((child, waited))
+        })
+        .map_err(|p| panic_text(&*p))
+    });
+    let (mut child, waited) = r
+        .unwrap_err()
+        .into_value()
+        .unwrap()
+        .expect("std did not panic")
+        .expect("spawn succeeded");
+    assert_eq!(waited.unwrap_err(), Some(libc::ETIMEDOUT));
+    // After the run the same child is waited for normally.
+    assert!(child.wait().unwrap().success());
+}
+
+/// The stress count: `THREAD_CANCEL_STRESS`, default small (CI).
+fn stress_count() -> usize {
+    std::env::var("THREAD_CANCEL_STRESS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2_000)
+}
+
+/// A tiny deterministic spread of spin delays.
+fn spin(n: u32) {
+    for i in 0..n {
+        std::hint::black_box(i);
+    }
+}
+
+#[test]
+fn e02_stress_scope_cancel_against_an_interposed_one_byte_read() {
+    let n = stress_count();
+    let (a, mut b) = UnixStream::pair().unwrap();
+    let (to_helper, jobs) = std::sync::mpsc::channel::<(thread_cancel::CancelScope, u32, bool)>();
+    let (done_tx, done) = std::sync::mpsc::channel::<()>();
+    let helper = std::thread::spawn(move || {
+        let mut a = a;
+        for (scope, d, write_first) in jobs {
+            spin(d);
+            if write_first {
+                a.write_all(b"x").unwrap();
+                spin(d / 2);
+                scope.cancel();
+            } else {
+                scope.cancel();
+                spin(d / 2);
+                a.write_all(b"x").unwrap();
+            }
+            done_tx.send(()).unwrap();
+        }
+    });
+    let (mut before, mut during, mut after, mut in_run, mut drained) = (0, 0, 0, 0, 0);
+    for i in 0..n {
+        let scope = thread_cancel::CancelScope::new();
+        let d = ((i * 7919) % 4000) as u32;
+        to_helper.send((scope.clone(), d, i % 2 == 0)).unwrap();
+        let r = scope.run(|| {
+            let mut buf = [0u8; 1];
+            b.read(&mut buf).map_err(|e| e.raw_os_error())
+        });
+        let got = match r {
+            Ok(Ok(k)) => {
+                after += 1;
+                k
+            }
+            Ok(Err(e)) => panic!("read failed without a cancel: {e:?}"),
+            Err(e) => match e.into_value() {
+                None => {
+                    before += 1;
+                    0
+                }
+                Some(Ok(k)) => {
+                    after += 1;
+                    k
+                }
+                Some(Err(e)) => {
+                    assert_eq!(e, Some(libc::ECANCELED));
+                    during += 1;
+                    0
+                }
+            },
+        };
+        assert!(
+            !thread_cancel::cancel_requested(),
+            "the thread is clean after the run"
+        );
+        done.recv().unwrap(); // the byte is written
+        in_run += got;
+        if got == 0 {
+            // The canceled read had no effect: the byte is still there.
+            let mut buf = [0u8; 1];
+            assert_eq!(b.read(&mut buf).unwrap(), 1);
+            drained += 1;
+        }
+    }
+    // The writer is still open: nothing is left over (and nothing was read twice).
+    b.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 1];
+    assert_eq!(
+        b.read(&mut buf).unwrap_err().kind(),
+        io::ErrorKind::WouldBlock,
+        "no byte duplicated or left over"
+    );
+    drop(to_helper);
+    helper.join().unwrap();
+    assert_eq!(in_run + drained, n, "0 bytes lost");
+    println!(
+        "e02 read stress: {n} races; cancel before the run {before}, during the read {during}, \
+         after the read {after}; bytes read in runs {in_run}, after {drained}"
+    );
+    assert!(during > 0, "the races happened");
+}
+
+#[test]
+fn e02_stress_scope_cancel_against_std_thread_sleep() {
+    let n = stress_count();
+    let (to_helper, jobs) = std::sync::mpsc::channel::<(thread_cancel::CancelScope, u32)>();
+    let (done_tx, done) = std::sync::mpsc::channel::<()>();
+    let helper = std::thread::spawn(move || {
+        for (scope, d) in jobs {
+            spin(d);
+            scope.cancel();
+            done_tx.send(()).unwrap();
+        }
+    });
+    let (mut before, mut during, mut after) = (0, 0, 0);
+    for i in 0..n {
+        let scope = thread_cancel::CancelScope::new();
+        let d = ((i * 7919) % 20_000) as u32;
+        to_helper.send((scope.clone(), d)).unwrap();
+        let r = scope.run(|| std::thread::sleep(Duration::from_micros(20)));
+        match r {
+            Ok(()) => after += 1,
+            Err(e) if !e.completed() => before += 1,
+            Err(e) if e.acted() => during += 1,
+            Err(_) => after += 1,
+        }
+        assert!(
+            !thread_cancel::cancel_requested(),
+            "the thread is clean after the run"
+        );
+        done.recv().unwrap();
+    }
+    drop(to_helper);
+    helper.join().unwrap();
+    println!(
+        "e02 sleep stress: {n} races; cancel before the run {before}, during the sleep {during}, \
+         after it {after}; 0 panics"
+    );
+    assert_eq!(before + during + after, n);
+}
