@@ -12,6 +12,18 @@ fn main() {
                 .file("src/interpose/shim.c")
                 .warnings(true)
                 .compile("thread_cancel_interpose");
+            // A C library that blocks in `read`, for tests/interpose.rs only: linked into the
+            // test programs (not into the library).
+            println!("cargo:rerun-if-changed=tests/c/interpose_blocking_read.c");
+            let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+            cc::Build::new()
+                .file("tests/c/interpose_blocking_read.c")
+                .cargo_metadata(false)
+                .compile("interpose_test_c_read");
+            println!(
+                "cargo:rustc-link-arg-tests={}",
+                out.join("libinterpose_test_c_read.a").display()
+            );
         }
     }
 }

@@ -538,3 +538,23 @@ fn e02_stress_scope_cancel_against_std_thread_sleep() {
     );
     assert_eq!(before + during + after, n);
 }
+
+extern "C" {
+    /// `tests/c/interpose_blocking_read.c`, a static C library built by build.rs: reads one
+    /// byte from `fd` with `read`; the count, or `-errno`.
+    fn interpose_test_c_read_one(fd: libc::c_int) -> libc::c_long;
+}
+
+#[test]
+fn e06_a_c_static_library_blocked_in_read_is_reached_by_a_deadline() {
+    use std::os::fd::AsRawFd;
+    let (mut a, b) = UnixStream::pair().unwrap();
+    let fd = b.as_raw_fd();
+    // SAFETY: `fd` is an open socket for the whole call.
+    let r = timed_out(|| unsafe { interpose_test_c_read_one(fd) });
+    assert_eq!(r, -libc::c_long::from(libc::ETIMEDOUT));
+    // No effect: a byte written afterwards is read by the same C code.
+    a.write_all(b"z").unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { interpose_test_c_read_one(fd) }, 1);
+}

@@ -41,6 +41,29 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssiz
     unsafe { point(libc::SYS_write, a, write_kind(fd)) as ssize_t }
 }
 
+/// `__read_chk`: `read` as C code built with `_FORTIFY_SOURCE` calls it (glibc's own
+/// `__read_chk` calls its internal `__read`, which this module cannot reach).
+///
+/// # Safety
+/// As `read(2)`; `buflen` is the size of `buf`.
+#[no_mangle]
+pub unsafe extern "C" fn __read_chk(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    buflen: size_t,
+) -> ssize_t {
+    extern "C" {
+        fn __chk_fail() -> !;
+    }
+    if n > buflen {
+        // SAFETY: glibc's fortify failure report: it aborts the process.
+        unsafe { __chk_fail() }
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { read(fd, buf, n) }
+}
+
 /// `readv(2)`.
 ///
 /// # Safety

@@ -246,12 +246,13 @@ unsafe fn sleep_point(
 
 /// The addresses of every interposed function, so that taking this object takes them all (and
 /// the C shims' object with them): see [`keep_linked`].
-struct Linked([*const (); 26]);
+struct Linked([*const (); 27]);
 // SAFETY: addresses only, never dereferenced or called through this table.
 unsafe impl Sync for Linked {}
 
 static LINKED: Linked = Linked([
     calls::read as *const (),
+    calls::__read_chk as *const (),
     calls::write as *const (),
     calls::readv as *const (),
     calls::writev as *const (),
