@@ -19,6 +19,14 @@ thread_local! {
 /// Links (or, with null, unlinks) the calling thread's control block. The caller keeps the
 /// block alive until it unlinks it.
 pub(crate) fn set_current(p: *const Control) {
+    #[cfg(all(
+        feature = "interpose",
+        not(loom),
+        target_os = "linux",
+        target_pointer_width = "64",
+        not(thread_cancel_portable)
+    ))]
+    crate::interpose::keep_linked();
     CURRENT.with(|c| c.set(p));
 }
 

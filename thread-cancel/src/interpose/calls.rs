@@ -1,0 +1,517 @@
+//! The interposed functions: the C library's names and signatures, each a system call made by
+//! [`point`](super::point). None can unwind: see the module documentation of `interpose`.
+//!
+//! The variadic ones (`open`, `open64`, `openat`, `openat64`, `fcntl`, `fcntl64`) are C shims
+//! (`shim.c`: stable Rust cannot define C-variadic functions) that call [`thread_cancel_openat`]
+//! and [`thread_cancel_fcntl_lock`] here.
+
+use super::{plain, point, sleep_point, Kind};
+use crate::sys::calls::SIGSET_SIZE;
+use libc::{c_int, c_long, c_void, size_t, ssize_t};
+
+/// The kind of a write to `fd`: descriptors 1 and 2 are not points.
+#[inline(always)]
+fn write_kind(fd: c_int) -> Kind {
+    if fd == 1 || fd == 2 {
+        Kind::Stdio
+    } else {
+        Kind::Point
+    }
+}
+
+/// `read(2)`, a cancellation point that fails with `ECANCELED`/`ETIMEDOUT`.
+///
+/// # Safety
+/// As `read(2)`: `buf` valid for `n` bytes of writes.
+#[no_mangle]
+pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
+    let a = [fd as c_long, buf as c_long, n as c_long, 0, 0, 0];
+    // SAFETY: forwarded from the caller (the arguments of `read(2)`).
+    unsafe { point(libc::SYS_read, a, Kind::Point) as ssize_t }
+}
+
+/// `write(2)`; a point except on descriptors 1 and 2.
+///
+/// # Safety
+/// As `write(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
+    let a = [fd as c_long, buf as c_long, n as c_long, 0, 0, 0];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_write, a, write_kind(fd)) as ssize_t }
+}
+
+/// `__read_chk`: `read` as C code built with `_FORTIFY_SOURCE` calls it (glibc's own
+/// `__read_chk` calls its internal `__read`, which this module cannot reach).
+///
+/// # Safety
+/// As `read(2)`; `buflen` is the size of `buf`.
+#[no_mangle]
+pub unsafe extern "C" fn __read_chk(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    buflen: size_t,
+) -> ssize_t {
+    extern "C" {
+        fn __chk_fail() -> !;
+    }
+    if n > buflen {
+        // SAFETY: glibc's fortify failure report: it aborts the process.
+        unsafe { __chk_fail() }
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { read(fd, buf, n) }
+}
+
+/// `readv(2)`.
+///
+/// # Safety
+/// As `readv(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn readv(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
+    let a = [fd as c_long, iov as c_long, cnt as c_long, 0, 0, 0];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_readv, a, Kind::Point) as ssize_t }
+}
+
+/// `writev(2)`; a point except on descriptors 1 and 2.
+///
+/// # Safety
+/// As `writev(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
+    let a = [fd as c_long, iov as c_long, cnt as c_long, 0, 0, 0];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_writev, a, write_kind(fd)) as ssize_t }
+}
+
+/// `pread64(2)` (on 64-bit Linux also `pread`).
+///
+/// # Safety
+/// As `pread(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn pread64(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    off: libc::off64_t,
+) -> ssize_t {
+    let a = [
+        fd as c_long,
+        buf as c_long,
+        n as c_long,
+        off as c_long,
+        0,
+        0,
+    ];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_pread64, a, Kind::Point) as ssize_t }
+}
+
+/// `pread(2)`: the same as [`pread64`] on 64-bit Linux.
+///
+/// # Safety
+/// As `pread(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn pread(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    off: libc::off_t,
+) -> ssize_t {
+    // SAFETY: forwarded from the caller.
+    unsafe { pread64(fd, buf, n, off) }
+}
+
+/// `pwrite64(2)` (on 64-bit Linux also `pwrite`).
+///
+/// # Safety
+/// As `pwrite(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn pwrite64(
+    fd: c_int,
+    buf: *const c_void,
+    n: size_t,
+    off: libc::off64_t,
+) -> ssize_t {
+    let a = [
+        fd as c_long,
+        buf as c_long,
+        n as c_long,
+        off as c_long,
+        0,
+        0,
+    ];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_pwrite64, a, Kind::Point) as ssize_t }
+}
+
+/// `pwrite(2)`: the same as [`pwrite64`] on 64-bit Linux.
+///
+/// # Safety
+/// As `pwrite(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn pwrite(
+    fd: c_int,
+    buf: *const c_void,
+    n: size_t,
+    off: libc::off_t,
+) -> ssize_t {
+    // SAFETY: forwarded from the caller.
+    unsafe { pwrite64(fd, buf, n, off) }
+}
+
+/// `recv(2)`: `recvfrom` without an address.
+///
+/// # Safety
+/// As `recv(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t {
+    let a = [
+        fd as c_long,
+        buf as c_long,
+        n as c_long,
+        flags as c_long,
+        0,
+        0,
+    ];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_recvfrom, a, Kind::Point) as ssize_t }
+}
+
+/// `recvfrom(2)`.
+///
+/// # Safety
+/// As `recvfrom(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn recvfrom(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    flags: c_int,
+    addr: *mut libc::sockaddr,
+    len: *mut libc::socklen_t,
+) -> ssize_t {
+    let a = [
+        fd as c_long,
+        buf as c_long,
+        n as c_long,
+        flags as c_long,
+        addr as c_long,
+        len as c_long,
+    ];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_recvfrom, a, Kind::Point) as ssize_t }
+}
+
+/// `recvmsg(2)`.
+///
+/// # Safety
+/// As `recvmsg(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t {
+    let a = [fd as c_long, msg as c_long, flags as c_long, 0, 0, 0];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_recvmsg, a, Kind::Point) as ssize_t }
+}
+
+/// `send(2)`: `sendto` without an address.
+///
+/// # Safety
+/// As `send(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn send(fd: c_int, buf: *const c_void, n: size_t, flags: c_int) -> ssize_t {
+    let a = [
+        fd as c_long,
+        buf as c_long,
+        n as c_long,
+        flags as c_long,
+        0,
+        0,
+    ];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_sendto, a, Kind::Point) as ssize_t }
+}
+
+/// `sendto(2)`.
+///
+/// # Safety
+/// As `sendto(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn sendto(
+    fd: c_int,
+    buf: *const c_void,
+    n: size_t,
+    flags: c_int,
+    addr: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> ssize_t {
+    let a = [
+        fd as c_long,
+        buf as c_long,
+        n as c_long,
+        flags as c_long,
+        addr as c_long,
+        len as c_long,
+    ];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_sendto, a, Kind::Point) as ssize_t }
+}
+
+/// `sendmsg(2)`.
+///
+/// # Safety
+/// As `sendmsg(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_int) -> ssize_t {
+    let a = [fd as c_long, msg as c_long, flags as c_long, 0, 0, 0];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_sendmsg, a, Kind::Point) as ssize_t }
+}
+
+/// `accept(2)`: `accept4` with no flags.
+///
+/// # Safety
+/// As `accept(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn accept(
+    fd: c_int,
+    addr: *mut libc::sockaddr,
+    len: *mut libc::socklen_t,
+) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { accept4(fd, addr, len, 0) }
+}
+
+/// `accept4(2)`.
+///
+/// # Safety
+/// As `accept4(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn accept4(
+    fd: c_int,
+    addr: *mut libc::sockaddr,
+    len: *mut libc::socklen_t,
+    flags: c_int,
+) -> c_int {
+    let a = [
+        fd as c_long,
+        addr as c_long,
+        len as c_long,
+        flags as c_long,
+        0,
+        0,
+    ];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_accept4, a, Kind::Point) as c_int }
+}
+
+/// `connect(2)`. A connect that a cancel interrupts leaves the socket connecting (the kernel
+/// goes on in the background, as after `EINTR`); callers drop the socket on the error.
+///
+/// # Safety
+/// As `connect(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn connect(
+    fd: c_int,
+    addr: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> c_int {
+    let a = [fd as c_long, addr as c_long, len as c_long, 0, 0, 0];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_connect, a, Kind::Point) as c_int }
+}
+
+/// `poll(2)`, made as `ppoll` (the kernel writes the time left into a copy).
+///
+/// # Safety
+/// As `poll(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int {
+    let mut ts = libc::timespec {
+        tv_sec: (timeout / 1000) as libc::time_t,
+        tv_nsec: ((timeout % 1000) as c_long) * 1_000_000,
+    };
+    let tsp = if timeout < 0 {
+        std::ptr::null_mut()
+    } else {
+        &raw mut ts
+    };
+    let a = [
+        fds as c_long,
+        n as c_long,
+        tsp as c_long,
+        0,
+        SIGSET_SIZE as c_long,
+        0,
+    ];
+    // SAFETY: forwarded from the caller; `ts` outlives the call.
+    unsafe { point(libc::SYS_ppoll, a, Kind::Point) as c_int }
+}
+
+/// `ppoll(2)` (the timeout is copied: the kernel writes the time left into it).
+///
+/// # Safety
+/// As `ppoll(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn ppoll(
+    fds: *mut libc::pollfd,
+    n: libc::nfds_t,
+    timeout: *const libc::timespec,
+    sigmask: *const libc::sigset_t,
+) -> c_int {
+    // SAFETY: the caller passed a valid timespec or null.
+    let mut ts = unsafe { timeout.as_ref() }.copied();
+    let tsp = ts
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
+    let a = [
+        fds as c_long,
+        n as c_long,
+        tsp as c_long,
+        sigmask as c_long,
+        SIGSET_SIZE as c_long,
+        0,
+    ];
+    // SAFETY: forwarded from the caller; `ts` outlives the call.
+    unsafe { point(libc::SYS_ppoll, a, Kind::Point) as c_int }
+}
+
+/// `nanosleep(2)`: canceled, it fails with `EINTR` and zero time left.
+///
+/// # Safety
+/// As `nanosleep(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn nanosleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int {
+    // SAFETY: forwarded from the caller.
+    match unsafe { sleep_point(libc::CLOCK_REALTIME, req, rem) } {
+        0 => 0,
+        e => {
+            super::set_errno(e);
+            -1
+        }
+    }
+}
+
+/// `clock_nanosleep(2)`: a relative sleep canceled returns `EINTR` with zero time left; an
+/// absolute one (`TIMER_ABSTIME`) is not a point.
+///
+/// # Safety
+/// As `clock_nanosleep(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn clock_nanosleep(
+    clock: libc::clockid_t,
+    flags: c_int,
+    req: *const libc::timespec,
+    rem: *mut libc::timespec,
+) -> c_int {
+    if flags & libc::TIMER_ABSTIME != 0 {
+        let a = [
+            clock as c_long,
+            flags as c_long,
+            req as c_long,
+            rem as c_long,
+            0,
+            0,
+        ];
+        // SAFETY: forwarded from the caller.
+        return match unsafe { plain(libc::SYS_clock_nanosleep, a) } {
+            -1 => super::errno(),
+            _ => 0,
+        };
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { sleep_point(clock, req, rem) }
+}
+
+/// `waitpid(2)`: `wait4` without usage.
+///
+/// # Safety
+/// As `waitpid(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn waitpid(
+    pid: libc::pid_t,
+    status: *mut c_int,
+    options: c_int,
+) -> libc::pid_t {
+    // SAFETY: forwarded from the caller.
+    unsafe { wait4(pid, status, options, std::ptr::null_mut()) }
+}
+
+/// `wait4(2)`.
+///
+/// # Safety
+/// As `wait4(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn wait4(
+    pid: libc::pid_t,
+    status: *mut c_int,
+    options: c_int,
+    usage: *mut libc::rusage,
+) -> libc::pid_t {
+    let a = [
+        pid as c_long,
+        status as c_long,
+        options as c_long,
+        usage as c_long,
+        0,
+        0,
+    ];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_wait4, a, Kind::Point) as libc::pid_t }
+}
+
+/// The body of the C shims `open`, `open64`, `openat`, `openat64`: `openat(2)` as a point
+/// (opening a FIFO blocks until the other end is opened).
+///
+/// # Safety
+/// As `openat(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn thread_cancel_openat(
+    dirfd: c_int,
+    path: *const libc::c_char,
+    flags: c_int,
+    mode: libc::mode_t,
+) -> c_int {
+    let a = [
+        dirfd as c_long,
+        path as c_long,
+        flags as c_long,
+        mode as c_long,
+        0,
+        0,
+    ];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_openat, a, Kind::Point) as c_int }
+}
+
+/// The body of the C shims `fcntl`/`fcntl64` for `F_SETLKW` and `F_OFD_SETLKW` (the only
+/// commands that are points; the shims make every other command as the plain system call).
+///
+/// # Safety
+/// As `fcntl(2)` with a lock command: `lock` points to a valid `struct flock`.
+#[no_mangle]
+pub unsafe extern "C" fn thread_cancel_fcntl_lock(
+    fd: c_int,
+    cmd: c_int,
+    lock: *mut c_void,
+) -> c_int {
+    let a = [fd as c_long, cmd as c_long, lock as c_long, 0, 0, 0];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_fcntl, a, Kind::Point) as c_int }
+}
+
+/// The C shims' symbols (`shim.c`), referenced here so that the linker takes them whenever
+/// it takes this object (a static library's member is otherwise only taken for an undefined
+/// symbol seen before it, and `std` comes after this crate on the link line).
+pub(super) mod shims {
+    extern "C" {
+        /// `open(2)` (C shim).
+        pub fn open(path: *const libc::c_char, flags: libc::c_int, ...) -> libc::c_int;
+        /// `fcntl(2)` (C shim).
+        pub fn fcntl(fd: libc::c_int, cmd: libc::c_int, ...) -> libc::c_int;
+        /// Defined by the shim object: keeps it linked.
+        pub fn thread_cancel_interpose_shim_anchor() -> libc::c_int;
+    }
+}

@@ -1,0 +1,291 @@
+//! Feature `interpose` (Linux, 64-bit): the library defines the C library's blocking functions,
+//! so that every such call in the process — from `std`, from other crates, from C libraries
+//! linked into the program — is a cancellation point of ours that acts by **returning an
+//! error** with no effect, never by unwinding (its callers are `extern "C"` frames: unwinding
+//! through them is undefined behaviour, RFC 2945; an error return is ordinary C).
+//!
+//! The full list, what `std` does with each result and what is not reached are in
+//! `thread-cancel/docs/interpose.md`. The rules, decided here:
+//!
+//! - **Fast path (E06, P11).** A thread without a control block (it never met the crate) reads
+//!   one const thread-local and makes the plain system call. A thread with one makes the call
+//!   through the crate's trampoline ([`in_call`]), which tests the state word once: the same
+//!   "completed or no effect" machinery as the crate's own points (R10).
+//! - **Acting (E02).** Where a crate point would unwind, the call fails with `-1` and errno
+//!   `ECANCELED` (a thread cancel, or a scope cancel) or `ETIMEDOUT` (the innermost canceled
+//!   run's scope has a deadline that passed). The request stays in place: a thread cancel is
+//!   acted on at the thread's next own point (E04); a scope's cancel stays level-triggered, so
+//!   every later interposed call of that run fails at once (E03). A failure caused by a scope
+//!   marks the thread's canceled runs as acted on (`point::runs::mark_acted`, C08).
+//! - **Sleeps.** `nanosleep` and relative `clock_nanosleep` fail with `EINTR` and write a
+//!   remaining time of zero: `std::thread::sleep` loops on `EINTR` with the remaining time (and
+//!   asserts that the error is `EINTR`), so it returns early, without a panic and without a
+//!   spin. An absolute `clock_nanosleep` (`TIMER_ABSTIME`) is not a point: `EINTR` would make
+//!   its callers' retry loops spin, and another error would trip std's assertion.
+//! - **Disabled.** With cancellation disabled (`disable()`, `set_cancel_state`), nothing acts:
+//!   the plain call is made.
+//! - **While the thread unwinds.** During a scope's unwind (a `Drop` run by it) interposed
+//!   calls still fail (they act by an error, which needs no unwind: REQUIREMENTS, "Shield").
+//!   During the thread's own termination (it acts on its cancel or on `exit`) they make the plain
+//!   call: the thread acts once (R19), and its cleanup I/O works as under POSIX. A termination
+//!   or scope unwind swallowed by `catch_unwind` (the thread is no longer unwinding) fails them.
+//! - **Standard output and error.** `write`/`writev` to descriptors 1 and 2 are not points:
+//!   `print!`/`println!`/`eprintln!` panic when their write fails, so a canceled run's logging
+//!   would panic. A blocked write there is not interrupted (the crate's `io::stdout()` is the
+//!   cancelable writer).
+//!
+//! Nothing on these paths may panic, so nothing unwinds out of the `extern "C"` functions: they
+//! do raw system calls, thread-local reads of `const` cells, atomic loads and integer
+//! arithmetic. The only calls into code that could panic in principle are `Instant::now` (its
+//! `clock_gettime` cannot fail for `CLOCK_MONOTONIC`) and the scope's `marked`/`deadline`
+//! (atomic loads and a field read). Should one panic anyway, the `extern "C"` ABI aborts the
+//! process (Rust ≥ 1.81), never unwinds into C.
+//!
+//! Async-signal-safety (E07): no allocation, no lock, no lazily initialised thread-local;
+//! errno is the C library's (`__errno_location`).
+
+mod calls;
+
+use crate::control::Control;
+use crate::point::syscall::in_call;
+use crate::sys::CpResult;
+use crate::word;
+use libc::{c_int, c_long};
+
+/// Sets the C library's errno.
+#[inline(always)]
+fn set_errno(e: c_int) {
+    // SAFETY: `__errno_location` returns the calling thread's errno slot, valid for writes for
+    // the thread's life.
+    unsafe { *libc::__errno_location() = e };
+}
+
+/// A raw kernel result (`-errno` on failure) as the C library returns it: `-1` and errno.
+#[inline(always)]
+fn c_result(r: c_long) -> c_long {
+    if (-4095..0).contains(&r) {
+        set_errno(-r as c_int);
+        -1
+    } else {
+        r
+    }
+}
+
+/// System call `nr` without cancellation, C-style (`-1` and errno on failure).
+///
+/// # Safety
+/// The arguments must be valid for system call `nr`.
+#[inline(always)]
+unsafe fn plain(nr: c_long, a: [c_long; 6]) -> c_long {
+    let [a1, a2, a3, a4, a5, a6] = a;
+    // SAFETY: forwarded from the caller. `syscall` is glibc's generic wrapper, not a function
+    // this module defines, so this does not recurse.
+    unsafe { libc::syscall(nr, a1, a2, a3, a4, a5, a6) }
+}
+
+/// What the slow path decided for a call the trampoline did not simply complete.
+enum Verdict {
+    /// The call ran: its raw result.
+    Done(c_long),
+    /// Fail with this errno, no effect.
+    Fail(c_int),
+    /// Make the call again without cancellation (nothing acts here).
+    Plain,
+}
+
+/// How a call acts: `Stdio` calls (writes to descriptors 1 and 2) never fail because of a
+/// cancel.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Point,
+    Stdio,
+}
+
+/// Makes system call `nr` as an interposed point: its C-style result (`-1` and errno on
+/// failure; on a cancel, errno `ECANCELED` or `ETIMEDOUT`).
+///
+/// # Safety
+/// The arguments must be valid for system call `nr`.
+#[inline(always)]
+unsafe fn point(nr: c_long, a: [c_long; 6], kind: Kind) -> c_long {
+    // SAFETY: forwarded from the caller.
+    match unsafe { raw_point(nr, a, kind) } {
+        Ok(r) => c_result(r),
+        Err(e) => {
+            set_errno(e);
+            -1
+        }
+    }
+}
+
+/// [`point`] without errno: the raw result, or the errno the cancel fails the call with.
+///
+/// # Safety
+/// As [`point`].
+#[inline(always)]
+unsafe fn raw_point(nr: c_long, a: [c_long; 6], kind: Kind) -> Result<c_long, c_int> {
+    let Some(c) = crate::control::current_ptr() else {
+        // A thread that never met the crate: one thread-local read, the plain call.
+        // SAFETY: forwarded from the caller.
+        let r = unsafe { plain(nr, a) };
+        return Ok(if r == -1 { -(errno() as c_long) } else { r });
+    };
+    // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
+    let c = unsafe { &*c };
+    // SAFETY: forwarded from the caller; `c` is this thread's block.
+    let r = unsafe { in_call(c, nr, a) };
+    match r {
+        CpResult::Done(r) if r != -(libc::EINTR as c_long) => Ok(r),
+        _ => match decide(c, r, kind) {
+            Verdict::Done(r) => Ok(r),
+            Verdict::Fail(e) => Err(e),
+            Verdict::Plain => {
+                // SAFETY: forwarded from the caller.
+                let r = unsafe { plain(nr, a) };
+                Ok(if r == -1 { -(errno() as c_long) } else { r })
+            }
+        },
+    }
+}
+
+/// The C library's errno.
+#[inline(always)]
+fn errno() -> c_int {
+    // SAFETY: as in `set_errno`.
+    unsafe { *libc::__errno_location() }
+}
+
+/// The rare outcomes: the trampoline said act (the call was not made, or was aborted with no
+/// effect), or the call failed with `EINTR` (perhaps because of our signal).
+#[cold]
+#[inline(never)]
+fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
+    let s = c.word.load();
+    let canceled = match r {
+        CpResult::Canceled => true,
+        // Our signal interrupted a call that cannot be restarted: nothing happened.
+        CpResult::Done(r) => r == -(libc::EINTR as c_long) && word::trampoline_acts(s),
+    };
+    if !canceled {
+        if let CpResult::Done(r) = r {
+            return Verdict::Done(r);
+        }
+    }
+    if s & word::TERMINATING != 0 {
+        // The thread acts on its own cancel or exit: its cleanup I/O works (R19); a
+        // termination swallowed by `catch_unwind` fails foreign code until it resumes.
+        return if std::thread::panicking() {
+            Verdict::Plain
+        } else {
+            Verdict::Fail(libc::ECANCELED)
+        };
+    }
+    if s & word::DISABLED != 0 || kind == Kind::Stdio {
+        return Verdict::Plain;
+    }
+    if s & word::PENDING != 0 {
+        // A thread cancel: stays pending for the thread's next own point (E04).
+        return Verdict::Fail(libc::ECANCELED);
+    }
+    // A scope's cancel (pending, or its unwind under way or swallowed): level-triggered.
+    crate::point::runs::mark_acted();
+    Verdict::Fail(scope_errno())
+}
+
+/// `ETIMEDOUT` if the innermost canceled run's scope has a deadline that has passed, else
+/// `ECANCELED`. (A scope canceled by `cancel()` after its deadline passed reads as a deadline:
+/// the points see the scope's mark and deadline, not its cause.)
+fn scope_errno() -> c_int {
+    let mut e = libc::ECANCELED;
+    crate::point::runs::any_frame(|_, sc| {
+        if !sc.marked() {
+            return false;
+        }
+        if sc
+            .deadline()
+            .is_some_and(|d| d <= std::time::Instant::now())
+        {
+            e = libc::ETIMEDOUT;
+        }
+        true
+    });
+    e
+}
+
+/// Whether the sleep the trampoline returned `r` for was canceled, and what to make of it:
+/// `Ok(raw)` when it ran, `Err(errno)` when it fails.
+///
+/// # Safety
+/// `req`/`rem` valid for `clock_nanosleep`.
+unsafe fn sleep_point(
+    clock: libc::clockid_t,
+    req: *const libc::timespec,
+    rem: *mut libc::timespec,
+) -> c_int {
+    let a = [clock as c_long, 0, req as c_long, rem as c_long, 0, 0];
+    // SAFETY: forwarded from the caller.
+    match unsafe { raw_point(libc::SYS_clock_nanosleep, a, Kind::Point) } {
+        Ok(r) if r < 0 => -r as c_int,
+        Ok(_) => 0,
+        Err(_) => {
+            // Canceled: `EINTR` with nothing left to sleep, so `std::thread::sleep` (which
+            // loops on `EINTR` with the time left) returns.
+            if !rem.is_null() {
+                // SAFETY: the caller passed `rem` for the kernel to write the time left.
+                unsafe {
+                    rem.write(libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    })
+                };
+            }
+            libc::EINTR
+        }
+    }
+}
+
+/// The addresses of every interposed function, so that taking this object takes them all (and
+/// the C shims' object with them): see [`keep_linked`].
+struct Linked([*const (); 27]);
+// SAFETY: addresses only, never dereferenced or called through this table.
+unsafe impl Sync for Linked {}
+
+static LINKED: Linked = Linked([
+    calls::read as *const (),
+    calls::__read_chk as *const (),
+    calls::write as *const (),
+    calls::readv as *const (),
+    calls::writev as *const (),
+    calls::pread64 as *const (),
+    calls::pread as *const (),
+    calls::pwrite64 as *const (),
+    calls::pwrite as *const (),
+    calls::recv as *const (),
+    calls::recvfrom as *const (),
+    calls::recvmsg as *const (),
+    calls::send as *const (),
+    calls::sendto as *const (),
+    calls::sendmsg as *const (),
+    calls::accept as *const (),
+    calls::accept4 as *const (),
+    calls::connect as *const (),
+    calls::poll as *const (),
+    calls::ppoll as *const (),
+    calls::nanosleep as *const (),
+    calls::clock_nanosleep as *const (),
+    calls::waitpid as *const (),
+    calls::wait4 as *const (),
+    calls::shims::open as *const (),
+    calls::shims::fcntl as *const (),
+    calls::shims::thread_cancel_interpose_shim_anchor as *const (),
+]);
+
+/// Called whenever a thread gets its control block (`control/tls.rs`): keeps the interposed
+/// definitions in the link. The linker takes a member of a static library (this crate's rlib,
+/// the shims' archive) only for a symbol that is undefined when it reaches it, and `std`, which
+/// calls `read` & co., comes after this crate on the link line: without a reference from code
+/// that is linked anyway, the C library's definitions would be the ones used.
+#[inline(never)]
+pub(crate) fn keep_linked() {
+    std::hint::black_box(&LINKED.0);
+}

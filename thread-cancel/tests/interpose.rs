@@ -1,0 +1,560 @@
+//! Feature `interpose` (E01–E07): std, crates and C code that block in the C library are
+//! reached by a deadline or a cancel, by an error return, never an unwind. Every test runs
+//! through the public API; the interposed symbols are what `std` calls.
+#![cfg(all(
+    feature = "interpose",
+    target_os = "linux",
+    target_pointer_width = "64"
+))]
+
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The deadline of every "table" test, and the bound it must end within on a loaded 2-core
+/// machine.
+const DEADLINE: Duration = Duration::from_millis(100);
+const BOUND: Duration = Duration::from_millis(250);
+
+/// Runs `f` under `with_timeout(DEADLINE)`; checks that the run ended within `BOUND`, that
+/// its error says the deadline passed and that the cancel acted (an interposed call failed);
+/// returns the closure's value (it returned: the foreign code left by its error path).
+fn timed_out<R>(f: impl FnOnce() -> R) -> R {
+    let t = Instant::now();
+    let r = thread_cancel::with_timeout(DEADLINE, f);
+    let took = t.elapsed();
+    assert!(took < BOUND, "the run took {took:?}");
+    assert!(
+        took >= DEADLINE - Duration::from_millis(5),
+        "ended before its deadline: {took:?}"
+    );
+    let e = r
+        .err()
+        .expect("the deadline passed: the run reports it")
+        .into_canceled();
+    assert!(
+        e.deadline_passed(),
+        "the cause is the deadline: {:?}",
+        e.cause()
+    );
+    assert!(
+        e.acted(),
+        "an interposed call failed with the deadline's error"
+    );
+    e.into_value().expect("the closure returned")
+}
+
+/// The error of an interposed call that failed because a deadline passed.
+fn assert_deadline_error(e: &io::Error) {
+    assert_eq!(e.raw_os_error(), Some(libc::ETIMEDOUT), "{e}");
+    assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+}
+
+#[test]
+fn e02_std_thread_sleep_ends_at_the_deadline_without_a_panic() {
+    timed_out(|| std::thread::sleep(Duration::from_millis(600)));
+}
+
+#[test]
+fn e02_std_tcp_read_to_string_ends_at_the_deadline_and_loses_nothing() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        std::thread::sleep(Duration::from_millis(600));
+        // The client has given up and closed: the reply goes nowhere (EPIPE is fine).
+        let _ = s.write_all(b"late reply");
+    });
+    let mut got = String::new();
+    let r = timed_out(|| {
+        let mut s = TcpStream::connect(addr)?;
+        s.read_to_string(&mut got)
+    });
+    assert_deadline_error(&r.unwrap_err());
+    assert_eq!(
+        got, "",
+        "no byte was taken from the socket by the failed read"
+    );
+    server.join().unwrap();
+}
+
+#[test]
+fn e01_std_fs_read_of_a_fifo_without_writer_ends_at_the_deadline() {
+    let dir = tempdir("fifo-open");
+    let fifo = dir.join("f");
+    mkfifo(&fifo);
+    // No writer: `open` (the C shim of `open64`) blocks, and fails at the deadline.
+    let r = timed_out(|| std::fs::read(&fifo));
+    assert_deadline_error(&r.unwrap_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn e01_std_fs_read_of_a_fifo_with_a_silent_writer_ends_at_the_deadline() {
+    let dir = tempdir("fifo-read");
+    let fifo = dir.join("f");
+    mkfifo(&fifo);
+    let path = fifo.clone();
+    // The writer opens (which waits for the reader), then writes nothing for 600 ms.
+    let writer = std::thread::spawn(move || {
+        let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        std::thread::sleep(Duration::from_millis(600));
+        let _ = w.write_all(b"late");
+    });
+    let r = timed_out(|| std::fs::read(&fifo));
+    assert_deadline_error(&r.unwrap_err());
+    writer.join().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The `sleep` child of the calling thread: it was neither killed nor reaped by std; it runs
+/// to its end and its status waits to be reaped (done here).
+fn reap_own_sleep_child(started: Instant) {
+    let child = own_children()
+        .into_iter()
+        .find(|&pid| comm(pid).as_deref() == Some("sleep"))
+        .expect("the child still exists (running, or a zombie)");
+    let mut status = 0;
+    // SAFETY: a plain `waitpid` of our own child; `status` is a valid out-pointer.
+    let r = unsafe { libc::waitpid(child, &mut status, 0) };
+    assert_eq!(r, child);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "it was not killed"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(550),
+        "it ran to its end"
+    );
+}
+
+#[test]
+fn e05_command_status_ends_at_the_deadline_and_its_child_runs_on_unreaped() {
+    let t = Instant::now();
+    // `status` waits in `waitpid`, which fails: std returns the error, and the dropped `Child`
+    // neither kills nor reaps the child.
+    let r = timed_out(|| Command::new("sleep").arg("0.6").status());
+    assert_deadline_error(&r.unwrap_err());
+    reap_own_sleep_child(t);
+}
+
+#[test]
+fn e05_command_output_ends_at_the_deadline_in_a_panic_of_std() {
+    let t = Instant::now();
+    // `output` reads the child's pipes (`poll`) and unwraps that result (std 1.95,
+    // library/std/src/sys/process/mod.rs): the failed poll is a panic inside std — an
+    // ordinary Rust unwind in Rust frames, caught here — not an error value.
+    let r = timed_out(|| {
+        std::panic::catch_unwind(|| Command::new("sleep").arg("0.6").output())
+            .map_err(|p| panic_text(&*p))
+    });
+    let msg = r.expect_err("std unwraps its pipe reads");
+    assert!(msg.contains("TimedOut"), "{msg}");
+    reap_own_sleep_child(t);
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn e02_std_tcp_listener_accept_ends_at_the_deadline_and_loses_no_connection() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let r = timed_out(|| listener.accept());
+    assert_deadline_error(&r.unwrap_err());
+    // The canceled accept took nothing: a connection made afterwards is accepted.
+    let client = TcpStream::connect(addr).unwrap();
+    let (server_side, peer) = listener.accept().unwrap();
+    assert_eq!(peer, client.local_addr().unwrap());
+    drop(server_side);
+}
+
+#[test]
+fn e03_in_a_canceled_run_every_later_call_fails_at_once_with_no_effect() {
+    let (mut a, mut b) = UnixStream::pair().unwrap();
+    a.write_all(b"x").unwrap();
+    let t = Instant::now();
+    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+        std::thread::sleep(Duration::from_secs(5)); // ends at the deadline
+        let mut buf = [0u8; 1];
+        // Level-triggered: this read fails at once although a byte is there to read.
+        let first = b.read(&mut buf).map_err(|e| e.raw_os_error());
+        let second = b.read(&mut buf).map_err(|e| e.raw_os_error());
+        (first, second)
+    });
+    assert!(t.elapsed() < Duration::from_millis(200));
+    let e = r.unwrap_err().into_canceled();
+    assert!(e.deadline_passed() && e.acted());
+    let (first, second) = e.into_value().unwrap();
+    assert_eq!(first, Err(Some(libc::ETIMEDOUT)));
+    assert_eq!(second, Err(Some(libc::ETIMEDOUT)));
+    // No effect: the byte is still there after the run.
+    let mut buf = [0u8; 1];
+    assert_eq!(b.read(&mut buf).unwrap(), 1);
+    assert_eq!(&buf, b"x");
+}
+
+#[test]
+fn e03_a_scope_cancel_fails_with_ecanceled_and_acts() {
+    let scope = thread_cancel::CancelScope::new();
+    let s2 = scope.clone();
+    let canceler = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        s2.cancel();
+    });
+    let (_a, mut b) = UnixStream::pair().unwrap();
+    let r = scope.run(|| {
+        let mut buf = [0u8; 1];
+        b.read(&mut buf).map_err(|e| e.raw_os_error())
+    });
+    canceler.join().unwrap();
+    let e = r.unwrap_err();
+    assert!(!e.deadline_passed() && e.acted());
+    assert_eq!(e.into_value(), Some(Err(Some(libc::ECANCELED))));
+    // `Canceled::from_io_error` recognises an interposed call's `ECANCELED`.
+    let io = io::Error::from_raw_os_error(libc::ECANCELED);
+    assert!(thread_cancel::Canceled::from_io_error(&io).is_some());
+}
+
+#[test]
+fn e04_a_thread_cancel_fails_std_read_and_acts_at_the_next_own_point() {
+    let (mut a, b) = UnixStream::pair().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = thread_cancel::spawn(move || {
+        let mut b = b;
+        let mut buf = [0u8; 1];
+        let r = b.read(&mut buf).map_err(|e| e.raw_os_error());
+        tx.send(r).unwrap();
+        // The request is still pending: the thread's next own point acts on it.
+        thread_cancel::testcancel();
+        unreachable!("testcancel acted");
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    h.cancel().unwrap();
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+        Err(Some(libc::ECANCELED))
+    );
+    // Join reports the thread canceled (R09): it acted at `testcancel`.
+    assert!(h.join().is_canceled());
+    // No effect: a byte written now is not lost to the canceled read (the peer is gone, so
+    // the write fails; nothing was consumed before).
+    assert!(a.write_all(b"y").is_err());
+}
+
+#[test]
+fn e02_with_cancellation_disabled_nothing_acts() {
+    let t = Instant::now();
+    let r = thread_cancel::with_timeout(Duration::from_millis(20), || {
+        let _g = thread_cancel::disable();
+        std::thread::sleep(Duration::from_millis(150)); // sleeps in full
+        t.elapsed()
+    });
+    let e = r.unwrap_err().into_canceled();
+    assert!(e.deadline_passed());
+    assert!(e.into_value().unwrap() >= Duration::from_millis(150));
+}
+
+#[test]
+fn e02_standard_output_and_error_are_not_points() {
+    let r = thread_cancel::with_timeout(Duration::from_millis(20), || {
+        std::thread::sleep(Duration::from_secs(5));
+        // A canceled run's logging does not panic (println! panics on a failed write).
+        println!("e02: printed in a canceled run");
+        eprintln!("e02: printed to stderr in a canceled run");
+        7
+    });
+    let e = r.unwrap_err().into_canceled();
+    assert_eq!(e.into_value(), Some(7));
+}
+
+#[test]
+fn e06_std_io_works_unchanged_without_a_cancel() {
+    let work = || {
+        // Files.
+        let dir = tempdir("plain");
+        let f = dir.join("data");
+        std::fs::write(&f, b"hello file").unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"hello file");
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("log"))
+            .unwrap();
+        writeln!(file, "line").unwrap();
+        drop(file);
+        assert_eq!(std::fs::read_to_string(dir.join("log")).unwrap(), "line\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+        // Sockets.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let echo = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 5];
+            s.read_exact(&mut buf).unwrap();
+            s.write_all(&buf).unwrap();
+        });
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.write_all(b"howdy").unwrap();
+        let mut back = String::new();
+        c.read_to_string(&mut back).unwrap();
+        assert_eq!(back, "howdy");
+        echo.join().unwrap();
+        // Processes.
+        let out = Command::new("echo").arg("hi").output().unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stdout, b"hi\n");
+        // Sleeps.
+        let t = Instant::now();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(t.elapsed() >= Duration::from_millis(20));
+    };
+    // In a thread that never met the crate, in a run, and in a thread of the crate.
+    std::thread::spawn(work).join().unwrap();
+    thread_cancel::with_timeout(Duration::from_secs(30), work).unwrap();
+    assert!(matches!(
+        thread_cancel::spawn(work).join(),
+        thread_cancel::Outcome::Returned(())
+    ));
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "thread-cancel-interpose-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn mkfifo(p: &std::path::Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// The children of the calling thread (`/proc/thread-self/children`).
+fn own_children() -> Vec<libc::pid_t> {
+    // SAFETY: `gettid` takes nothing.
+    let tid = unsafe { libc::gettid() };
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/children"))
+        .expect("/proc/<pid>/task/<tid>/children")
+        .split_whitespace()
+        .map(|s| s.parse().unwrap())
+        .collect()
+}
+
+fn comm(pid: libc::pid_t) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| s.trim().to_owned())
+}
+
+#[test]
+fn e05_read_exact_and_read_to_end_return_the_error_and_keep_what_they_read() {
+    let (mut a, mut b) = UnixStream::pair().unwrap();
+    a.write_all(b"abc").unwrap();
+    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+        let mut got = Vec::new();
+        // Reads "abc", then blocks: the deadline fails the next read, and the error is returned
+        // (only `Interrupted` is retried), with the bytes already read kept in `got`.
+        let e = b.read_to_end(&mut got).unwrap_err();
+        let mut five = [0u8; 5];
+        let e2 = b.read_exact(&mut five).unwrap_err();
+        (got, e.raw_os_error(), e2.raw_os_error())
+    });
+    let (got, e, e2) = r.unwrap_err().into_value().unwrap();
+    assert_eq!(got, b"abc");
+    assert_eq!(e, Some(libc::ETIMEDOUT));
+    assert_eq!(e2, Some(libc::ETIMEDOUT));
+}
+
+#[test]
+fn e05_command_spawn_in_a_canceled_run_does_not_panic_std() {
+    let r = thread_cancel::with_timeout(Duration::from_millis(20), || {
+        std::thread::sleep(Duration::from_secs(5)); // the run is now canceled
+        std::panic::catch_unwind(|| {
+            // std spawns through `posix_spawn` (glibc's internal calls are not interposed):
+            // the child starts; waiting for it in the canceled run fails at once.
+            let mut child = Command::new("true").spawn()?;
+            let waited = child.wait().map_err(|e| e.raw_os_error());
+            Ok::<_, io::Error>((child, waited))
+        })
+        .map_err(|p| panic_text(&*p))
+    });
+    let (mut child, waited) = r
+        .unwrap_err()
+        .into_value()
+        .unwrap()
+        .expect("std did not panic")
+        .expect("spawn succeeded");
+    assert_eq!(waited.unwrap_err(), Some(libc::ETIMEDOUT));
+    // After the run the same child is waited for normally.
+    assert!(child.wait().unwrap().success());
+}
+
+/// The stress count: `THREAD_CANCEL_STRESS`, default small (CI).
+fn stress_count() -> usize {
+    std::env::var("THREAD_CANCEL_STRESS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2_000)
+}
+
+/// A tiny deterministic spread of spin delays.
+fn spin(n: u32) {
+    for i in 0..n {
+        std::hint::black_box(i);
+    }
+}
+
+#[test]
+fn e02_stress_scope_cancel_against_an_interposed_one_byte_read() {
+    let n = stress_count();
+    let (a, mut b) = UnixStream::pair().unwrap();
+    let (to_helper, jobs) = std::sync::mpsc::channel::<(thread_cancel::CancelScope, u32, bool)>();
+    let (done_tx, done) = std::sync::mpsc::channel::<()>();
+    let helper = std::thread::spawn(move || {
+        let mut a = a;
+        for (scope, d, write_first) in jobs {
+            spin(d);
+            if write_first {
+                a.write_all(b"x").unwrap();
+                spin(d / 2);
+                scope.cancel();
+            } else {
+                scope.cancel();
+                spin(d / 2);
+                a.write_all(b"x").unwrap();
+            }
+            done_tx.send(()).unwrap();
+        }
+    });
+    let (mut before, mut during, mut after, mut in_run, mut drained) = (0, 0, 0, 0, 0);
+    for i in 0..n {
+        let scope = thread_cancel::CancelScope::new();
+        let d = ((i * 7919) % 4000) as u32;
+        to_helper.send((scope.clone(), d, i % 2 == 0)).unwrap();
+        let r = scope.run(|| {
+            let mut buf = [0u8; 1];
+            b.read(&mut buf).map_err(|e| e.raw_os_error())
+        });
+        let got = match r {
+            Ok(Ok(k)) => {
+                after += 1;
+                k
+            }
+            Ok(Err(e)) => panic!("read failed without a cancel: {e:?}"),
+            Err(e) => match e.into_value() {
+                None => {
+                    before += 1;
+                    0
+                }
+                Some(Ok(k)) => {
+                    after += 1;
+                    k
+                }
+                Some(Err(e)) => {
+                    assert_eq!(e, Some(libc::ECANCELED));
+                    during += 1;
+                    0
+                }
+            },
+        };
+        assert!(
+            !thread_cancel::cancel_requested(),
+            "the thread is clean after the run"
+        );
+        done.recv().unwrap(); // the byte is written
+        in_run += got;
+        if got == 0 {
+            // The canceled read had no effect: the byte is still there.
+            let mut buf = [0u8; 1];
+            assert_eq!(b.read(&mut buf).unwrap(), 1);
+            drained += 1;
+        }
+    }
+    // The writer is still open: nothing is left over (and nothing was read twice).
+    b.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 1];
+    assert_eq!(
+        b.read(&mut buf).unwrap_err().kind(),
+        io::ErrorKind::WouldBlock,
+        "no byte duplicated or left over"
+    );
+    drop(to_helper);
+    helper.join().unwrap();
+    assert_eq!(in_run + drained, n, "0 bytes lost");
+    println!(
+        "e02 read stress: {n} races; cancel before the run {before}, during the read {during}, \
+         after the read {after}; bytes read in runs {in_run}, after {drained}"
+    );
+    assert!(during > 0, "the races happened");
+}
+
+#[test]
+fn e02_stress_scope_cancel_against_std_thread_sleep() {
+    let n = stress_count();
+    let (to_helper, jobs) = std::sync::mpsc::channel::<(thread_cancel::CancelScope, u32)>();
+    let (done_tx, done) = std::sync::mpsc::channel::<()>();
+    let helper = std::thread::spawn(move || {
+        for (scope, d) in jobs {
+            spin(d);
+            scope.cancel();
+            done_tx.send(()).unwrap();
+        }
+    });
+    let (mut before, mut during, mut after) = (0, 0, 0);
+    for i in 0..n {
+        let scope = thread_cancel::CancelScope::new();
+        let d = ((i * 7919) % 20_000) as u32;
+        to_helper.send((scope.clone(), d)).unwrap();
+        let r = scope.run(|| std::thread::sleep(Duration::from_micros(20)));
+        match r {
+            Ok(()) => after += 1,
+            Err(e) if !e.completed() => before += 1,
+            Err(e) if e.acted() => during += 1,
+            Err(_) => after += 1,
+        }
+        assert!(
+            !thread_cancel::cancel_requested(),
+            "the thread is clean after the run"
+        );
+        done.recv().unwrap();
+    }
+    drop(to_helper);
+    helper.join().unwrap();
+    println!(
+        "e02 sleep stress: {n} races; cancel before the run {before}, during the sleep {during}, \
+         after it {after}; 0 panics"
+    );
+    assert_eq!(before + during + after, n);
+}
+
+extern "C" {
+    /// `tests/c/interpose_blocking_read.c`, a static C library built by build.rs: reads one
+    /// byte from `fd` with `read`; the count, or `-errno`.
+    fn interpose_test_c_read_one(fd: libc::c_int) -> libc::c_long;
+}
+
+#[test]
+fn e06_a_c_static_library_blocked_in_read_is_reached_by_a_deadline() {
+    use std::os::fd::AsRawFd;
+    let (mut a, b) = UnixStream::pair().unwrap();
+    let fd = b.as_raw_fd();
+    // SAFETY: `fd` is an open socket for the whole call.
+    let r = timed_out(|| unsafe { interpose_test_c_read_one(fd) });
+    assert_eq!(r, -libc::c_long::from(libc::ETIMEDOUT));
+    // No effect: a byte written afterwards is read by the same C code.
+    a.write_all(b"z").unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { interpose_test_c_read_one(fd) }, 1);
+}
