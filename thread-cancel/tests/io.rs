@@ -607,9 +607,9 @@ fn poll_fds_is_a_cancellation_point() {
 fn poll_fds_acts_at_entry_with_a_request_pending() {
     let _serial = serial();
     let h = spawn(|| {
-        thread_cancel::current().cancel().unwrap();
         let (r, mut w) = std::io::pipe().unwrap();
         w.write_all(b"x").unwrap(); // ready: the call would not block
+        thread_cancel::current().cancel().unwrap();
         let mut fds = [PollFd::new(r.as_fd(), PollFlags::IN)];
         let _ = poll_fds(&mut fds, None);
         unreachable!("poll_fds acts at entry");

@@ -383,8 +383,23 @@ fn user_signal_handlers_run_and_other_threads_never_see_eintr() {
             events: libc::POLLIN,
             revents: 0,
         };
-        // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut p, 1, 50) };
+        let ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        // The raw system call: plain with or without the feature `interpose` (which makes the
+        // C library's `poll` a point).
+        // SAFETY: one valid pollfd and a valid timespec; no signal mask.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_ppoll,
+                &mut p as *mut libc::pollfd,
+                1,
+                &ts as *const libc::timespec,
+                std::ptr::null::<libc::sigset_t>(),
+                0,
+            )
+        };
         e.store(r == -1, Ordering::SeqCst);
         thread_cancel::testcancel();
     });

@@ -516,7 +516,7 @@ async fn c08_a_missed_abort_is_reported_with_the_value() {
     let (started_tx, started_rx) = mpsc::channel();
     let task = spawn_blocking(move || {
         started_tx.send(()).unwrap();
-        std::thread::sleep(Duration::from_millis(100));
+        common::spin_for(Duration::from_millis(100)); // no cancellation point
         "slept"
     });
     started_rx.recv().unwrap();

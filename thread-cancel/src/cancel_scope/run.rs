@@ -159,24 +159,39 @@ impl CancelScope {
     }
 }
 
+/// What a shield holds of the enclosing runs until it ends.
+struct Hidden {
+    /// Their registrations.
+    runs: Vec<usize>,
+    /// The scope unwind under way (a shield in a `Drop` it runs) or swallowed, and its target.
+    unwind: Option<usize>,
+}
+
 /// Owner, entering a shield at `depth`: the outer runs leave the sight of cancelers (no
 /// delivery reaches them now) and of points (`any_frame` stops at the shield); a request of
-/// theirs already delivered is taken back (re-queued when the shield ends).
+/// theirs already delivered is taken back (re-queued when the shield ends), and so is a scope
+/// unwind of theirs under way or swallowed (put back when it ends: inside, only the shield's
+/// own cancel acts, by an error where it cannot unwind).
 #[cold]
-fn hide_outer(c: &Control, depth: usize) -> Vec<usize> {
-    let saved = c.runs.hide_below(depth);
+fn hide_outer(c: &Control, depth: usize) -> Hidden {
+    let runs = c.runs.hide_below(depth);
     if c.word.load() & word::SCOPE != 0 {
         c.word.clear_scope_request();
     }
-    saved
+    let unwind = (c.word.end_scope_unwind() & word::SCOPE_UNWIND != 0).then(runs::target);
+    Hidden { runs, unwind }
 }
 
 /// Owner, leaving a shield (after its own run ended): the outer runs are registered again, and
 /// a cancel of theirs that came meanwhile is queued now, with the `on_cancel` callbacks it
 /// owes (registered outside the shield), run here.
 #[cold]
-fn unhide_outer(c: &Control, saved: Vec<usize>) {
-    c.runs.unhide(saved);
+fn unhide_outer(c: &Control, saved: Hidden) {
+    if let Some(target) = saved.unwind {
+        runs::set_target(target);
+        c.word.begin_scope_unwind();
+    }
+    c.runs.unhide(saved.runs);
     if let Some(depth) = outermost_canceled() {
         if c.word.load() & word::SCOPE == 0 {
             c.word.scope_request();

@@ -71,6 +71,11 @@ pub(crate) fn target() -> usize {
     TARGET.with(Cell::get)
 }
 
+/// Sets the depth the scope unwind in progress ends at (a shield puts back the one it held).
+pub(crate) fn set_target(depth: usize) {
+    TARGET.with(|t| t.set(depth));
+}
+
 thread_local! {
     /// The innermost run in progress on this thread, or null.
     static TOP: Cell<*const Frame> = const { Cell::new(std::ptr::null()) };
