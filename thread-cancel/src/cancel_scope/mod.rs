@@ -226,6 +226,10 @@ impl RunScope for Inner {
     fn expire(&self) {
         let _ = Inner::is_canceled(self);
     }
+
+    fn timed_out(&self) -> bool {
+        self.state.load(Ordering::Acquire) == TIMED_OUT
+    }
 }
 
 impl Drop for Inner {

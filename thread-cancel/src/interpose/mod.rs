@@ -192,19 +192,15 @@ fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
     Verdict::Fail(scope_errno())
 }
 
-/// `ETIMEDOUT` if the innermost canceled run's scope has a deadline that has passed, else
-/// `ECANCELED`. (A scope canceled by `cancel()` after its deadline passed reads as a deadline:
-/// the points see the scope's mark and deadline, not its cause.)
+/// `ETIMEDOUT` if the innermost canceled run's scope was canceled by a deadline, else
+/// `ECANCELED`.
 fn scope_errno() -> c_int {
     let mut e = libc::ECANCELED;
     crate::point::runs::any_frame(|_, sc| {
         if !sc.marked() {
             return false;
         }
-        if sc
-            .deadline()
-            .is_some_and(|d| d <= std::time::Instant::now())
-        {
+        if sc.timed_out() {
             e = libc::ETIMEDOUT;
         }
         true

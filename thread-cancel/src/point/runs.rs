@@ -19,6 +19,8 @@ pub(crate) trait RunScope {
     fn deadline(&self) -> Option<Instant>;
     /// Its deadline passed (seen by a wait): cancels the scope, timed out.
     fn expire(&self);
+    /// Whether it was canceled by a deadline (its own or a parent's), not by a cancel.
+    fn timed_out(&self) -> bool;
 }
 
 /// How many runs the calling thread is in (`on_cancel` records it with a callback).
