@@ -558,3 +558,90 @@ fn e06_a_c_static_library_blocked_in_read_is_reached_by_a_deadline() {
     // SAFETY: as above.
     assert_eq!(unsafe { interpose_test_c_read_one(fd) }, 1);
 }
+
+/// More of E01's list, called as C code calls them: `select` and `pselect` on a pipe with no
+/// data, `flock` of a file another descriptor holds, `waitid` of a sleeping child — each fails
+/// with `ETIMEDOUT` at the deadline and had no effect (the lock is still the other's, the child
+/// is still there to reap). `fsync`/`fdatasync` work unchanged.
+#[test]
+fn e01_select_pselect_flock_and_waitid_end_at_the_deadline() {
+    let (r, _w) = std::io::pipe().unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&r);
+    let err = timed_out(|| {
+        // SAFETY: an fd_set for one descriptor below FD_SETSIZE; no timeout.
+        unsafe {
+            let mut set: libc::fd_set = std::mem::zeroed();
+            libc::FD_SET(fd, &mut set);
+            let n = libc::select(
+                fd + 1,
+                &mut set,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            );
+            (n, io::Error::last_os_error())
+        }
+    });
+    assert_eq!(err.0, -1);
+    assert_deadline_error(&err.1);
+    let err = timed_out(|| {
+        // SAFETY: as above; no timeout and no mask.
+        unsafe {
+            let mut set: libc::fd_set = std::mem::zeroed();
+            libc::FD_SET(fd, &mut set);
+            let n = libc::pselect(
+                fd + 1,
+                &mut set,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            );
+            (n, io::Error::last_os_error())
+        }
+    });
+    assert_eq!(err.0, -1);
+    assert_deadline_error(&err.1);
+    // flock: another open file description holds the lock.
+    let path = std::env::temp_dir().join(format!("tc-e01-flock-{}", std::process::id()));
+    let holder = std::fs::File::create(&path).unwrap();
+    let other = std::fs::File::open(&path).unwrap();
+    use std::os::fd::AsRawFd;
+    // SAFETY: valid descriptors.
+    assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let err = timed_out(|| {
+        // SAFETY: a valid descriptor.
+        let n = unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX) };
+        (n, io::Error::last_os_error())
+    });
+    assert_eq!(err.0, -1);
+    assert_deadline_error(&err.1);
+    // No effect: the lock is still the holder's.
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        -1
+    );
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(libc::fsync(holder.as_raw_fd()), 0);
+        assert_eq!(libc::fdatasync(holder.as_raw_fd()), 0);
+    }
+    drop((holder, other));
+    std::fs::remove_file(&path).unwrap();
+    // waitid of a child that sleeps.
+    let mut child = Command::new("sleep").arg("5").spawn().unwrap();
+    let err = timed_out(|| {
+        // SAFETY: `info` is a valid siginfo_t to fill.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let n = libc::waitid(libc::P_PID, child.id(), &mut info, libc::WEXITED);
+            (n, io::Error::last_os_error())
+        }
+    });
+    assert_eq!(err.0, -1);
+    assert_deadline_error(&err.1);
+    assert!(child.try_wait().unwrap().is_none(), "the child was reaped");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -462,6 +462,157 @@ pub unsafe extern "C" fn wait4(
     unsafe { point(libc::SYS_wait4, a, Kind::Point) as libc::pid_t }
 }
 
+/// `waitid(2)` (the C library's signature: no usage argument).
+///
+/// # Safety
+/// As `waitid(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn waitid(
+    idtype: libc::idtype_t,
+    id: libc::id_t,
+    info: *mut libc::siginfo_t,
+    options: c_int,
+) -> c_int {
+    let a = [
+        idtype as c_long,
+        id as c_long,
+        info as c_long,
+        options as c_long,
+        0,
+        0,
+    ];
+    // SAFETY: forwarded from the caller.
+    unsafe { point(libc::SYS_waitid, a, Kind::Point) as c_int }
+}
+
+/// `fsync(2)`.
+///
+/// # Safety
+/// None beyond `fsync(2)`'s (a descriptor number).
+#[no_mangle]
+pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
+    // SAFETY: a scalar argument.
+    unsafe { point(libc::SYS_fsync, [fd as c_long, 0, 0, 0, 0, 0], Kind::Point) as c_int }
+}
+
+/// `fdatasync(2)`.
+///
+/// # Safety
+/// None beyond `fdatasync(2)`'s.
+#[no_mangle]
+pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
+    // SAFETY: a scalar argument.
+    unsafe {
+        point(
+            libc::SYS_fdatasync,
+            [fd as c_long, 0, 0, 0, 0, 0],
+            Kind::Point,
+        ) as c_int
+    }
+}
+
+/// `flock(2)` (blocks for `LOCK_SH`/`LOCK_EX` without `LOCK_NB`).
+///
+/// # Safety
+/// None beyond `flock(2)`'s.
+#[no_mangle]
+pub unsafe extern "C" fn flock(fd: c_int, op: c_int) -> c_int {
+    let a = [fd as c_long, op as c_long, 0, 0, 0, 0];
+    // SAFETY: scalar arguments.
+    unsafe { point(libc::SYS_flock, a, Kind::Point) as c_int }
+}
+
+/// `pselect(2)`, through `pselect6` (its sixth argument is the mask and its size).
+///
+/// # Safety
+/// As `pselect(2)`: the sets null or valid for `nfds` bits, `timeout` and `mask` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn pselect(
+    nfds: c_int,
+    r: *mut libc::fd_set,
+    w: *mut libc::fd_set,
+    e: *mut libc::fd_set,
+    timeout: *const libc::timespec,
+    mask: *const libc::sigset_t,
+) -> c_int {
+    // The kernel may write the time left: a copy, as glibc's wrapper makes (pselect leaves the
+    // caller's timeout alone).
+    let mut ts = if timeout.is_null() {
+        None
+    } else {
+        // SAFETY: a valid timespec (the caller's contract).
+        Some(unsafe { *timeout })
+    };
+    let tsp = ts
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
+    let data: [c_long; 2] = [mask as c_long, SIGSET_SIZE as c_long];
+    let sixth = if mask.is_null() {
+        0
+    } else {
+        data.as_ptr() as c_long
+    };
+    let a = [
+        nfds as c_long,
+        r as c_long,
+        w as c_long,
+        e as c_long,
+        tsp as c_long,
+        sixth,
+    ];
+    // SAFETY: forwarded from the caller; `ts` and `data` outlive the call.
+    unsafe { point(libc::SYS_pselect6, a, Kind::Point) as c_int }
+}
+
+/// `select(2)`, through `pselect6`; on Linux the time left is written back to `timeout`.
+///
+/// # Safety
+/// As `select(2)`.
+#[no_mangle]
+pub unsafe extern "C" fn select(
+    nfds: c_int,
+    r: *mut libc::fd_set,
+    w: *mut libc::fd_set,
+    e: *mut libc::fd_set,
+    timeout: *mut libc::timeval,
+) -> c_int {
+    let mut ts = if timeout.is_null() {
+        None
+    } else {
+        // SAFETY: a valid timeval (the caller's contract).
+        let tv = unsafe { *timeout };
+        if tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1_000_000 {
+            super::set_errno(libc::EINVAL);
+            return -1;
+        }
+        Some(libc::timespec {
+            tv_sec: tv.tv_sec,
+            tv_nsec: tv.tv_usec * 1000,
+        })
+    };
+    let tsp = ts
+        .as_mut()
+        .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
+    let a = [
+        nfds as c_long,
+        r as c_long,
+        w as c_long,
+        e as c_long,
+        tsp as c_long,
+        0,
+    ];
+    // SAFETY: forwarded from the caller; `ts` outlives the call.
+    let n = unsafe { point(libc::SYS_pselect6, a, Kind::Point) as c_int };
+    if let (Some(t), false) = (ts, timeout.is_null()) {
+        // SAFETY: `timeout` is the caller's valid timeval.
+        unsafe {
+            (*timeout).tv_sec = t.tv_sec;
+            (*timeout).tv_usec = t.tv_nsec / 1000;
+        }
+    }
+    n
+}
+
 /// The body of the C shims `open`, `open64`, `openat`, `openat64`: `openat(2)` as a point
 /// (opening a FIFO blocks until the other end is opened).
 ///

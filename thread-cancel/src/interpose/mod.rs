@@ -242,7 +242,7 @@ unsafe fn sleep_point(
 
 /// The addresses of every interposed function, so that taking this object takes them all (and
 /// the C shims' object with them): see [`keep_linked`].
-struct Linked([*const (); 27]);
+struct Linked([*const (); 33]);
 // SAFETY: addresses only, never dereferenced or called through this table.
 unsafe impl Sync for Linked {}
 
@@ -271,6 +271,12 @@ static LINKED: Linked = Linked([
     calls::clock_nanosleep as *const (),
     calls::waitpid as *const (),
     calls::wait4 as *const (),
+    calls::waitid as *const (),
+    calls::fsync as *const (),
+    calls::fdatasync as *const (),
+    calls::flock as *const (),
+    calls::pselect as *const (),
+    calls::select as *const (),
     calls::shims::open as *const (),
     calls::shims::fcntl as *const (),
     calls::shims::thread_cancel_interpose_shim_anchor as *const (),
