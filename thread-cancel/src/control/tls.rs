@@ -19,16 +19,82 @@ thread_local! {
 /// Links (or, with null, unlinks) the calling thread's control block. The caller keeps the
 /// block alive until it unlinks it.
 pub(crate) fn set_current(p: *const Control) {
-    #[cfg(all(
-        feature = "interpose",
-        not(loom),
-        target_os = "linux",
-        target_pointer_width = "64",
-        not(thread_cancel_portable)
-    ))]
-    crate::interpose::keep_linked();
+    keep_interposed_linked();
     CURRENT.with(|c| c.set(p));
 }
+
+/// Feature `interpose`: keeps the interposed definitions (module `interpose`, and the C shims'
+/// object) in the link, by naming their symbols from code that is always linked — as symbols,
+/// through the C library's declarations, not as items of that module (which sits above this
+/// layer). The linker takes a member of an archive (this crate's rlib, with the shims' object
+/// bundled in it) only for a symbol undefined when it reaches it, and `std`, which calls
+/// `read` & co., comes after this crate on the link line: without this reference the C
+/// library's definitions would be the ones used.
+#[cfg(all(
+    feature = "interpose",
+    not(loom),
+    target_os = "linux",
+    target_pointer_width = "64",
+    not(thread_cancel_portable)
+))]
+#[inline(never)]
+fn keep_interposed_linked() {
+    extern "C" {
+        /// Defined by the shims' object (`interpose/shim.c`).
+        fn thread_cancel_interpose_shim_anchor() -> libc::c_int;
+    }
+    /// Addresses only, never called through.
+    struct Symbols([*const (); 34]);
+    // SAFETY: addresses only, never dereferenced or called through this table.
+    unsafe impl Sync for Symbols {}
+    static SYMBOLS: Symbols = Symbols([
+        libc::read as *const (),
+        libc::write as *const (),
+        libc::readv as *const (),
+        libc::writev as *const (),
+        libc::pread64 as *const (),
+        libc::pread as *const (),
+        libc::pwrite64 as *const (),
+        libc::pwrite as *const (),
+        libc::recv as *const (),
+        libc::recvfrom as *const (),
+        libc::recvmsg as *const (),
+        libc::send as *const (),
+        libc::sendto as *const (),
+        libc::sendmsg as *const (),
+        libc::accept as *const (),
+        libc::accept4 as *const (),
+        libc::connect as *const (),
+        libc::poll as *const (),
+        libc::ppoll as *const (),
+        libc::nanosleep as *const (),
+        libc::clock_nanosleep as *const (),
+        libc::waitpid as *const (),
+        libc::wait4 as *const (),
+        libc::waitid as *const (),
+        libc::fsync as *const (),
+        libc::fdatasync as *const (),
+        libc::flock as *const (),
+        libc::pselect as *const (),
+        libc::select as *const (),
+        libc::open as *const (),
+        libc::open64 as *const (),
+        libc::openat as *const (),
+        libc::fcntl as *const (),
+        thread_cancel_interpose_shim_anchor as *const (),
+    ]);
+    std::hint::black_box(&SYMBOLS.0);
+}
+
+#[cfg(not(all(
+    feature = "interpose",
+    not(loom),
+    target_os = "linux",
+    target_pointer_width = "64",
+    not(thread_cancel_portable)
+)))]
+#[inline(always)]
+fn keep_interposed_linked() {}
 
 /// The calling thread's control block if it has one (no adoption), as a raw pointer: valid
 /// until the thread's thread-local destructors run, so for any borrow that ends before the

@@ -652,17 +652,3 @@ pub unsafe extern "C" fn thread_cancel_fcntl_lock(
     // SAFETY: forwarded from the caller.
     unsafe { point(libc::SYS_fcntl, a, Kind::Point) as c_int }
 }
-
-/// The C shims' symbols (`shim.c`), referenced here so that the linker takes them whenever
-/// it takes this object (a static library's member is otherwise only taken for an undefined
-/// symbol seen before it, and `std` comes after this crate on the link line).
-pub(super) mod shims {
-    extern "C" {
-        /// `open(2)` (C shim).
-        pub fn open(path: *const libc::c_char, flags: libc::c_int, ...) -> libc::c_int;
-        /// `fcntl(2)` (C shim).
-        pub fn fcntl(fd: libc::c_int, cmd: libc::c_int, ...) -> libc::c_int;
-        /// Defined by the shim object: keeps it linked.
-        pub fn thread_cancel_interpose_shim_anchor() -> libc::c_int;
-    }
-}
