@@ -2203,6 +2203,32 @@ fn s7_spawn_in_a_scope_canceled_while_it_starts_and_nurseries() {
     }
     drop(nursery);
     assert_eq!(stopped.load(Ordering::SeqCst), 2);
+    // The owner canceled while it waits in `join`: the nursery is canceled and its threads
+    // joined before the owner's run returns (no thread left behind).
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let owner = CancelScope::new();
+    let stopper = cancel_later(&owner, 30);
+    let st = stopped.clone();
+    let r = owner.run(move || {
+        let nursery = thread_cancel::Nursery::new(&CancelScope::new());
+        for _ in 0..3 {
+            let count = CountOnDrop(st.clone());
+            nursery
+                .spawn(move || {
+                    let _count = count;
+                    thread_cancel::sleep(Duration::from_secs(60));
+                })
+                .unwrap();
+        }
+        nursery.join()
+    });
+    stopper.join().unwrap();
+    assert!(r.unwrap_err().acted());
+    assert_eq!(
+        stopped.load(Ordering::SeqCst),
+        3,
+        "a thread outlived its nursery"
+    );
 }
 
 /// Adds one to its counter when dropped.

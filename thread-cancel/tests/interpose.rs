@@ -645,3 +645,23 @@ fn e01_select_pselect_flock_and_waitid_end_at_the_deadline() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// A real blocking HTTP client from crates.io (`ureq`, no timeout of its own) against a local
+/// server that accepts and never answers: without the feature it would wait for ever (its
+/// default has no read timeout); with it the deadline reaches the client's `recv`, which fails
+/// with `ETIMEDOUT`, and the client returns its transport error at the deadline.
+#[test]
+fn e02_a_blocking_http_client_from_crates_io_ends_at_the_deadline() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (s, _) = listener.accept().unwrap();
+        std::thread::sleep(Duration::from_secs(2)); // never answers in time
+        drop(s);
+    });
+    let r = timed_out(|| ureq::get(&format!("http://{addr}/")).call());
+    let e = r.expect_err("the server never answered");
+    eprintln!("ureq at the deadline: {e}");
+    assert!(matches!(e, ureq::Error::Transport(_)), "{e}");
+    server.join().unwrap();
+}

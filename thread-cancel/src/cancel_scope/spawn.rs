@@ -127,6 +127,11 @@ impl Nursery {
             let Some(h) = lock(&self.threads).pop() else {
                 return first;
             };
+            // The wait is a cancellation point: if the owner is canceled here, the handle goes
+            // back to the nursery (whose drop cancels and joins it), never detached.
+            let mut back = PutBack(&self.threads, Some(h));
+            back.1.as_ref().expect("held").wait();
+            let h = back.1.take().expect("held");
             match h.join() {
                 Outcome::Panicked(p) if first.is_ok() => first = Err(p),
                 // A thread cancel or exit of a nursery thread ends that thread only.
@@ -141,6 +146,17 @@ impl Drop for Nursery {
         if !lock(&self.threads).is_empty() {
             self.scope.cancel();
             let _ = self.join_all();
+        }
+    }
+}
+
+/// Puts a handle back into the nursery if the owner's wait for it is canceled.
+struct PutBack<'a>(&'a Mutex<Vec<JoinHandle<()>>>, Option<JoinHandle<()>>);
+
+impl Drop for PutBack<'_> {
+    fn drop(&mut self) {
+        if let Some(h) = self.1.take() {
+            lock(self.0).push(h);
         }
     }
 }
