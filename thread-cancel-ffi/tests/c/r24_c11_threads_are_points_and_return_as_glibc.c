@@ -161,3 +161,52 @@ int main(void) {
     CHECK(thrd_create(&t, returns, (void *)42L) == thrd_success);
     int jr = thrd_join(t, &res);
     printf("thrd_join of a return: %d, result %d\n", jr, res);
+    int c0 = atomic_load(&cleaned);
+    CHECK(thrd_create(&t, exits, NULL) == thrd_success);
+    jr = thrd_join(t, &res);
+    printf("thrd_join of thrd_exit(7): %d, result %d, its cleanup handler ran %d\n", jr, res,
+           atomic_load(&cleaned) - c0);
+    printf("thrd_equal(thrd_current(), thrd_current()) %d\n",
+           thrd_equal(thrd_current(), thrd_current()) != 0);
+
+    thrd_t ts[8];
+    for (int i = 0; i < 8; i++) CHECK(thrd_create(&ts[i], calls_once, NULL) == thrd_success);
+    for (int i = 0; i < 8; i++) CHECK(thrd_join(ts[i], NULL) == thrd_success);
+    call_once(&once, init_once);
+    printf("call_once: init ran %d time(s)\n", atomic_load(&once_runs));
+
+    CHECK(tss_set(key, &res) == thrd_success);
+    printf("tss_get %d\n", tss_get(key) == &res);
+
+    mtx_lock(&mtx);
+    struct timespec ts1;
+    timespec_get(&ts1, TIME_UTC);
+    ts1.tv_nsec += 20000000;
+    if (ts1.tv_nsec >= 1000000000) ts1.tv_sec++, ts1.tv_nsec -= 1000000000;
+    printf("cnd_timedwait past its time: %s\n",
+           cnd_timedwait(&cnd, &mtx, &ts1) == thrd_timedout ? "thrd_timedout" : "other");
+    mtx_unlock(&mtx);
+
+    printf("thrd_sleep of a bad time: %d\n", thrd_sleep(&(struct timespec){0, -1}, NULL));
+    printf("thrd_sleep 1 ms: %d\n", thrd_sleep(&(struct timespec){0, 1000000}, NULL));
+
+    struct sigaction sa = {.sa_handler = on_alarm};
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+    atomic_store(&started, 0);
+    CHECK(thrd_create(&t, interrupted_sleeper, NULL) == thrd_success);
+    test_wait_ge(&started, 1);
+    test_msleep(100);
+    CHECK(pthread_kill(t, SIGUSR1) == 0);
+    CHECK(thrd_join(t, NULL) == thrd_success);
+    printf("thrd_sleep interrupted by a signal: %d, time left set %d\n", sleeper_result,
+           sleeper_left);
+
+    CHECK(thrd_create(&t, returns, (void *)0L) == thrd_success);
+    printf("thrd_detach %d\n", thrd_detach(t));
+
+    CHECK(pthread_cancel(blocked_forever) == 0);
+    CHECK(thrd_join(blocked_forever, &res) == thrd_success);
+    printf("a thread in pause canceled: result %d\n", res);
+    return 0;
+}
