@@ -56,7 +56,9 @@ typedef pthread_t tc_thread_t;
 #define TC_CANCEL_ASYNCHRONOUS 1
 #define TC_CANCELED ((void *)-1)
 
-/* Threads. attr: the detach state and stack size are honoured; NULL for the defaults. */
+/* Threads. attr: honoured as the system's pthread_create does (stack size rounded as glibc,
+ * pthread_attr_setstack, guard size, inheritsched/schedpolicy/schedparam, EPERM where it
+ * refuses them) and its detach state; NULL for the defaults. */
 int tc_create(tc_thread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg);
 int tc_join(tc_thread_t thread, void **retval); /* a cancellation point */
 int tc_detach(tc_thread_t thread);

@@ -176,6 +176,14 @@ TC_COMPAT_END_
 #include <fcntl.h>
 #include <stdarg.h>
 #include <thread_cancel.h>
+/* C11 <threads.h> (glibc 2.28 and later; -DTC_COMPAT_NO_C11_THREADS leaves it out): read here so
+ * that its calls can be redirected below. It defines C11's `thread_local` macro in C. */
+#if defined __GLIBC__ && defined __has_include && !defined TC_COMPAT_NO_C11_THREADS
+#if __has_include(<threads.h>)
+#include <threads.h>
+#define TC_COMPAT_C11_THREADS_ 1
+#endif
+#endif
 #ifdef __cplusplus
 /* C++: every header that declares a call renamed below is included before the renaming, so
  * that a later #include of it (<cstdlib>'s `using ::system;`, say) sees the system's names. C
@@ -286,6 +294,31 @@ extern int TC_COMPAT_REDIRECT_(pthread_cond_wait, (pthread_cond_t *__restrict, p
 extern int TC_COMPAT_REDIRECT_(pthread_cond_timedwait, (pthread_cond_t *__restrict, pthread_mutex_t *__restrict, const struct timespec *__restrict), tc_cond_timedwait);
 extern int TC_COMPAT_REDIRECT_(sem_wait, (sem_t *), tc_sem_wait);
 extern int TC_COMPAT_REDIRECT_(sem_timedwait, (sem_t *__restrict, const struct timespec *__restrict), tc_sem_timedwait);
+
+#ifdef TC_COMPAT_C11_THREADS_
+/* C11 threads (glibc's layouts: thrd_t is a pthread_t, so it is our id; cnd_t, mtx_t, once_flag
+ * and tss_t are glibc's pthread_cond_t, pthread_mutex_t, pthread_once_t and pthread_key_t),
+ * with glibc's results: thrd_success, thrd_nomem (ENOMEM), thrd_timedout, thrd_busy,
+ * thrd_error (any other error); thrd_sleep 0, -1 (a signal: *remaining is set) or -2.
+ * Cancellation points as in glibc: thrd_join, thrd_sleep, cnd_wait, cnd_timedwait. A thread
+ * made by thrd_create is one of ours (pthread_cancel, pthread_kill, ... take its thrd_t); its
+ * int result is joined as glibc's: thrd_join of a canceled thread gives -1 (PTHREAD_CANCELED).
+ * mtx_*, cnd_init/signal/broadcast/destroy and thrd_yield are glibc's own (not points). */
+extern int TC_COMPAT_REDIRECT_(thrd_create, (thrd_t *, thrd_start_t, void *), tc_compat_thrd_create_);
+extern int TC_COMPAT_REDIRECT_(thrd_join, (thrd_t, int *), tc_compat_thrd_join_);
+extern void TC_COMPAT_REDIRECT_(thrd_exit, (int), tc_compat_thrd_exit_);
+extern int TC_COMPAT_REDIRECT_(thrd_detach, (thrd_t), tc_compat_thrd_detach_);
+extern thrd_t TC_COMPAT_REDIRECT_(thrd_current, (void), tc_self);
+extern int TC_COMPAT_REDIRECT_(thrd_equal, (thrd_t, thrd_t), tc_equal);
+extern int TC_COMPAT_REDIRECT_(thrd_sleep, (const struct timespec *, struct timespec *), tc_compat_thrd_sleep_);
+extern int TC_COMPAT_REDIRECT_(cnd_wait, (cnd_t *, mtx_t *), tc_compat_cnd_wait_);
+extern int TC_COMPAT_REDIRECT_(cnd_timedwait, (cnd_t *__restrict, mtx_t *__restrict, const struct timespec *__restrict), tc_compat_cnd_timedwait_);
+extern void TC_COMPAT_REDIRECT_(call_once, (once_flag *, void (*)(void)), tc_compat_call_once_);
+extern int TC_COMPAT_REDIRECT_(tss_create, (tss_t *, tss_dtor_t), tc_compat_tss_create_);
+extern void *TC_COMPAT_REDIRECT_(tss_get, (tss_t), tc_getspecific);
+extern int TC_COMPAT_REDIRECT_(tss_set, (tss_t, void *), tc_compat_tss_set_);
+extern void TC_COMPAT_REDIRECT_(tss_delete, (tss_t), tc_compat_tss_delete_);
+#endif
 
 /* glibc's other calls that take a pthread_t (every one of glibc 2.36's): our ids, translated to
  * the system's. */
@@ -543,6 +576,82 @@ static int tc_compat_fcntl_(int fd, int cmd, ...) {
     }
     return tc_fcntl(fd, cmd, arg);
 }
+
+#ifdef TC_COMPAT_C11_THREADS_
+TC_COMPAT_BEGIN_
+/* C11 threads over the tc_ calls, as glibc's over its pthread calls (thrd_err_map). */
+static inline int tc_compat_thrd_result_(int e) {
+    return e == 0 ? thrd_success : e == ENOMEM ? thrd_nomem : e == ETIMEDOUT ? thrd_timedout
+         : e == EBUSY ? thrd_busy : thrd_error;
+}
+struct tc_compat_thrd_start_ {
+    thrd_start_t func;
+    void *arg;
+};
+/* The start routine of a thrd_create'd thread: its int result is the thread's value. */
+static void *tc_compat_thrd_run_(void *p) {
+    struct tc_compat_thrd_start_ s = *(struct tc_compat_thrd_start_ *)p;
+    __builtin_free(p);
+    return (void *)(__INTPTR_TYPE__)s.func(s.arg);
+}
+static int tc_compat_thrd_create_(thrd_t *, thrd_start_t, void *) TC_COMPAT_ASM_(tc_compat_thrd_create_) __attribute__((used));
+static int tc_compat_thrd_create_(thrd_t *thr, thrd_start_t func, void *arg) {
+    struct tc_compat_thrd_start_ *s =
+        (struct tc_compat_thrd_start_ *)__builtin_malloc(sizeof(struct tc_compat_thrd_start_));
+    if (!s) return thrd_nomem;
+    s->func = func;
+    s->arg = arg;
+    int e = tc_create(thr, 0, tc_compat_thrd_run_, s);
+    if (e != 0) __builtin_free(s);
+    return tc_compat_thrd_result_(e);
+}
+static int tc_compat_thrd_join_(thrd_t, int *) TC_COMPAT_ASM_(tc_compat_thrd_join_) __attribute__((used));
+static int tc_compat_thrd_join_(thrd_t thr, int *res) {
+    void *value = 0;
+    int e = tc_join(thr, &value);
+    if (e == 0 && res) *res = (int)(__INTPTR_TYPE__)value;
+    return tc_compat_thrd_result_(e);
+}
+static void tc_compat_thrd_exit_(int) TC_COMPAT_ASM_(tc_compat_thrd_exit_) __attribute__((used, noreturn));
+static void tc_compat_thrd_exit_(int res) {
+    tc_exit((void *)(__INTPTR_TYPE__)res);
+}
+static int tc_compat_thrd_detach_(thrd_t) TC_COMPAT_ASM_(tc_compat_thrd_detach_) __attribute__((used));
+static int tc_compat_thrd_detach_(thrd_t thr) {
+    return tc_compat_thrd_result_(tc_detach(thr));
+}
+static int tc_compat_thrd_sleep_(const struct timespec *, struct timespec *) TC_COMPAT_ASM_(tc_compat_thrd_sleep_) __attribute__((used));
+static int tc_compat_thrd_sleep_(const struct timespec *duration, struct timespec *remaining) {
+    int e = tc_clock_nanosleep(CLOCK_REALTIME, 0, duration, remaining);
+    return e == 0 ? 0 : e == EINTR ? -1 : -2;
+}
+static int tc_compat_cnd_wait_(cnd_t *, mtx_t *) TC_COMPAT_ASM_(tc_compat_cnd_wait_) __attribute__((used));
+static int tc_compat_cnd_wait_(cnd_t *cond, mtx_t *mutex) {
+    return tc_compat_thrd_result_(tc_cond_wait((pthread_cond_t *)cond, (pthread_mutex_t *)mutex));
+}
+static int tc_compat_cnd_timedwait_(cnd_t *, mtx_t *, const struct timespec *) TC_COMPAT_ASM_(tc_compat_cnd_timedwait_) __attribute__((used));
+static int tc_compat_cnd_timedwait_(cnd_t *cond, mtx_t *mutex, const struct timespec *abstime) {
+    return tc_compat_thrd_result_(
+        tc_cond_timedwait((pthread_cond_t *)cond, (pthread_mutex_t *)mutex, abstime));
+}
+static void tc_compat_call_once_(once_flag *, void (*)(void)) TC_COMPAT_ASM_(tc_compat_call_once_) __attribute__((used));
+static void tc_compat_call_once_(once_flag *flag, void (*func)(void)) {
+    (void)tc_once((pthread_once_t *)(void *)flag, func);
+}
+static int tc_compat_tss_create_(tss_t *, tss_dtor_t) TC_COMPAT_ASM_(tc_compat_tss_create_) __attribute__((used));
+static int tc_compat_tss_create_(tss_t *key, tss_dtor_t destructor) {
+    return tc_compat_thrd_result_(tc_key_create((pthread_key_t *)key, destructor));
+}
+static int tc_compat_tss_set_(tss_t, void *) TC_COMPAT_ASM_(tc_compat_tss_set_) __attribute__((used));
+static int tc_compat_tss_set_(tss_t key, void *value) {
+    return tc_compat_thrd_result_(tc_setspecific((pthread_key_t)key, value));
+}
+static void tc_compat_tss_delete_(tss_t) TC_COMPAT_ASM_(tc_compat_tss_delete_) __attribute__((used));
+static void tc_compat_tss_delete_(tss_t key) {
+    (void)tc_key_delete((pthread_key_t)key);
+}
+TC_COMPAT_END_
+#endif
 
 TC_COMPAT_BEGIN_
 /* The variadic stdio calls format here and go through the va_list ones. */

@@ -138,13 +138,27 @@ pub unsafe extern "C-unwind" fn tc_sigtimedwait(
     // SAFETY: the caller's set (module docs).
     let set = unsafe { Mask::of(set) };
     // SAFETY: the caller's arguments (module docs); the set's copy lives for the call.
-    unsafe {
+    let r = unsafe {
         c(
             calls::RT_SIGTIMEDWAIT,
             args!(set.ptr(), info, timeout, SIGSET_SIZE),
         ) as c_int
+    };
+    // As glibc's wrapper: the kernel's SI_TKILL (`raise`, `pthread_kill`, any `tgkill`) is
+    // reported as SI_USER.
+    if r >= 0 && !info.is_null() {
+        // SAFETY: the call succeeded, so the kernel filled the caller's `*info`.
+        unsafe {
+            if (*info).si_code == SI_TKILL {
+                (*info).si_code = libc::SI_USER;
+            }
+        }
     }
+    r
 }
+
+/// The kernel's `si_code` for a signal sent by `tkill`/`tgkill` (`<asm-generic/siginfo.h>`).
+const SI_TKILL: c_int = -6;
 
 #[no_mangle]
 pub unsafe extern "C-unwind" fn tc_sigwaitinfo(

@@ -58,8 +58,8 @@ const UNDECIDED: u8 = 0;
 const GO: u8 = 1;
 const ABANDON: u8 = 2;
 
-/// `pthread_create`: honours the detach state and stack size of `attr` (the system's default
-/// stack size otherwise, as glibc). `EAGAIN` if the thread cannot be created, memory included:
+/// `pthread_create`: honours the whole of `attr` as the system's does (`c_abi::spawn_c` gives it
+/// to `pthread_create`: stack size, stack, guard size, scheduling), and its detach state. `EAGAIN` if the thread cannot be created, memory included:
 /// the thread is created with `pthread_create` itself (`c_abi::spawn_c`), an allocation that
 /// fails on the way (the registry, the control block) is served from the allocator's reserve
 /// (`oom.rs`) and undone, and a thread already started by then returns without running `start`.
@@ -79,7 +79,7 @@ pub unsafe extern "C" fn tc_create(
     let Some(start) = start else {
         return libc::EINVAL;
     };
-    let (mut detached, mut stack) = (false, 0usize);
+    let mut detached = false;
     if !attr.is_null() {
         let mut ds = 0;
         // SAFETY: `attr` is an initialised attribute object (the caller's contract).
@@ -87,10 +87,6 @@ pub unsafe extern "C" fn tc_create(
             return libc::EINVAL;
         }
         detached = ds == libc::PTHREAD_CREATE_DETACHED;
-        // SAFETY: as above.
-        if unsafe { libc::pthread_attr_getstacksize(attr, &mut stack) } != 0 {
-            return libc::EINVAL;
-        }
     }
     // The new thread's own set-up allocates with the system's `malloc` and aborts if it fails.
     if !oom::system_has(CHILD_HEAP) {
@@ -119,40 +115,40 @@ pub unsafe extern "C" fn tc_create(
     // sent right after `pthread_create`). It takes the creator's mask once its id is set.
     let mask = SigMask::block_all();
     let inherited = mask.old;
-    let spawned = c_abi::spawn_c(
-        stack,
-        move || {
-            // A `const` thread-local without a destructor.
-            MY_ID.set(id);
-            // The creator gives its verdict holding the registry lock: once we have held it,
-            // the verdict is there.
-            let go = loop {
-                match theirs.load(Ordering::Acquire) {
-                    UNDECIDED => drop(registry()),
-                    v => break v == GO,
-                }
-            };
-            drop(theirs);
-            if !go {
-                MY_ID.set(0);
-                return SendPtr(std::ptr::null_mut());
+    let body = move || {
+        // A `const` thread-local without a destructor.
+        MY_ID.set(id);
+        // The creator gives its verdict holding the registry lock: once we have held it,
+        // the verdict is there.
+        let go = loop {
+            match theirs.load(Ordering::Acquire) {
+                UNDECIDED => drop(registry()),
+                v => break v == GO,
             }
-            let _ending = Ending(id);
-            SigMask::set(&inherited);
-            let arg = arg;
-            // SAFETY: `start` is the C start routine; the frames it creates are C frames, which
-            // a cancellation may unwind or abandon.
-            SendPtr(unsafe { c_abi::c_region(start, arg.0, exit::async_act) })
-        },
-        count_out,
-    );
+        };
+        drop(theirs);
+        if !go {
+            MY_ID.set(0);
+            return SendPtr(std::ptr::null_mut());
+        }
+        let _ending = Ending(id);
+        SigMask::set(&inherited);
+        let arg = arg;
+        // SAFETY: `start` is the C start routine; the frames it creates are C frames, which
+        // a cancellation may unwind or abandon.
+        SendPtr(unsafe { c_abi::c_region(start, arg.0, exit::async_act) })
+    };
+    // SAFETY: `attr` is null or an initialised attribute object (the caller's contract).
+    let spawned = unsafe { c_abi::spawn_c(attr, body, count_out) };
     drop(mask);
     match spawned {
         Ok(h) if !memory.ran_out() => {
             let e = reg.get(id).expect("the new slot");
             e.canceler = Some(h.canceler());
             e.native = Some(Native(h.as_pthread_t()));
-            if !detached {
+            if detached {
+                drop(h); // detaches the system thread before it runs the caller's code
+            } else {
                 e.handle = Some(h);
             }
             verdict.store(GO, Ordering::Release);
@@ -171,8 +167,8 @@ pub unsafe extern "C" fn tc_create(
                 Ok(_) => libc::EAGAIN,
                 Err(e) => {
                     process().live -= 1;
-                    if e == libc::EINVAL {
-                        libc::EINVAL // an attribute the system refuses
+                    if e == libc::EINVAL || e == libc::EPERM {
+                        e // an attribute the system refuses
                     } else {
                         libc::EAGAIN
                     }

@@ -8,7 +8,7 @@ use super::*;
 /// the handle detaches the thread.
 pub struct CJoinHandle<T> {
     control: Arc<Control>,
-    thread: crate::sys::pthread::Thread,
+    thread: SysThread,
     outcome: Arc<Mutex<Option<Outcome<T>>>>,
 }
 
@@ -20,9 +20,12 @@ struct CStart<T> {
     at_end: fn(),
 }
 
-/// Creates a thread of this crate with the system's `pthread_create` (stack size `stack`, the
-/// system's default if 0) that runs `body`, then the thread-specific-data destructors, then
-/// `at_end`. Unlike `std::thread::spawn`:
+/// Creates a thread of this crate with the system's `pthread_create` that runs `body`, then the
+/// thread-specific-data destructors, then `at_end`. `attr` is the C caller's attribute object
+/// (null: the system's defaults), given to `pthread_create` as it is but joinable: the system
+/// applies every attribute it honours (stack size with its rounding, a stack of the caller's,
+/// guard size, scheduling inheritance, policy and parameters) and refuses what it refuses
+/// (`EPERM`, `EINVAL`), as for any other thread. Unlike `std::thread::spawn`:
 ///
 /// - the new thread registers no thread-local destructor before `body` (nor after it, unless
 ///   `body` uses thread-specific data): registering one takes the dynamic loader's lock, which
@@ -32,9 +35,12 @@ struct CStart<T> {
 ///   crate makes fail softly when memory runs out (`std`'s spawn allocates its thread handle
 ///   from `System` and aborts): the caller can undo the spawn and report `EAGAIN`.
 ///
-/// Errors are `pthread_create`'s (`EAGAIN`, `EINVAL`).
-pub fn spawn_c<T: Send + 'static>(
-    stack: usize,
+/// Errors are `pthread_create`'s (`EAGAIN`, `EINVAL`, `EPERM`).
+///
+/// # Safety
+/// `attr` is null or an initialised attribute object, unchanged during the call.
+pub unsafe fn spawn_c<T: Send + 'static>(
+    attr: *const libc::pthread_attr_t,
     body: impl FnOnce() -> T + Send + 'static,
     at_end: fn(),
 ) -> Result<CJoinHandle<T>, c_int> {
@@ -49,13 +55,78 @@ pub fn spawn_c<T: Send + 'static>(
         outcome: outcome.clone(),
         at_end,
     };
-    let thread = crate::sys::pthread::spawn(stack, move || c_thread_main(start))
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::EAGAIN))?;
+    let main: Box<dyn FnOnce() + Send> = Box::new(move || c_thread_main(start));
+    let arg = Box::into_raw(Box::new(main));
+    // A bitwise copy of the caller's object with the detach state made joinable (the handle
+    // detaches or joins the system thread itself). glibc's object may point to an extension
+    // (its CPU set) that stays the caller's: the copy is only read by `pthread_create` during
+    // the call, and never destroyed.
+    let copy = (!attr.is_null()).then(|| {
+        // SAFETY: `attr` is an initialised attribute object (the caller's contract), plain
+        // data to copy.
+        let mut copy = Box::new(unsafe { std::ptr::read(attr) });
+        // SAFETY: `copy` is an initialised attribute object; the state is a valid one.
+        unsafe { libc::pthread_attr_setdetachstate(&mut *copy, libc::PTHREAD_CREATE_JOINABLE) };
+        copy
+    });
+    let attr_ptr = copy
+        .as_deref()
+        .map_or(std::ptr::null(), |a| a as *const libc::pthread_attr_t);
+    // SAFETY: `pthread_t` is a plain integer or pointer, for which all-zero is a valid value;
+    // `pthread_create` overwrites it.
+    let mut id: libc::pthread_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `attr_ptr` is null or an initialised attribute object alive for the call;
+    // `c_start` matches the start routine's C signature and is given a pointer from
+    // `Box::into_raw`, which it takes back exactly once; `id` is valid for writes.
+    let rc = unsafe { libc::pthread_create(&mut id, attr_ptr, c_start, arg.cast()) };
+    drop(copy);
+    if rc != 0 {
+        // SAFETY: the thread was not created, so `arg` is still ours, and unused.
+        drop(unsafe { Box::from_raw(arg) });
+        return Err(rc);
+    }
     Ok(CJoinHandle {
         control,
-        thread,
+        thread: SysThread(id),
         outcome,
     })
+}
+
+/// The start routine of [`spawn_c`]'s threads: takes the closure back and runs it (it never
+/// unwinds: [`c_thread_main`] catches every unwind).
+extern "C" fn c_start(arg: *mut libc::c_void) -> *mut libc::c_void {
+    // SAFETY: `arg` is the `Box::into_raw` made by `spawn_c`, handed to this thread alone,
+    // which takes it back here once.
+    let main = unsafe { Box::from_raw(arg.cast::<Box<dyn FnOnce() + Send>>()) };
+    main();
+    std::ptr::null_mut()
+}
+
+/// A joinable system thread made by [`spawn_c`]; dropping it detaches the thread.
+struct SysThread(libc::pthread_t);
+
+// SAFETY: a `pthread_t` is only passed to `pthread_*` functions, which take it from any thread.
+unsafe impl Send for SysThread {}
+// SAFETY: as for `Send`; nothing is mutable through a shared reference.
+unsafe impl Sync for SysThread {}
+
+impl SysThread {
+    /// Waits for the thread to end (`pthread_join`) and releases it.
+    fn join(self) {
+        let id = self.0;
+        std::mem::forget(self);
+        // SAFETY: `id` names a joinable thread that was neither joined nor detached (the
+        // handle owned it, and is consumed without its `Drop`).
+        let rc = unsafe { libc::pthread_join(id, std::ptr::null_mut()) };
+        assert!(rc == 0, "failed to join thread: error {rc}");
+    }
+}
+
+impl Drop for SysThread {
+    fn drop(&mut self) {
+        // SAFETY: a joinable thread, released once here.
+        unsafe { libc::pthread_detach(self.0) };
+    }
 }
 
 /// The body of a thread created by [`spawn_c`]: the thread's root (as `thread::root`, without
@@ -89,7 +160,7 @@ impl<T> CJoinHandle<T> {
 
     /// The system's thread id.
     pub fn as_pthread_t(&self) -> libc::pthread_t {
-        self.thread.id()
+        self.thread.0
     }
 
     /// Joins the system thread (call once [`wait_finished`] has seen it finish: this is not a
