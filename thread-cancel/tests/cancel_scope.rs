@@ -2272,3 +2272,41 @@ fn s7_generation_renewal_cancels_in_flight_work_and_keeps_the_pool() {
         Ok(())
     );
 }
+
+/// In a `Drop` run by a panic, a cancellation point cannot act (a second unwind cannot leave a
+/// destructor): a deadline there is not enforced by the crate's own points, and the run says
+/// so — `Err(TimedOut)` with the closure's value and `acted()` false — never `Ok` in silence.
+/// (With the feature `interpose`, the C library's calls do act there, by an error.)
+#[test]
+fn c05_a_deadline_in_a_drop_during_a_panic_is_reported_not_silent() {
+    struct InDrop(Arc<std::sync::Mutex<Option<(Duration, bool, bool)>>>);
+    impl Drop for InDrop {
+        fn drop(&mut self) {
+            assert!(std::thread::panicking());
+            let (_tx, rx) = std::sync::mpsc::channel::<()>();
+            let t = Instant::now();
+            let r = with_timeout(Duration::from_millis(30), || {
+                thread_cancel::sleep(Duration::from_millis(150));
+                rx.try_recv().is_err()
+            });
+            let e = r.unwrap_err();
+            *self.0.lock().unwrap() = Some((t.elapsed(), e.acted(), e.completed()));
+        }
+    }
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let s = seen.clone();
+    common::quiet_expected_panics();
+    let _ = with_timeout(Duration::from_millis(1), || ());
+    let r = std::thread::spawn(move || {
+        let _d = InDrop(s);
+        panic!("the panic whose unwind runs the Drop");
+    })
+    .join();
+    assert!(r.is_err());
+    let (took, acted, completed) = seen.lock().unwrap().take().expect("the Drop ran");
+    assert!(took >= Duration::from_millis(150), "{took:?}");
+    assert!(
+        !acted && completed,
+        "reported as a missed deadline, with the value"
+    );
+}

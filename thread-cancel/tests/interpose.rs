@@ -669,3 +669,36 @@ fn e02_a_blocking_http_client_from_crates_io_ends_at_the_deadline() {
     assert!(matches!(*e, ureq::Error::Transport(_)), "{e}");
     server.join().unwrap();
 }
+
+/// In a `Drop` run by a panic the crate's own points cannot act (no second unwind may leave a
+/// destructor), but an interposed call acts by an error: a deadline there ends std's sleep,
+/// and the run reports it as acted on.
+#[test]
+fn e03_a_deadline_in_a_drop_during_a_panic_ends_an_interposed_call() {
+    struct InDrop(std::sync::Arc<std::sync::Mutex<Option<(Duration, bool)>>>);
+    impl Drop for InDrop {
+        fn drop(&mut self) {
+            let t = Instant::now();
+            let r = thread_cancel::with_timeout(DEADLINE, || {
+                std::thread::sleep(Duration::from_millis(600))
+            });
+            let acted = r.unwrap_err().acted();
+            *self.0.lock().unwrap() = Some((t.elapsed(), acted));
+        }
+    }
+    let _ = thread_cancel::with_timeout(Duration::from_millis(1), || ());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let s = seen.clone();
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::thread::spawn(move || {
+        let _d = InDrop(s);
+        panic!("unwinds through the Drop");
+    })
+    .join();
+    std::panic::set_hook(prev);
+    assert!(r.is_err());
+    let (took, acted) = seen.lock().unwrap().take().expect("the Drop ran");
+    assert!(took < BOUND, "{took:?}");
+    assert!(acted);
+}

@@ -25,6 +25,11 @@ impl CancelScope {
     ///   A `catch_unwind` inside `f` that swallows the unwind does not stop it: the next point
     ///   raises it again, and if `f` returns first, `run` still returns `Err`.
     /// - If the scope is canceled when `run` is entered, `f` does not start.
+    /// - In a `Drop` that runs during an unwind (a panic's, a cancel's), a cancellation point
+    ///   cannot act: a second unwind may not leave a destructor. A cancel or deadline of a run
+    ///   there is not enforced by the crate's own points, and is reported as missed
+    ///   ([`Canceled::acted`] false, the value kept). With the feature `interpose`, the C
+    ///   library's blocking calls still act there, by an error.
     ///
     /// The thread needs no set-up: any thread (spawned by this crate, `std`, the main thread,
     /// a pool's) can run a scope.
