@@ -1669,8 +1669,13 @@ fn c06_deadline_callbacks_run_when_their_thread_cannot_start() {
     // The timer thread exists (started by a first deadline), then no thread fits.
     assert!(blocked_until_the_callback(Duration::from_millis(10)) < HANG);
     set_address_space_limit(address_space_in_use() + (1 << 20));
+    // A stack larger than any the C library keeps cached from ended threads (a cached one
+    // would be reused without a new mapping, and the limit would not show).
     assert!(
-        std::thread::Builder::new().spawn(|| ()).is_err(),
+        std::thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn(|| ())
+            .is_err(),
         "the limit did not stop thread creation"
     );
     let took = blocked_until_the_callback(Duration::from_millis(50));
