@@ -1327,6 +1327,10 @@ fn e08_net_connect_name_resolution_ends_at_the_deadline() {
 /// `process::output`: both streams collected (more than a pipe holds, so neither blocks the
 /// other), the status kept; a canceled one kills and reaps its child.
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "a blocked system call is not interrupted there"
+)]
 fn e08_process_output_collects_and_a_canceled_one_kills_and_reaps_its_child() {
     let out = thread_cancel::process::output(std::process::Command::new("sh").args([
         "-c",
@@ -1363,6 +1367,10 @@ fn e08_process_output_collects_and_a_canceled_one_kills_and_reaps_its_child() {
 /// `process::wait_or_kill`: a canceled wait kills and reaps the child; `process::wait`'s
 /// canceled wait leaves it alone (no effect).
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "a blocked system call is not interrupted there"
+)]
 fn e08_process_wait_or_kill_kills_and_reaps_on_cancel() {
     // The timer thread is started first: under emulation its start can outlast a deadline.
     let _ = thread_cancel::with_timeout(Duration::from_millis(1), || ());
