@@ -702,3 +702,95 @@ fn e03_a_deadline_in_a_drop_during_a_panic_ends_an_interposed_call() {
     assert!(took < BOUND, "{took:?}");
     assert!(acted);
 }
+
+static E07_PIPE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+extern "C" fn e07_handler(_: libc::c_int) {
+    let b = [7u8];
+    // SAFETY: a valid one-byte buffer; `write` is async-signal-safe (and so must ours be).
+    unsafe {
+        libc::write(
+            E07_PIPE.load(std::sync::atomic::Ordering::SeqCst),
+            b.as_ptr().cast(),
+            1,
+        )
+    };
+}
+
+/// What POSIX lists as async-signal-safe stays so: the interposed `write` called from a signal
+/// handler that interrupted this thread inside a canceled run's interposed `read`, and `write`,
+/// `read` and `waitpid` in a forked child of a multithreaded process before it exits — no
+/// deadlock, no allocation needed, errno left as the C library's.
+#[test]
+fn e07_interposed_calls_stay_async_signal_safe_in_handlers_and_after_fork() {
+    let (r, w) = std::io::pipe().unwrap();
+    use std::os::fd::AsRawFd;
+    E07_PIPE.store(w.as_raw_fd(), std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: installs a handler that only calls `write`.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = e07_handler as *const () as usize;
+        assert_eq!(libc::sigaction(libc::SIGUSR2, &sa, std::ptr::null_mut()), 0);
+    }
+    // The handler runs on a thread blocked in an interposed read of another pipe.
+    let (r2, _w2) = std::io::pipe().unwrap();
+    let tid = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+    let t2 = tid.clone();
+    let h = std::thread::spawn(move || {
+        // SAFETY: gettid has no arguments.
+        t2.store(
+            unsafe { libc::syscall(libc::SYS_gettid) } as i32,
+            std::sync::atomic::Ordering::SeqCst,
+        );
+        let mut b = [0u8; 1];
+        let r = thread_cancel::with_timeout(Duration::from_millis(300), || {
+            (&r2).read(&mut b).map_err(|e| e.raw_os_error())
+        });
+        match r {
+            Ok(v) => v,
+            Err(e) => e.into_value().expect("the read returned"),
+        }
+    });
+    while tid.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        std::thread::yield_now();
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    // SAFETY: a signal to a live thread of this process.
+    unsafe {
+        libc::syscall(
+            libc::SYS_tgkill,
+            libc::getpid(),
+            tid.load(std::sync::atomic::Ordering::SeqCst),
+            libc::SIGUSR2,
+        )
+    };
+    let mut b = [0u8; 1];
+    (&r).read_exact(&mut b).unwrap();
+    assert_eq!(b[0], 7, "the handler's write");
+    // The handler has no SA_RESTART: the interrupted read fails with EINTR, as glibc's does.
+    let v = h.join().unwrap();
+    assert_eq!(v, Err(Some(libc::EINTR)));
+    // After fork in a multithreaded process: the child uses write, read and waitpid.
+    let busy = std::thread::spawn(|| std::thread::sleep(Duration::from_millis(200)));
+    // SAFETY: the child calls only async-signal-safe functions, then _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: async-signal-safe calls only.
+        unsafe {
+            let ok = libc::write(w.as_raw_fd(), [9u8].as_ptr().cast(), 1) == 1;
+            let mut st = 0;
+            let none = libc::waitpid(-1, &mut st, libc::WNOHANG) == -1;
+            libc::_exit(if ok && none { 0 } else { 1 });
+        }
+    }
+    let mut st = 0;
+    // SAFETY: waits for our child.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+    assert!(
+        libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0,
+        "status {st}"
+    );
+    (&r).read_exact(&mut b).unwrap();
+    assert_eq!(b[0], 9);
+    busy.join().unwrap();
+}
