@@ -101,11 +101,37 @@ impl Inner {
         if self.marked() {
             return true;
         }
-        if let Some(d) = self.own_deadline().filter(|&d| Instant::now() >= d) {
-            self.cancel(Cause::Deadline(d));
-            return true;
+        if self.own_deadline().is_some_and(|d| Instant::now() >= d) {
+            let shield = crate::async_region::shield();
+            let mut reached = Reached::default();
+            let fired = self.fire_own_deadline(&mut reached);
+            crate::async_region::unshield(shield);
+            run_callbacks(reached);
+            if fired {
+                return true;
+            }
         }
         self.parents.iter().any(|p| p.is_canceled()) && self.marked()
+    }
+
+    /// Cancels the scope by its own deadline if that deadline has passed; returns whether it
+    /// had (the scope is then canceled). The check and the mark are made under the `timer`
+    /// lock, which `set_deadline` holds while it moves the deadline: a deadline moved later
+    /// before the mark is not due any more, and a mark made before the move is seen by
+    /// `set_deadline`, whose caller then finds the scope canceled — never a cancel by the old
+    /// deadline after `set_deadline` returned with the scope live.
+    fn fire_own_deadline(&self, reached: &mut Reached) -> bool {
+        let marked_here = {
+            let _moving = lock(&self.timer);
+            match self.own_deadline().filter(|&d| Instant::now() >= d) {
+                Some(d) => self.mark(Cause::Deadline(d)),
+                None => return self.marked(),
+            }
+        };
+        if marked_here {
+            self.propagate(reached);
+        }
+        true
     }
 
     /// Its own deadline, if any.
@@ -130,9 +156,7 @@ impl Inner {
         let mut reached = Reached::default();
         // A deadline moved later since it was due (`set_deadline`) is not due any more: its
         // new registration fires it.
-        if let Some(d) = self.own_deadline().filter(|&d| Instant::now() >= d) {
-            self.cancel_shielded(Cause::Deadline(d), &mut reached);
-        }
+        self.fire_own_deadline(&mut reached);
         crate::async_region::unshield(shield);
         reached
     }
@@ -151,9 +175,14 @@ impl Inner {
 
     /// Marks, cancels the children, delivers; adds the threads reached to `reached`.
     fn cancel_shielded(&self, cause: Cause, reached: &mut Reached) {
-        if !self.mark(cause) {
-            return;
+        if self.mark(cause) {
+            self.propagate(reached);
         }
+    }
+
+    /// After this thread marked the scope: cancels its children, delivers to the threads in a
+    /// run of it, and fires its hooks; adds the threads reached to `reached`.
+    fn propagate(&self, reached: &mut Reached) {
         let cause = self.cause();
         let children = std::mem::take(&mut *lock(&self.children));
         for c in children.values().filter_map(Weak::upgrade) {
