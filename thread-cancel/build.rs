@@ -11,6 +11,9 @@ fn main() {
             cc::Build::new()
                 .file("src/interpose/shim.c")
                 .warnings(true)
+                // Unwind tables: the C library's cancel of a foreign thread unwinds through the
+                // shims' frames.
+                .flag_if_supported("-fasynchronous-unwind-tables")
                 .compile("thread_cancel_interpose");
             // A C library that blocks in `read`, for tests/interpose.rs only: linked into the
             // test programs (not into the library).
@@ -24,6 +27,20 @@ fn main() {
                 "cargo:rustc-link-arg-tests={}",
                 out.join("libinterpose_test_c_read.a").display()
             );
+            // The same C library as a shared object, found at run time through an rpath.
+            println!("cargo:rerun-if-changed=tests/c/interpose_blocking_read_so.c");
+            let so = out.join("libinterpose_test_so.so");
+            let cc = cc::Build::new().get_compiler();
+            let ok = cc
+                .to_command()
+                .args(["-shared", "-fPIC", "-pthread", "-o"])
+                .arg(&so)
+                .arg("tests/c/interpose_blocking_read_so.c")
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "building {} failed", so.display());
+            println!("cargo:rustc-link-arg-tests={}", so.display());
+            println!("cargo:rustc-link-arg-tests=-Wl,-rpath,{}", out.display());
         }
     }
 }

@@ -543,6 +543,68 @@ extern "C" {
     /// `tests/c/interpose_blocking_read.c`, a static C library built by build.rs: reads one
     /// byte from `fd` with `read`; the count, or `-errno`.
     fn interpose_test_c_read_one(fd: libc::c_int) -> libc::c_long;
+    /// The same, from the same C code built into a shared object (`libinterpose_test_so.so`).
+    fn interpose_test_so_read_one(fd: libc::c_int) -> libc::c_long;
+    /// C threads of the static library, each blocked in an interposed function, canceled with
+    /// the C library's `pthread_cancel`: a line per case in `out`; the number not canceled.
+    fn interpose_test_c_glibc_cancels(
+        fifo: *const libc::c_char,
+        out: *mut libc::c_char,
+        len: libc::size_t,
+    ) -> libc::c_int;
+    /// The same from the shared object.
+    fn interpose_test_so_glibc_cancels(
+        fifo: *const libc::c_char,
+        out: *mut libc::c_char,
+        len: libc::size_t,
+    ) -> libc::c_int;
+}
+
+/// A C library linked as a shared object is reached as a static one is: its `read` is bound at
+/// load to the program's definition (the linker exports a definition of the executable that a
+/// shared library it links against also defines, so that it takes precedence — the rule that
+/// lets an executable replace `malloc`), with no flag.
+#[test]
+fn e06_a_c_shared_object_blocked_in_read_is_reached_by_a_deadline() {
+    use std::os::fd::AsRawFd;
+    let (mut a, b) = UnixStream::pair().unwrap();
+    let fd = b.as_raw_fd();
+    // SAFETY: `fd` is an open socket for the whole call.
+    let r = timed_out(|| unsafe { interpose_test_so_read_one(fd) });
+    assert_eq!(r, -libc::c_long::from(libc::ETIMEDOUT));
+    a.write_all(b"z").unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { interpose_test_so_read_one(fd) }, 1);
+}
+
+/// A thread that never met the crate (here a C library's own threads) gets the C library's
+/// definition of each interposed function, so the C library's own `pthread_cancel` still acts
+/// on it there: read, nanosleep, poll, recv, select and the open of a FIFO, from a static
+/// library and from a shared object; each thread canceled, its cleanup handler run.
+#[test]
+fn e06_the_c_librarys_own_cancel_still_reaches_its_threads_blocked_in_interposed_calls() {
+    let dir = tempdir("glibc-cancels");
+    let fifo = dir.join("fifo");
+    mkfifo(&fifo);
+    let path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    for (what, f) in [
+        (
+            "static library",
+            interpose_test_c_glibc_cancels as unsafe extern "C" fn(_, _, _) -> _,
+        ),
+        ("shared object", interpose_test_so_glibc_cancels),
+    ] {
+        let mut out = vec![0u8; 1024];
+        // SAFETY: a nul-terminated path and a buffer of `out.len()` bytes, both alive for the
+        // call.
+        let missed = unsafe { f(path.as_ptr(), out.as_mut_ptr().cast(), out.len()) };
+        let text = std::ffi::CStr::from_bytes_until_nul(&out)
+            .unwrap()
+            .to_string_lossy();
+        eprintln!("{what}:\n{text}");
+        assert_eq!(missed, 0, "{what}: {text}");
+        assert_eq!(text.lines().count(), 6, "{text}");
+    }
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! (`shim.c`: stable Rust cannot define C-variadic functions) that call [`thread_cancel_openat`]
 //! and [`thread_cancel_fcntl_lock`] here.
 
-use super::{plain, point, sleep_point, Kind};
+use super::{next, plain, point, sleep_point, Kind};
 use crate::sys::calls::SIGSET_SIZE;
 use libc::{c_int, c_long, c_void, size_t, ssize_t};
 
@@ -24,7 +24,8 @@ fn write_kind(fd: c_int) -> Kind {
 /// # Safety
 /// As `read(2)`: `buf` valid for `n` bytes of writes.
 #[no_mangle]
-pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
+pub unsafe extern "C-unwind" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
+    next::next_for_foreign_threads!(read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t);
     let a = [fd as c_long, buf as c_long, n as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller (the arguments of `read(2)`).
     unsafe { point(libc::SYS_read, a, Kind::Point) as ssize_t }
@@ -35,7 +36,8 @@ pub unsafe extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t
 /// # Safety
 /// As `write(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
+pub unsafe extern "C-unwind" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
+    next::next_for_foreign_threads!(write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t);
     let a = [fd as c_long, buf as c_long, n as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
     unsafe { point(libc::SYS_write, a, write_kind(fd)) as ssize_t }
@@ -47,12 +49,13 @@ pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssiz
 /// # Safety
 /// As `read(2)`; `buflen` is the size of `buf`.
 #[no_mangle]
-pub unsafe extern "C" fn __read_chk(
+pub unsafe extern "C-unwind" fn __read_chk(
     fd: c_int,
     buf: *mut c_void,
     n: size_t,
     buflen: size_t,
 ) -> ssize_t {
+    next::next_for_foreign_threads!(__read_chk(fd: c_int, buf: *mut c_void, n: size_t, buflen: size_t) -> ssize_t);
     extern "C" {
         fn __chk_fail() -> !;
     }
@@ -69,7 +72,8 @@ pub unsafe extern "C" fn __read_chk(
 /// # Safety
 /// As `readv(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn readv(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn readv(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
+    next::next_for_foreign_threads!(readv(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t);
     let a = [fd as c_long, iov as c_long, cnt as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
     unsafe { point(libc::SYS_readv, a, Kind::Point) as ssize_t }
@@ -80,7 +84,8 @@ pub unsafe extern "C" fn readv(fd: c_int, iov: *const libc::iovec, cnt: c_int) -
 /// # Safety
 /// As `writev(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
+    next::next_for_foreign_threads!(writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t);
     let a = [fd as c_long, iov as c_long, cnt as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
     unsafe { point(libc::SYS_writev, a, write_kind(fd)) as ssize_t }
@@ -91,12 +96,13 @@ pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) 
 /// # Safety
 /// As `pread(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn pread64(
+pub unsafe extern "C-unwind" fn pread64(
     fd: c_int,
     buf: *mut c_void,
     n: size_t,
     off: libc::off64_t,
 ) -> ssize_t {
+    next::next_for_foreign_threads!(pread64(fd: c_int, buf: *mut c_void, n: size_t, off: libc::off64_t) -> ssize_t);
     let a = [
         fd as c_long,
         buf as c_long,
@@ -114,12 +120,13 @@ pub unsafe extern "C" fn pread64(
 /// # Safety
 /// As `pread(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn pread(
+pub unsafe extern "C-unwind" fn pread(
     fd: c_int,
     buf: *mut c_void,
     n: size_t,
     off: libc::off_t,
 ) -> ssize_t {
+    next::next_for_foreign_threads!(pread(fd: c_int, buf: *mut c_void, n: size_t, off: libc::off_t) -> ssize_t);
     // SAFETY: forwarded from the caller.
     unsafe { pread64(fd, buf, n, off) }
 }
@@ -129,12 +136,13 @@ pub unsafe extern "C" fn pread(
 /// # Safety
 /// As `pwrite(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn pwrite64(
+pub unsafe extern "C-unwind" fn pwrite64(
     fd: c_int,
     buf: *const c_void,
     n: size_t,
     off: libc::off64_t,
 ) -> ssize_t {
+    next::next_for_foreign_threads!(pwrite64(fd: c_int, buf: *const c_void, n: size_t, off: libc::off64_t) -> ssize_t);
     let a = [
         fd as c_long,
         buf as c_long,
@@ -152,12 +160,13 @@ pub unsafe extern "C" fn pwrite64(
 /// # Safety
 /// As `pwrite(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn pwrite(
+pub unsafe extern "C-unwind" fn pwrite(
     fd: c_int,
     buf: *const c_void,
     n: size_t,
     off: libc::off_t,
 ) -> ssize_t {
+    next::next_for_foreign_threads!(pwrite(fd: c_int, buf: *const c_void, n: size_t, off: libc::off_t) -> ssize_t);
     // SAFETY: forwarded from the caller.
     unsafe { pwrite64(fd, buf, n, off) }
 }
@@ -167,7 +176,13 @@ pub unsafe extern "C" fn pwrite(
 /// # Safety
 /// As `recv(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn recv(
+    fd: c_int,
+    buf: *mut c_void,
+    n: size_t,
+    flags: c_int,
+) -> ssize_t {
+    next::next_for_foreign_threads!(recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t);
     let a = [
         fd as c_long,
         buf as c_long,
@@ -185,7 +200,7 @@ pub unsafe extern "C" fn recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_i
 /// # Safety
 /// As `recvfrom(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn recvfrom(
+pub unsafe extern "C-unwind" fn recvfrom(
     fd: c_int,
     buf: *mut c_void,
     n: size_t,
@@ -193,6 +208,7 @@ pub unsafe extern "C" fn recvfrom(
     addr: *mut libc::sockaddr,
     len: *mut libc::socklen_t,
 ) -> ssize_t {
+    next::next_for_foreign_threads!(recvfrom(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int, addr: *mut libc::sockaddr, len: *mut libc::socklen_t) -> ssize_t);
     let a = [
         fd as c_long,
         buf as c_long,
@@ -210,7 +226,12 @@ pub unsafe extern "C" fn recvfrom(
 /// # Safety
 /// As `recvmsg(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn recvmsg(
+    fd: c_int,
+    msg: *mut libc::msghdr,
+    flags: c_int,
+) -> ssize_t {
+    next::next_for_foreign_threads!(recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t);
     let a = [fd as c_long, msg as c_long, flags as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
     unsafe { point(libc::SYS_recvmsg, a, Kind::Point) as ssize_t }
@@ -221,7 +242,13 @@ pub unsafe extern "C" fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int
 /// # Safety
 /// As `send(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn send(fd: c_int, buf: *const c_void, n: size_t, flags: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn send(
+    fd: c_int,
+    buf: *const c_void,
+    n: size_t,
+    flags: c_int,
+) -> ssize_t {
+    next::next_for_foreign_threads!(send(fd: c_int, buf: *const c_void, n: size_t, flags: c_int) -> ssize_t);
     let a = [
         fd as c_long,
         buf as c_long,
@@ -239,7 +266,7 @@ pub unsafe extern "C" fn send(fd: c_int, buf: *const c_void, n: size_t, flags: c
 /// # Safety
 /// As `sendto(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn sendto(
+pub unsafe extern "C-unwind" fn sendto(
     fd: c_int,
     buf: *const c_void,
     n: size_t,
@@ -247,6 +274,7 @@ pub unsafe extern "C" fn sendto(
     addr: *const libc::sockaddr,
     len: libc::socklen_t,
 ) -> ssize_t {
+    next::next_for_foreign_threads!(sendto(fd: c_int, buf: *const c_void, n: size_t, flags: c_int, addr: *const libc::sockaddr, len: libc::socklen_t) -> ssize_t);
     let a = [
         fd as c_long,
         buf as c_long,
@@ -264,7 +292,12 @@ pub unsafe extern "C" fn sendto(
 /// # Safety
 /// As `sendmsg(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_int) -> ssize_t {
+pub unsafe extern "C-unwind" fn sendmsg(
+    fd: c_int,
+    msg: *const libc::msghdr,
+    flags: c_int,
+) -> ssize_t {
+    next::next_for_foreign_threads!(sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_int) -> ssize_t);
     let a = [fd as c_long, msg as c_long, flags as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
     unsafe { point(libc::SYS_sendmsg, a, Kind::Point) as ssize_t }
@@ -275,11 +308,12 @@ pub unsafe extern "C" fn sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_i
 /// # Safety
 /// As `accept(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn accept(
+pub unsafe extern "C-unwind" fn accept(
     fd: c_int,
     addr: *mut libc::sockaddr,
     len: *mut libc::socklen_t,
 ) -> c_int {
+    next::next_for_foreign_threads!(accept(fd: c_int, addr: *mut libc::sockaddr, len: *mut libc::socklen_t) -> c_int);
     // SAFETY: forwarded from the caller.
     unsafe { accept4(fd, addr, len, 0) }
 }
@@ -289,12 +323,13 @@ pub unsafe extern "C" fn accept(
 /// # Safety
 /// As `accept4(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn accept4(
+pub unsafe extern "C-unwind" fn accept4(
     fd: c_int,
     addr: *mut libc::sockaddr,
     len: *mut libc::socklen_t,
     flags: c_int,
 ) -> c_int {
+    next::next_for_foreign_threads!(accept4(fd: c_int, addr: *mut libc::sockaddr, len: *mut libc::socklen_t, flags: c_int) -> c_int);
     let a = [
         fd as c_long,
         addr as c_long,
@@ -313,11 +348,12 @@ pub unsafe extern "C" fn accept4(
 /// # Safety
 /// As `connect(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn connect(
+pub unsafe extern "C-unwind" fn connect(
     fd: c_int,
     addr: *const libc::sockaddr,
     len: libc::socklen_t,
 ) -> c_int {
+    next::next_for_foreign_threads!(connect(fd: c_int, addr: *const libc::sockaddr, len: libc::socklen_t) -> c_int);
     let a = [fd as c_long, addr as c_long, len as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
     unsafe { point(libc::SYS_connect, a, Kind::Point) as c_int }
@@ -328,7 +364,12 @@ pub unsafe extern "C" fn connect(
 /// # Safety
 /// As `poll(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int {
+pub unsafe extern "C-unwind" fn poll(
+    fds: *mut libc::pollfd,
+    n: libc::nfds_t,
+    timeout: c_int,
+) -> c_int {
+    next::next_for_foreign_threads!(poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int);
     let mut ts = libc::timespec {
         tv_sec: (timeout / 1000) as libc::time_t,
         tv_nsec: ((timeout % 1000) as c_long) * 1_000_000,
@@ -355,12 +396,13 @@ pub unsafe extern "C" fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: 
 /// # Safety
 /// As `ppoll(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn ppoll(
+pub unsafe extern "C-unwind" fn ppoll(
     fds: *mut libc::pollfd,
     n: libc::nfds_t,
     timeout: *const libc::timespec,
     sigmask: *const libc::sigset_t,
 ) -> c_int {
+    next::next_for_foreign_threads!(ppoll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: *const libc::timespec, sigmask: *const libc::sigset_t) -> c_int);
     // SAFETY: the caller passed a valid timespec or null.
     let mut ts = unsafe { timeout.as_ref() }.copied();
     let tsp = ts
@@ -383,7 +425,11 @@ pub unsafe extern "C" fn ppoll(
 /// # Safety
 /// As `nanosleep(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn nanosleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int {
+pub unsafe extern "C-unwind" fn nanosleep(
+    req: *const libc::timespec,
+    rem: *mut libc::timespec,
+) -> c_int {
+    next::next_for_foreign_threads!(nanosleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int);
     // SAFETY: forwarded from the caller.
     match unsafe { sleep_point(libc::CLOCK_REALTIME, req, rem) } {
         0 => 0,
@@ -400,12 +446,13 @@ pub unsafe extern "C" fn nanosleep(req: *const libc::timespec, rem: *mut libc::t
 /// # Safety
 /// As `clock_nanosleep(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn clock_nanosleep(
+pub unsafe extern "C-unwind" fn clock_nanosleep(
     clock: libc::clockid_t,
     flags: c_int,
     req: *const libc::timespec,
     rem: *mut libc::timespec,
 ) -> c_int {
+    next::next_for_foreign_threads!(clock_nanosleep(clock: libc::clockid_t, flags: c_int, req: *const libc::timespec, rem: *mut libc::timespec) -> c_int);
     if flags & libc::TIMER_ABSTIME != 0 {
         let a = [
             clock as c_long,
@@ -430,11 +477,12 @@ pub unsafe extern "C" fn clock_nanosleep(
 /// # Safety
 /// As `waitpid(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn waitpid(
+pub unsafe extern "C-unwind" fn waitpid(
     pid: libc::pid_t,
     status: *mut c_int,
     options: c_int,
 ) -> libc::pid_t {
+    next::next_for_foreign_threads!(waitpid(pid: libc::pid_t, status: *mut c_int, options: c_int) -> libc::pid_t);
     // SAFETY: forwarded from the caller.
     unsafe { wait4(pid, status, options, std::ptr::null_mut()) }
 }
@@ -444,12 +492,13 @@ pub unsafe extern "C" fn waitpid(
 /// # Safety
 /// As `wait4(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn wait4(
+pub unsafe extern "C-unwind" fn wait4(
     pid: libc::pid_t,
     status: *mut c_int,
     options: c_int,
     usage: *mut libc::rusage,
 ) -> libc::pid_t {
+    next::next_for_foreign_threads!(wait4(pid: libc::pid_t, status: *mut c_int, options: c_int, usage: *mut libc::rusage) -> libc::pid_t);
     let a = [
         pid as c_long,
         status as c_long,
@@ -467,12 +516,13 @@ pub unsafe extern "C" fn wait4(
 /// # Safety
 /// As `waitid(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn waitid(
+pub unsafe extern "C-unwind" fn waitid(
     idtype: libc::idtype_t,
     id: libc::id_t,
     info: *mut libc::siginfo_t,
     options: c_int,
 ) -> c_int {
+    next::next_for_foreign_threads!(waitid(idtype: libc::idtype_t, id: libc::id_t, info: *mut libc::siginfo_t, options: c_int) -> c_int);
     let a = [
         idtype as c_long,
         id as c_long,
@@ -490,7 +540,8 @@ pub unsafe extern "C" fn waitid(
 /// # Safety
 /// None beyond `fsync(2)`'s (a descriptor number).
 #[no_mangle]
-pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
+pub unsafe extern "C-unwind" fn fsync(fd: c_int) -> c_int {
+    next::next_for_foreign_threads!(fsync(fd: c_int) -> c_int);
     // SAFETY: a scalar argument.
     unsafe { point(libc::SYS_fsync, [fd as c_long, 0, 0, 0, 0, 0], Kind::Point) as c_int }
 }
@@ -500,7 +551,8 @@ pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
 /// # Safety
 /// None beyond `fdatasync(2)`'s.
 #[no_mangle]
-pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
+pub unsafe extern "C-unwind" fn fdatasync(fd: c_int) -> c_int {
+    next::next_for_foreign_threads!(fdatasync(fd: c_int) -> c_int);
     // SAFETY: a scalar argument.
     unsafe {
         point(
@@ -516,7 +568,8 @@ pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
 /// # Safety
 /// None beyond `flock(2)`'s.
 #[no_mangle]
-pub unsafe extern "C" fn flock(fd: c_int, op: c_int) -> c_int {
+pub unsafe extern "C-unwind" fn flock(fd: c_int, op: c_int) -> c_int {
+    next::next_for_foreign_threads!(flock(fd: c_int, op: c_int) -> c_int);
     let a = [fd as c_long, op as c_long, 0, 0, 0, 0];
     // SAFETY: scalar arguments.
     unsafe { point(libc::SYS_flock, a, Kind::Point) as c_int }
@@ -527,7 +580,7 @@ pub unsafe extern "C" fn flock(fd: c_int, op: c_int) -> c_int {
 /// # Safety
 /// As `pselect(2)`: the sets null or valid for `nfds` bits, `timeout` and `mask` null or valid.
 #[no_mangle]
-pub unsafe extern "C" fn pselect(
+pub unsafe extern "C-unwind" fn pselect(
     nfds: c_int,
     r: *mut libc::fd_set,
     w: *mut libc::fd_set,
@@ -535,6 +588,7 @@ pub unsafe extern "C" fn pselect(
     timeout: *const libc::timespec,
     mask: *const libc::sigset_t,
 ) -> c_int {
+    next::next_for_foreign_threads!(pselect(nfds: c_int, r: *mut libc::fd_set, w: *mut libc::fd_set, e: *mut libc::fd_set, timeout: *const libc::timespec, mask: *const libc::sigset_t) -> c_int);
     // The kernel may write the time left: a copy, as glibc's wrapper makes (pselect leaves the
     // caller's timeout alone).
     let mut ts = if timeout.is_null() {
@@ -569,13 +623,14 @@ pub unsafe extern "C" fn pselect(
 /// # Safety
 /// As `select(2)`.
 #[no_mangle]
-pub unsafe extern "C" fn select(
+pub unsafe extern "C-unwind" fn select(
     nfds: c_int,
     r: *mut libc::fd_set,
     w: *mut libc::fd_set,
     e: *mut libc::fd_set,
     timeout: *mut libc::timeval,
 ) -> c_int {
+    next::next_for_foreign_threads!(select(nfds: c_int, r: *mut libc::fd_set, w: *mut libc::fd_set, e: *mut libc::fd_set, timeout: *mut libc::timeval) -> c_int);
     let mut ts = if timeout.is_null() {
         None
     } else {
@@ -651,4 +706,11 @@ pub unsafe extern "C" fn thread_cancel_fcntl_lock(
     let a = [fd as c_long, cmd as c_long, lock as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
     unsafe { point(libc::SYS_fcntl, a, Kind::Point) as c_int }
+}
+
+/// For the C shims: whether the calling thread has a control block (it met the crate; else the
+/// shims call the C library's own definition). One thread-local read; cannot unwind.
+#[no_mangle]
+pub extern "C" fn thread_cancel_interpose_has_control() -> c_int {
+    c_int::from(crate::control::current_ptr().is_some())
 }

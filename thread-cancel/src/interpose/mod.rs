@@ -45,6 +45,7 @@
 //! errno is the C library's (`__errno_location`).
 
 mod calls;
+mod next;
 
 use crate::control::Control;
 use crate::point::syscall::in_call;
@@ -132,9 +133,12 @@ unsafe fn raw_point(nr: c_long, a: [c_long; 6], kind: Kind) -> Result<c_long, c_
     };
     // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
     let c = unsafe { &*c };
+    // The interposed functions are `extern "C-unwind"` (the C library's cancel of a foreign
+    // thread unwinds through them, `next.rs`): a panic here must not unwind into C.
+    let abort = AbortOnUnwind;
     // SAFETY: forwarded from the caller; `c` is this thread's block.
     let r = unsafe { in_call(c, nr, a) };
-    match r {
+    let r = match r {
         CpResult::Done(r) if r != -(libc::EINTR as c_long) => Ok(r),
         _ => match decide(c, r, kind) {
             Verdict::Done(r) => Ok(r),
@@ -145,6 +149,18 @@ unsafe fn raw_point(nr: c_long, a: [c_long; 6], kind: Kind) -> Result<c_long, c_
                 Ok(if r == -1 { -(errno() as c_long) } else { r })
             }
         },
+    };
+    std::mem::forget(abort);
+    r
+}
+
+/// Aborts the process if dropped: live across the crate's own code in an interposed function,
+/// which must never unwind into its C caller (nothing there panics; this makes sure).
+struct AbortOnUnwind;
+
+impl Drop for AbortOnUnwind {
+    fn drop(&mut self) {
+        std::process::abort();
     }
 }
 
