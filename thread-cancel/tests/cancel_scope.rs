@@ -1115,6 +1115,88 @@ fn c09_a_forked_child_canceling_a_scope_runs_no_callback_of_a_parent_thread() {
     assert_eq!(reader.join().unwrap(), Ok(b"data".to_vec()));
 }
 
+/// C09 for what is registered on the scope itself: a forked child that cancels its copy of a
+/// scope runs no `CancelScope::on_cancel` callback and wakes no `cancelled()` future that a
+/// thread of the parent registered (before the fix the child ran the callback and woke the
+/// waker: both wrote to the pipe); the parent's own cancel later runs and wakes both.
+#[test]
+fn c09_a_forked_child_canceling_a_scope_runs_no_scope_hook_of_the_parent() {
+    if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() {
+        eprintln!("skipped under emulation: fork of a multithreaded emulated process");
+        return;
+    }
+    use std::future::Future;
+    use std::io::{Read, Write};
+    use std::task::{Context, Wake, Waker};
+    struct PipeWaker(std::io::PipeWriter);
+    impl Wake for PipeWaker {
+        fn wake(self: Arc<Self>) {
+            let _ = (&self.0).write_all(b"w");
+        }
+    }
+    let scope = CancelScope::new();
+    let (ran_r, ran_w) = std::io::pipe().unwrap();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let s = scope.clone();
+    // A parent thread registers both, then waits (it never sees the child's cancel).
+    let registrar = std::thread::spawn(move || {
+        let w = ran_w.try_clone().unwrap();
+        let _g = s.on_cancel(move || {
+            let _ = (&w).write_all(b"c");
+        });
+        let waker = Waker::from(Arc::new(PipeWaker(ran_w)));
+        let mut fut = Box::pin(s.cancelled());
+        assert!(fut
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        ready_tx.send(()).unwrap();
+        go_rx.recv().unwrap();
+        s.cancel();
+        assert!(fut
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_ready());
+    });
+    ready_rx.recv().unwrap();
+    // SAFETY: the child cancels its copy of the scope and ends with `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        scope.cancel();
+        // SAFETY: ends the child at once, without running the parent's exit handlers.
+        unsafe { libc::_exit(0) };
+    }
+    let mut status = 0;
+    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(libc::WIFEXITED(status), "the child died: {status:#x}");
+    common::set_nonblocking(&ran_r);
+    let mut b = [0u8; 2];
+    let ran = (&ran_r).read(&mut b);
+    assert!(
+        ran.is_err(),
+        "the child ran or woke a parent thread's scope hook: {:?}",
+        ran.map(|n| String::from_utf8_lossy(&b[..n]).into_owned())
+    );
+    go_tx.send(()).unwrap();
+    registrar.join().unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 2];
+    while got.len() < 2 {
+        match (&ran_r).read(&mut buf) {
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(_) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    got.sort_unstable();
+    assert_eq!(
+        got, b"cw",
+        "the parent's cancel runs the callback and wakes the future"
+    );
+}
+
 /// C06: a deadline's `on_cancel` callback that blocks for seconds does not hold up another
 /// deadline. Before the fix the timer thread ran the callbacks itself: the second deadline,
 /// 50 ms after the first, fired when the 3 s callback returned (the read ended after ~3 s).

@@ -4,6 +4,12 @@
 //! Both live in the scope's `hooks` map under a lock. A registration checks the scope's state
 //! under the lock; a cancel marks the scope first, then takes the map under the lock: either
 //! the registration sees the cancel, or the cancel finds the registration.
+//!
+//! Each registration records the process's fork generation: in the child of a `fork`, a cancel
+//! of the scope's copy neither wakes nor runs what a thread of the parent registered (that
+//! thread does not exist in the child, and its callback would act on the parent's resources,
+//! such as shutting down a socket the parent still reads); it forgets them, running no
+//! destructor of theirs either.
 
 use super::{lock, CancelScope, Reached};
 use std::collections::HashMap;
@@ -18,11 +24,28 @@ enum Hook {
     Call(Box<dyn FnOnce() + Send>),
 }
 
-/// The registrations of a scope, by key.
+/// The registrations of a scope, by key, each with the fork generation it was made in.
 #[derive(Default)]
 pub(crate) struct Hooks {
     next: u64,
-    map: HashMap<u64, Hook>,
+    map: HashMap<u64, (u32, Hook)>,
+}
+
+impl Hooks {
+    /// Unregisters `key`, if still registered; a parent process's registration is forgotten,
+    /// not dropped.
+    fn remove(&mut self, key: u64) {
+        if let Some((made_in, h)) = self.map.remove(&key) {
+            if made_in != generation() {
+                std::mem::forget(h);
+            }
+        }
+    }
+}
+
+/// The process's fork generation (bumped in the child of every `fork`).
+fn generation() -> u32 {
+    crate::control::fork::fork_generation()
 }
 
 /// The cancel's side: takes every registration; wakes the wakers now and adds the callbacks to
@@ -30,7 +53,13 @@ pub(crate) struct Hooks {
 /// deadline on the crate's callback thread).
 pub(super) fn fire(hooks: &Mutex<Hooks>, reached: &mut Reached) {
     let taken = std::mem::take(&mut lock(hooks).map);
-    for (_, h) in taken {
+    let now = generation();
+    for (_, (made_in, h)) in taken {
+        if made_in != now {
+            // A parent process's registration: never run, woken or dropped here.
+            std::mem::forget(h);
+            continue;
+        }
         match h {
             Hook::Waker(w) => w.wake(),
             Hook::Call(f) => reached.hooks.push(f),
@@ -102,7 +131,7 @@ impl CancelScope {
         }
         let key = h.next;
         h.next += 1;
-        h.map.insert(key, Hook::Call(Box::new(f)));
+        h.map.insert(key, (generation(), Hook::Call(Box::new(f))));
         OnCancel {
             scope: Some(self.clone()),
             key,
@@ -137,8 +166,14 @@ impl Future for Cancelled {
         }
         match this.key {
             Some(k) => match h.map.get_mut(&k) {
-                Some(Hook::Waker(w)) => {
-                    if !w.will_wake(cx.waker()) {
+                Some((made_in, Hook::Waker(w))) => {
+                    let now = generation();
+                    if *made_in != now {
+                        // Polled in a forked child: its own waker replaces the parent's,
+                        // which is forgotten (never woken or dropped here).
+                        std::mem::forget(std::mem::replace(w, cx.waker().clone()));
+                        *made_in = now;
+                    } else if !w.will_wake(cx.waker()) {
                         *w = cx.waker().clone();
                     }
                 }
@@ -152,7 +187,8 @@ impl Future for Cancelled {
             None => {
                 let k = h.next;
                 h.next += 1;
-                h.map.insert(k, Hook::Waker(cx.waker().clone()));
+                h.map
+                    .insert(k, (generation(), Hook::Waker(cx.waker().clone())));
                 this.key = Some(k);
             }
         }
@@ -163,7 +199,7 @@ impl Future for Cancelled {
 impl Cancelled {
     fn unregister(&mut self) {
         if let Some(k) = self.key.take() {
-            lock(&self.scope.inner.hooks).map.remove(&k);
+            lock(&self.scope.inner.hooks).remove(k);
         }
     }
 }
@@ -201,7 +237,7 @@ impl OnCancel {
 impl Drop for OnCancel {
     fn drop(&mut self) {
         if let Some(s) = &self.scope {
-            lock(&s.inner.hooks).map.remove(&self.key);
+            lock(&s.inner.hooks).remove(self.key);
         }
     }
 }
