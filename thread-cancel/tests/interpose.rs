@@ -856,3 +856,61 @@ fn e07_interposed_calls_stay_async_signal_safe_in_handlers_and_after_fork() {
     assert_eq!(b[0], 9);
     busy.join().unwrap();
 }
+
+/// `sigtimedwait`, `sigwaitinfo` and `sigwait` are points: in a run whose deadline passes, each
+/// ends at the deadline with the deadline's error (`sigwait` returns it as its error number)
+/// and takes nothing: the signal sent afterwards is still there for the next wait, and it
+/// reports `SI_USER` for a `raise`, as glibc does. A set that holds every signal (the crate's
+/// cancel signal included) is still interrupted: the cancel signal is never taken by the wait.
+#[test]
+fn e01_sigwait_sigwaitinfo_and_sigtimedwait_end_at_the_deadline_and_take_nothing() {
+    std::thread::spawn(|| {
+        // SAFETY: plain data; the sets are locals, the signal valid.
+        let (mut usr2, mut full): (libc::sigset_t, libc::sigset_t) =
+            unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+        // SAFETY: as above.
+        unsafe {
+            libc::sigemptyset(&mut usr2);
+            libc::sigaddset(&mut usr2, libc::SIGUSR2);
+            libc::sigfillset(&mut full);
+            assert_eq!(
+                libc::pthread_sigmask(libc::SIG_BLOCK, &usr2, std::ptr::null_mut()),
+                0
+            );
+        }
+        let forever = libc::timespec {
+            tv_sec: 3600,
+            tv_nsec: 0,
+        };
+        // SAFETY (each closure): valid sets, a null or valid info, a valid timeout.
+        let r = timed_out(|| unsafe {
+            (
+                libc::sigtimedwait(&usr2, std::ptr::null_mut(), &forever),
+                io::Error::last_os_error(),
+            )
+        });
+        assert_eq!(r.0, -1);
+        assert_deadline_error(&r.1);
+        let r = timed_out(|| unsafe {
+            (
+                libc::sigwaitinfo(&full, std::ptr::null_mut()),
+                io::Error::last_os_error(),
+            )
+        });
+        assert_eq!(r.0, -1);
+        assert_deadline_error(&r.1);
+        let mut sig = 0;
+        let r = timed_out(|| unsafe { libc::sigwait(&usr2, &mut sig) });
+        assert_eq!(r, libc::ETIMEDOUT);
+        // Nothing was taken: a signal raised now is there for the next wait.
+        // SAFETY: a valid signal; `info` is a local written by the call.
+        unsafe {
+            assert_eq!(libc::raise(libc::SIGUSR2), 0);
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            assert_eq!(libc::sigwaitinfo(&usr2, &mut info), libc::SIGUSR2);
+            assert_eq!(info.si_code, libc::SI_USER);
+        }
+    })
+    .join()
+    .unwrap();
+}

@@ -44,7 +44,7 @@ fn keep_interposed_linked() {
         fn thread_cancel_interpose_shim_anchor() -> libc::c_int;
     }
     /// Addresses only, never called through.
-    struct Symbols([*const (); 34]);
+    struct Symbols([*const (); 37]);
     // SAFETY: addresses only, never dereferenced or called through this table.
     unsafe impl Sync for Symbols {}
     static SYMBOLS: Symbols = Symbols([
@@ -81,6 +81,9 @@ fn keep_interposed_linked() {
         libc::open64 as *const (),
         libc::openat as *const (),
         libc::fcntl as *const (),
+        libc::sigtimedwait as *const (),
+        libc::sigwaitinfo as *const (),
+        libc::sigwait as *const (),
         thread_cancel_interpose_shim_anchor as *const (),
     ]);
     std::hint::black_box(&SYMBOLS.0);

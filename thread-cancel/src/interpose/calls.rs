@@ -668,6 +668,86 @@ pub unsafe extern "C-unwind" fn select(
     n
 }
 
+/// The kernel's `si_code` for a signal sent by `tkill`/`tgkill` (`<asm-generic/siginfo.h>`).
+const SI_TKILL: c_int = -6;
+
+/// `sigtimedwait(2)`. The crate's cancel signal is taken out of the set (a wait must never
+/// take it: the request's signal would be returned as the call's result), as glibc does for
+/// its own; `SI_TKILL` (`raise`, `pthread_kill`) is reported as `SI_USER`, as glibc's wrapper
+/// does.
+///
+/// # Safety
+/// As `sigtimedwait(2)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sigtimedwait(
+    set: *const libc::sigset_t,
+    info: *mut libc::siginfo_t,
+    timeout: *const libc::timespec,
+) -> c_int {
+    next::next_for_foreign_threads!(sigtimedwait(set: *const libc::sigset_t, info: *mut libc::siginfo_t, timeout: *const libc::timespec) -> c_int);
+    // SAFETY: the caller's set, if any, is an initialised `sigset_t` (plain data).
+    let copy = unsafe { set.as_ref() }.map(crate::sys::without_cancel_signal);
+    let setp = copy
+        .as_ref()
+        .map_or(std::ptr::null(), |s| s as *const libc::sigset_t);
+    let a = [
+        setp as c_long,
+        info as c_long,
+        timeout as c_long,
+        SIGSET_SIZE as c_long,
+        0,
+        0,
+    ];
+    // SAFETY: forwarded from the caller; `copy` outlives the call.
+    let r = unsafe { point(libc::SYS_rt_sigtimedwait, a, Kind::Point) as c_int };
+    if r >= 0 && !info.is_null() {
+        // SAFETY: the call succeeded, so the kernel filled the caller's `*info`.
+        unsafe {
+            if (*info).si_code == SI_TKILL {
+                (*info).si_code = libc::SI_USER;
+            }
+        }
+    }
+    r
+}
+
+/// `sigwaitinfo(2)`: [`sigtimedwait`] without a timeout.
+///
+/// # Safety
+/// As `sigwaitinfo(2)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sigwaitinfo(
+    set: *const libc::sigset_t,
+    info: *mut libc::siginfo_t,
+) -> c_int {
+    next::next_for_foreign_threads!(sigwaitinfo(set: *const libc::sigset_t, info: *mut libc::siginfo_t) -> c_int);
+    // SAFETY: forwarded from the caller.
+    unsafe { sigtimedwait(set, info, std::ptr::null()) }
+}
+
+/// `sigwait(3)`: 0 and the signal in `*sig`, or the error number (`ECANCELED`/`ETIMEDOUT`
+/// when a cancel acts); other signals' `EINTR` is retried, as glibc does.
+///
+/// # Safety
+/// As `sigwait(3)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int {
+    next::next_for_foreign_threads!(sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int);
+    loop {
+        // SAFETY: forwarded from the caller.
+        let r = unsafe { sigtimedwait(set, std::ptr::null_mut(), std::ptr::null()) };
+        if r >= 0 {
+            // SAFETY: the caller passes a writable int.
+            unsafe { *sig = r };
+            return 0;
+        }
+        let e = super::errno();
+        if e != libc::EINTR {
+            return e;
+        }
+    }
+}
+
 /// The body of the C shims `open`, `open64`, `openat`, `openat64`: `openat(2)` as a point
 /// (opening a FIFO blocks until the other end is opened).
 ///
