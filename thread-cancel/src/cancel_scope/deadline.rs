@@ -10,6 +10,7 @@
 //! deadline and cancels the scope itself (`cancel_scope::expire`), without this thread.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError, Weak};
 use std::time::Instant;
 
@@ -34,6 +35,18 @@ static TIMER: Mutex<Timer> = Mutex::new(Timer {
 });
 static WAKE: Condvar = Condvar::new();
 
+/// The fork generation the timer thread runs in, plus one (0: none started). Read without the
+/// lock by [`marks_deadlines`].
+static RUNNING_IN: AtomicU32 = AtomicU32::new(0);
+
+/// Whether a timer thread runs in this process: then every registered deadline is acted on by
+/// it (the scope is marked and its runs receive a request), and a query need not read the
+/// clock. Two relaxed loads.
+#[inline(always)]
+pub(crate) fn marks_deadlines() -> bool {
+    RUNNING_IN.load(Ordering::Relaxed) == crate::control::fork::fork_generation().wrapping_add(1)
+}
+
 crate::control::fork::fork_safe_lock! {
     /// Locks the timer's state (held across `fork`).
     fn lock() -> Timer = TIMER;
@@ -54,6 +67,9 @@ pub(crate) fn register(at: Instant, scope: Weak<Inner>) -> Key {
         // Started under the lock, which the new thread takes first thing: it waits until this
         // registration is complete. If it cannot start, the next registration tries again.
         t.started_in = start().then_some(generation);
+        if t.started_in.is_some() {
+            RUNNING_IN.store(generation.wrapping_add(1), Ordering::Relaxed);
+        }
         t.wake_at = Some(at);
     } else if t.wake_at.is_none_or(|w| at < w) {
         t.wake_at = Some(at);

@@ -648,8 +648,17 @@ pub fn current_deadline() -> Option<Instant> {
 /// assert_eq!(e.into_value(), Some(3));
 /// ```
 pub fn cancel_requested() -> bool {
-    if crate::control::with_current(|c| c.word.load() & word::PENDING != 0).unwrap_or(false) {
+    let Some(w) = crate::control::with_current(|c| c.word.load()) else {
+        // No control block: no run (a run adopts its thread), no request.
+        return false;
+    };
+    if w & word::PENDING != 0 {
         return true;
+    }
+    if w & (word::SCOPE | word::SCOPE_UNWIND) == 0 && deadline::marks_deadlines() {
+        // Every cancel of a visible run's scope is delivered to this thread as `SCOPE` before
+        // the `cancel` returns, a deadline's by the timer thread: no frame to walk, no clock.
+        return false;
     }
     let canceled = any_frame(|_, sc| sc.is_canceled());
     if canceled {
