@@ -34,7 +34,7 @@ use crate::word;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -58,6 +58,11 @@ pub(crate) struct Inner {
     /// Keyed by each child's address, so that a child leaves in constant time however many
     /// siblings it has.
     children: Mutex<HashMap<usize, Weak<Inner>, BuildHasherDefault<AddressHasher>>>,
+    /// How many runs of it are in progress, on every thread (incremented before a run's
+    /// registration is fenced, decremented after its end). A cancel that finds none after its
+    /// mark and a fence delivers to no thread: a scope nobody runs is canceled in constant time,
+    /// and unrelated runs never wait for its delivery (see `propagate`).
+    active: AtomicUsize,
     /// The registration of its own deadline with the deadline timer, if any.
     timer: Mutex<Option<crate::cancel_scope::deadline::Key>>,
     /// What its cancel wakes or runs besides the runs: `cancelled()` futures' wakers and
@@ -189,7 +194,14 @@ impl Inner {
             c.cancel_shielded(cause.clone(), reached);
         }
         let first = reached.threads.len();
-        deliver(self.id(), reached);
+        // The mark (a `SeqCst` RMW), a fence, then the count of runs: paired with a run's
+        // increment, fence, then read of the mark (`run_as`), either the run sees the mark and
+        // does not start, or this sees the run and delivers (the model:
+        // `loom_cancel_skips_only_scopes_nobody_runs`).
+        crate::atomic::fence(Ordering::SeqCst);
+        if self.active.load(Ordering::Relaxed) != 0 {
+            deliver(self.id(), reached);
+        }
         diagnostic::watch(self.id(), &reached.threads[first..]);
         cancelled::fire(&self.hooks, reached);
     }
@@ -453,6 +465,7 @@ impl CancelScope {
             own_deadline: AtomicU64::new(own.map_or(NO_DEADLINE, to_nanos)),
             parents: parents.clone(),
             children: Mutex::new(HashMap::default()),
+            active: AtomicUsize::new(0),
             timer: Mutex::new(None),
             hooks: Mutex::new(cancelled::Hooks::default()),
         });

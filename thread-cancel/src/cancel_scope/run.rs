@@ -135,6 +135,8 @@ impl CancelScope {
         };
         let hidden = shield.then(|| hide_outer(c, depth));
         runs::set_top(&frame);
+        // Counted before the registration's fence (`propagate` reads the count after its own).
+        inner.active.fetch_add(1, Ordering::Relaxed);
         register(c, depth, inner.id());
         // Registered (and fenced) before reading the state: a cancel that this misses sees
         // the registration and delivers (I6).
@@ -144,6 +146,7 @@ impl CancelScope {
             Some(catch_unwind(AssertUnwindSafe(f)))
         };
         let caught = leave(c, &frame);
+        inner.active.fetch_sub(1, Ordering::Release);
         if let Some(h) = hidden {
             unhide_outer(c, h);
         }

@@ -245,6 +245,47 @@ mod loom_tests {
         });
     }
 
+    /// The count of runs in progress a scope's cancel reads to skip its delivery
+    /// (`cancel_scope`: `Inner::active`, `run_as`, `propagate`): a run counts itself, registers
+    /// (with the fence of [`ScopeRuns::enter`]) and reads the scope's state; the cancel marks
+    /// the state, fences and reads the count. Whatever the interleaving, a cancel that skipped
+    /// its delivery never leaves a run that started: the run saw the mark, or the cancel saw
+    /// the run and delivers (its request reaches the run's point).
+    #[test]
+    fn loom_cancel_skips_only_scopes_nobody_runs() {
+        loom::model(|| {
+            let m = Arc::new(ScopeModel::new());
+            let active = Arc::new(AtomicUsize::new(0));
+            let (m2, active2) = (m.clone(), active.clone());
+            let canceler = thread::spawn(move || {
+                m2.canceled.store(true, Ordering::SeqCst);
+                fence(Ordering::SeqCst);
+                if active2.load(Ordering::Relaxed) == 0 {
+                    return true; // skipped
+                }
+                m2.runs.count_in();
+                fence(Ordering::SeqCst);
+                if m2.runs.depth_of(SCOPE_ID).is_some() {
+                    m2.word.scope_request();
+                }
+                m2.runs.count_out();
+                false
+            });
+            active.fetch_add(1, Ordering::Relaxed);
+            m.runs.enter(0, SCOPE_ID);
+            let started = !m.canceled.load(Ordering::SeqCst);
+            let skipped = canceler.join().unwrap();
+            // Still inside the run, after the cancel returned: a run that started either was
+            // delivered to (its point acts) or the cancel did not skip.
+            if started {
+                assert!(!skipped, "the cancel skipped a run in progress");
+                assert_eq!(classify(m.word.load()), Action::ActScope, "not delivered");
+            }
+            m.runs.leave(0, SCOPE_ID);
+            active.fetch_sub(1, Ordering::Release);
+        });
+    }
+
     /// The shield: an outer run's scope canceled while the thread enters a shield (inside
     /// that run), runs a point in it and leaves it — the calls `CancelScope::shield` makes
     /// (`hide_below`, clear the request; then `unhide`, read the scope, queue the request).
