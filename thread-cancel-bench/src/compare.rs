@@ -66,6 +66,8 @@ pub const P2_BATCH: u32 = 1_000;
 pub const P5_BATCH: u32 = 4;
 /// `run`s (or `with_timeout`s) per P7 sample.
 pub const P7_BATCH: u32 = 10_000;
+/// Queries per P9 sample.
+pub const P9_BATCH: u32 = 100_000;
 /// Samples per scenario in a full run (P6 aside).
 pub const FULL_SAMPLES: usize = 2_000;
 /// Warm-up samples per scenario in a full run (P6 aside).
@@ -296,6 +298,7 @@ fn plans(cfg: &Config, p6_log: &P6Log) -> io::Result<Plans> {
     p6_plans(&mut p, cfg, p6_log);
     p7_plans(&mut p, each);
     p8_plans(&mut p, each, &p3, &p4);
+    p9_plans(&mut p, each);
     Ok(p)
 }
 
@@ -674,22 +677,104 @@ fn p7_plans(p: &mut Plans, each: Plan) {
             Ok(())
         }),
     );
-    for (ours, scenario, short) in [
-        (run, "P7 CancelScope::run, nothing canceled", "P7 run"),
+    for (ours, scenario, short, target) in [
+        (
+            run,
+            "P7 CancelScope::run, nothing canceled",
+            "P7 run",
+            Target::P7,
+        ),
         (
             timeout,
             "P7 with_timeout(5 s), nothing canceled",
             "P7 with_timeout",
+            Target::P7Timeout,
         ),
     ] {
         p.rows.push(Row {
             scenario,
             short,
-            target: Target::P7,
+            target,
             unit: Unit::Ns,
             ours,
             glibc: None,
             floor: Some(catch),
+            floor_plus: None,
+        });
+    }
+}
+
+/// P9: `cancel_requested()` outside any run, inside a run, inside a deadline run
+/// (`with_timeout`), and `CancelScope::is_canceled()` of a scope without a deadline, nothing
+/// canceled, beside a relaxed `AtomicBool` load (the floor: a flag a loop would poll).
+fn p9_plans(p: &mut Plans, each: Plan) {
+    let query = || {
+        black_box(thread_cancel::cancel_requested());
+        Ok(())
+    };
+    let outside = p.add(
+        "cancel_requested(), no run",
+        each,
+        per_call(Unit::Ns, P9_BATCH, query),
+    );
+    let scope = thread_cancel::CancelScope::new();
+    let in_run = p.add(
+        "cancel_requested() in a run",
+        each,
+        Box::new(move || {
+            scope
+                .run(|| micro::batch(P9_BATCH, query))
+                .map_err(|_| io::Error::other("the scope was canceled"))?
+        }),
+    );
+    let in_deadline = p.add(
+        "cancel_requested() in a with_timeout(60 s) run",
+        each,
+        Box::new(move || {
+            thread_cancel::with_timeout(Duration::from_secs(60), || micro::batch(P9_BATCH, query))
+                .map_err(|_| io::Error::other("the deadline passed"))?
+        }),
+    );
+    let live = thread_cancel::CancelScope::new();
+    let is_canceled = p.add(
+        "CancelScope::is_canceled(), no deadline",
+        each,
+        per_call(Unit::Ns, P9_BATCH, move || {
+            black_box(black_box(&live).is_canceled());
+            Ok(())
+        }),
+    );
+    let flag = std::sync::atomic::AtomicBool::new(false);
+    let floor = p.add(
+        "AtomicBool::load(Relaxed)",
+        each,
+        per_call(Unit::Ns, P9_BATCH, move || {
+            black_box(black_box(&flag).load(std::sync::atomic::Ordering::Relaxed));
+            Ok(())
+        }),
+    );
+    for (ours, scenario, short) in [
+        (outside, "P9 cancel_requested(), no run", "P9 no run"),
+        (in_run, "P9 cancel_requested() in a run", "P9 in a run"),
+        (
+            in_deadline,
+            "P9 cancel_requested() in a deadline run",
+            "P9 deadline run",
+        ),
+        (
+            is_canceled,
+            "P9 CancelScope::is_canceled(), no deadline",
+            "P9 is_canceled",
+        ),
+    ] {
+        p.rows.push(Row {
+            scenario,
+            short,
+            target: Target::P9,
+            unit: Unit::Ns,
+            ours,
+            glibc: None,
+            floor: Some(floor),
             floor_plus: None,
         });
     }

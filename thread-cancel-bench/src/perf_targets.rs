@@ -45,9 +45,14 @@ pub enum Target {
     /// 10,000 blocked threads made by `Builder::lightweight()` canceled and joined: not slower
     /// than glibc.
     P6,
-    /// Entering and leaving a `CancelScope` (`run`, or `with_timeout`) with nothing canceled:
-    /// <= 20 ns per run (medians in ns).
+    /// Entering and leaving a `CancelScope` (`run`) with nothing canceled: <= 20 ns per run
+    /// (medians in ns).
     P7,
+    /// `with_timeout` (a new scope and its deadline, a run) with nothing canceled: <= 50 ns.
+    P7Timeout,
+    /// `cancel_requested()` / `CancelScope::is_canceled()` with nothing canceled, inside a
+    /// deadline run or not: <= 2 ns.
+    P9,
     /// Scope cancel to `Err` from `run`, blocked in sleep / recv / read: <= 1.2x the thread
     /// cancellation's latency on the same wait (P3/P4 of ours, the "floor" of the row).
     P8,
@@ -62,7 +67,7 @@ pub enum Target {
 }
 
 impl Target {
-    /// Its id, `"P1"` to `"P8"`, `"P4c"`, `"R06"`.
+    /// Its id, `"P1"` to `"P9"`, `"P4c"`, `"R06"`.
     pub fn id(self) -> &'static str {
         match self {
             Target::P1 => "P1",
@@ -73,7 +78,8 @@ impl Target {
             Target::P5 | Target::P5Lightweight => "P5",
             Target::P6 | Target::P6Std => "P6",
             Target::R06 => "R06",
-            Target::P7 => "P7",
+            Target::P7 | Target::P7Timeout => "P7",
+            Target::P9 => "P9",
             Target::P8 | Target::P8Deadline => "P8",
         }
     }
@@ -90,6 +96,8 @@ impl Target {
             Target::P5Lightweight => "<= 1.10x glibc",
             Target::P6 => "<= glibc",
             Target::P7 => "<= 20 ns",
+            Target::P7Timeout => "<= 50 ns",
+            Target::P9 => "<= 2 ns",
             Target::P8 => "<= 1.2x thread cancel (P3/P4)",
             Target::P8Deadline => "<= 1 ms + P8 latency",
             Target::P6Std | Target::R06 => "none (informative)",
@@ -114,6 +122,8 @@ impl Target {
             Target::P5 => floor.map(|f| ours <= 1.10 * f),
             Target::P5Lightweight => glibc.map(|g| ours <= 1.10 * g),
             Target::P7 => Some(ours <= 20.0),
+            Target::P7Timeout => Some(ours <= 50.0),
+            Target::P9 => Some(ours <= 2.0),
             Target::P8 => floor.map(|f| ours <= 1.2 * f),
             Target::P8Deadline => floor.map(|f| ours <= 1000.0 + f),
             Target::P6Std | Target::R06 => None,
