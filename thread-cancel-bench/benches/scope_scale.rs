@@ -66,15 +66,18 @@ fn idle_threads(c: &mut Criterion) {
         let _idle = Idle::new(idle);
         let mut g = c.benchmark_group("P10 beside idle threads that once ran a scope");
         g.throughput(Throughput::Elements(N));
-        g.bench_function(BenchmarkId::new("cancel of a scope nobody runs", idle), |b| {
-            b.iter(|| {
-                for _ in 0..N {
-                    let s = CancelScope::new();
-                    s.cancel();
-                    black_box(&s);
-                }
-            })
-        });
+        g.bench_function(
+            BenchmarkId::new("cancel of a scope nobody runs", idle),
+            |b| {
+                b.iter(|| {
+                    for _ in 0..N {
+                        let s = CancelScope::new();
+                        s.cancel();
+                        black_box(&s);
+                    }
+                })
+            },
+        );
         // One other thread runs a scope (a long run, blocked); each iteration cancels a child
         // of it, whose run the other thread enters and leaves in a loop.
         {

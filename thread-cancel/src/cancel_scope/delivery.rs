@@ -55,6 +55,95 @@ pub(super) fn deliver(id: usize, reached: &mut Reached) {
     }
 }
 
+impl Inner {
+    /// Owner, entering a run: takes the runner's slot if it is free (true), else counts the
+    /// run among the others. Before the registration's fence.
+    #[inline(always)]
+    pub(super) fn claim(&self, c: &Control) -> bool {
+        let me = c as *const Control as *mut Control;
+        if self
+            .runner
+            .compare_exchange(
+                std::ptr::null_mut(),
+                me,
+                Ordering::Release,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+        {
+            return true;
+        }
+        self.others.fetch_add(1, Ordering::Relaxed);
+        false
+    }
+
+    /// Owner, when the run's body is over, before its registration is withdrawn (`leave`,
+    /// whose fence follows): gives back what `claim` took. A cancel that no longer finds the
+    /// run delivers nothing to it, which is harmless now: the run's result still reads the
+    /// scope's mark, which that cancel made first.
+    #[inline(always)]
+    pub(super) fn unclaim(&self, runner: bool) {
+        if runner {
+            self.runner.store(std::ptr::null_mut(), Ordering::Relaxed);
+        } else {
+            self.others.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Owner, after `leave` (and its fence): the runner waits until no cancel that may have
+    /// read its block in the slot is still using it (`deliver_to_runner`).
+    #[inline(always)]
+    pub(super) fn unclaimed(&self, runner: bool) {
+        if runner {
+            while self.delivering.load(Ordering::Relaxed) != 0 {
+                crate::atomic::yield_now();
+            }
+            crate::atomic::fence(Ordering::Acquire);
+        }
+    }
+
+    /// A cancel's delivery when one thread runs the scope (it holds the slot) and no other
+    /// run is in progress: that thread alone, as `deliver` treats each thread. The slot is
+    /// read again after counting this cancel in `delivering` and a fence: a runner that gave
+    /// the slot back before is not reached (its body is over); one that gives it back after
+    /// waits for this cancel to finish, so its block stays alive while used.
+    #[cold]
+    pub(super) fn deliver_to_runner(&self, reached: &mut Reached) {
+        self.delivering.fetch_add(1, Ordering::Relaxed);
+        // Paired with the fence of the run's `leave`, between its `unclaim` and its
+        // `unclaimed`: either this sees the slot empty, or that run waits for this cancel.
+        crate::atomic::fence(Ordering::SeqCst);
+        let p = self.runner.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: `p` is the block of a thread in a run of this scope (`claim` stored
+            // `Arc::as_ptr` of its block, `CURRENT`, with release); that run waits in
+            // `unclaimed` until `delivering` is zero before it ends, and the thread keeps its
+            // block alive while in a run: the count taken above keeps it alive here.
+            // Incrementing the strong count of a live `Arc` and taking that reference as an
+            // `Arc` is sound.
+            let t = unsafe {
+                Arc::increment_strong_count(p);
+                Arc::from_raw(p)
+            };
+            // In a forked child the slot may name a thread of the parent (C09): never reached.
+            if t.in_this_process() {
+                t.runs.count_in();
+                crate::atomic::fence(Ordering::SeqCst);
+                let mut owed_wake = false;
+                if let Some(depth) = t.runs.depth_of(self.id()) {
+                    owed_wake = t.scope_request();
+                    reached.threads.push((t.clone(), depth));
+                }
+                t.runs.count_out();
+                if owed_wake {
+                    t.wake_parked();
+                }
+            }
+        }
+        self.delivering.fetch_sub(1, Ordering::Release);
+    }
+}
+
 /// What a cancel owes once its deliveries are done: the threads it reached, each with the
 /// depth of its run of the canceled scope (whose `on_cancel` callbacks registered inside that
 /// run are owed), and the callbacks registered on the canceled scopes themselves
@@ -95,7 +184,11 @@ pub(super) fn register_thread(c: &Control) {
     let arc = crate::current::current_control();
     debug_assert!(std::ptr::eq(&*arc, c));
     let mut reg = lock_registry();
-    retain_live(&mut reg);
+    // The ended threads are dropped when the registry has doubled (and by every full
+    // delivery): a thread's first run costs the same however many threads ran scopes before.
+    if reg.len().is_power_of_two() {
+        retain_live(&mut reg);
+    }
     reg.push(Arc::downgrade(&arc));
     drop(reg);
     super::diagnostic::record_identity(c);

@@ -34,7 +34,7 @@ use crate::word;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -58,11 +58,20 @@ pub(crate) struct Inner {
     /// Keyed by each child's address, so that a child leaves in constant time however many
     /// siblings it has.
     children: Mutex<HashMap<usize, Weak<Inner>, BuildHasherDefault<AddressHasher>>>,
-    /// How many runs of it are in progress, on every thread (incremented before a run's
-    /// registration is fenced, decremented after its end). A cancel that finds none after its
-    /// mark and a fence delivers to no thread: a scope nobody runs is canceled in constant time,
-    /// and unrelated runs never wait for its delivery (see `propagate`).
-    active: AtomicUsize,
+    /// Who runs it now, so that a cancel visits only those threads (see `propagate`):
+    /// `runner`, the control block of the one thread whose run of it holds the slot (null:
+    /// none), and `others`, how many runs of it are in progress besides (on other threads,
+    /// or nested in the runner's). A run takes the slot or counts itself before its
+    /// registration is fenced, and gives them back after its end. A cancel that finds neither
+    /// after its mark and a fence delivers to no thread; one that finds only the runner
+    /// delivers to that thread alone; only `others` makes it visit every thread that ran a
+    /// scope.
+    runner: AtomicPtr<Control>,
+    others: AtomicUsize,
+    /// Cancels reading `runner` now: a run gives the slot back, then waits for none, so that
+    /// a cancel that read the runner's block can use it (the block stays alive while its
+    /// thread is in the run).
+    delivering: AtomicUsize,
     /// The registration of its own deadline with the deadline timer, if any.
     timer: Mutex<Option<crate::cancel_scope::deadline::Key>>,
     /// What its cancel wakes or runs besides the runs: `cancelled()` futures' wakers and
@@ -194,13 +203,15 @@ impl Inner {
             c.cancel_shielded(cause.clone(), reached);
         }
         let first = reached.threads.len();
-        // The mark (a `SeqCst` RMW), a fence, then the count of runs: paired with a run's
-        // increment, fence, then read of the mark (`run_as`), either the run sees the mark and
-        // does not start, or this sees the run and delivers (the model:
-        // `loom_cancel_skips_only_scopes_nobody_runs`).
+        // The mark (a `SeqCst` RMW), a fence, then who runs it: paired with a run's claim,
+        // fence, then read of the mark (`run_as`), either the run sees the mark and does not
+        // start, or this sees the run and delivers (the model:
+        // `loom_cancel_visits_only_the_threads_that_run_the_scope`).
         crate::atomic::fence(Ordering::SeqCst);
-        if self.active.load(Ordering::Relaxed) != 0 {
+        if self.others.load(Ordering::Relaxed) != 0 {
             deliver(self.id(), reached);
+        } else if !self.runner.load(Ordering::Relaxed).is_null() {
+            self.deliver_to_runner(reached);
         }
         diagnostic::watch(self.id(), &reached.threads[first..]);
         cancelled::fire(&self.hooks, reached);
@@ -465,7 +476,9 @@ impl CancelScope {
             own_deadline: AtomicU64::new(own.map_or(NO_DEADLINE, to_nanos)),
             parents: parents.clone(),
             children: Mutex::new(HashMap::default()),
-            active: AtomicUsize::new(0),
+            runner: AtomicPtr::new(std::ptr::null_mut()),
+            others: AtomicUsize::new(0),
+            delivering: AtomicUsize::new(0),
             timer: Mutex::new(None),
             hooks: Mutex::new(cancelled::Hooks::default()),
         });

@@ -135,8 +135,8 @@ impl CancelScope {
         };
         let hidden = shield.then(|| hide_outer(c, depth));
         runs::set_top(&frame);
-        // Counted before the registration's fence (`propagate` reads the count after its own).
-        inner.active.fetch_add(1, Ordering::Relaxed);
+        // Claimed before the registration's fence (`propagate` reads them after its own).
+        let is_runner = inner.claim(c);
         register(c, depth, inner.id());
         // Registered (and fenced) before reading the state: a cancel that this misses sees
         // the registration and delivers (I6).
@@ -145,8 +145,9 @@ impl CancelScope {
         } else {
             Some(catch_unwind(AssertUnwindSafe(f)))
         };
+        inner.unclaim(is_runner);
         let caught = leave(c, &frame);
-        inner.active.fetch_sub(1, Ordering::Release);
+        inner.unclaimed(is_runner);
         if let Some(h) = hidden {
             unhide_outer(c, h);
         }

@@ -245,44 +245,121 @@ mod loom_tests {
         });
     }
 
-    /// The count of runs in progress a scope's cancel reads to skip its delivery
-    /// (`cancel_scope`: `Inner::active`, `run_as`, `propagate`): a run counts itself, registers
-    /// (with the fence of [`ScopeRuns::enter`]) and reads the scope's state; the cancel marks
-    /// the state, fences and reads the count. Whatever the interleaving, a cancel that skipped
-    /// its delivery never leaves a run that started: the run saw the mark, or the cancel saw
-    /// the run and delivers (its request reaches the run's point).
+    /// Who runs a scope, as a cancel reads it to visit only those threads (`cancel_scope`:
+    /// `Inner::{runner, others, delivering}`, `claim`, `release`, `deliver_to_runner`, and
+    /// `propagate`). The run takes the runner's slot (or counts itself among the others),
+    /// registers with the fence of [`ScopeRuns::enter`] and reads the scope's state; the
+    /// cancel marks the state, fences, reads `others` and the slot, and delivers to the runner
+    /// after counting itself in `delivering` and reading the slot again.
+    struct Claims {
+        m: ScopeModel,
+        runner: AtomicUsize,
+        others: AtomicUsize,
+        delivering: AtomicUsize,
+        /// The runner's block: true until the run has ended and given the slot back.
+        alive: AtomicBool,
+    }
+
+    impl Claims {
+        fn new() -> Self {
+            Self {
+                m: ScopeModel::new(),
+                runner: AtomicUsize::new(0),
+                others: AtomicUsize::new(0),
+                delivering: AtomicUsize::new(0),
+                alive: AtomicBool::new(true),
+            }
+        }
+
+        /// The cancel: true if it delivered to no thread.
+        fn cancel(&self) -> bool {
+            self.m.canceled.store(true, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            assert_eq!(self.others.load(Ordering::Relaxed), 0, "no other run here");
+            if self.runner.load(Ordering::Relaxed) == 0 {
+                return true;
+            }
+            self.delivering.fetch_add(1, Ordering::Relaxed);
+            fence(Ordering::SeqCst);
+            if self.runner.load(Ordering::Acquire) != 0 {
+                assert!(
+                    self.alive.load(Ordering::SeqCst),
+                    "used the block of a run that ended"
+                );
+                self.m.runs.count_in();
+                fence(Ordering::SeqCst);
+                if self.m.runs.depth_of(SCOPE_ID).is_some() {
+                    self.m.word.scope_request();
+                }
+                self.m.runs.count_out();
+            }
+            self.delivering.fetch_sub(1, Ordering::Release);
+            false
+        }
+
+        /// The run's entry: whether it started.
+        fn enter(&self) -> bool {
+            assert!(self
+                .runner
+                .compare_exchange(0, 1, Ordering::Release, Ordering::Relaxed)
+                .is_ok());
+            self.m.runs.enter(0, SCOPE_ID);
+            !self.m.canceled.load(Ordering::SeqCst)
+        }
+
+        /// The run's end: `unclaim`, `leave` (its fence), `unclaimed`, `leave_slow`; the
+        /// block may go after it.
+        fn end(&self) {
+            self.runner.store(0, Ordering::Relaxed);
+            self.m.runs.leave(0, SCOPE_ID);
+            while self.delivering.load(Ordering::Relaxed) != 0 {
+                thread::yield_now();
+            }
+            fence(Ordering::Acquire);
+            if self.m.word.load() & SCOPE != 0 {
+                self.m.word.clear_scope_request();
+            }
+            self.alive.store(false, Ordering::SeqCst);
+        }
+    }
+
+    /// A cancel that skipped the delivery, or delivered to the runner alone, never leaves a
+    /// run that started without its request: checked inside the run, after the cancel.
     #[test]
-    fn loom_cancel_skips_only_scopes_nobody_runs() {
+    fn loom_cancel_visits_only_the_threads_that_run_the_scope() {
         loom::model(|| {
-            let m = Arc::new(ScopeModel::new());
-            let active = Arc::new(AtomicUsize::new(0));
-            let (m2, active2) = (m.clone(), active.clone());
-            let canceler = thread::spawn(move || {
-                m2.canceled.store(true, Ordering::SeqCst);
-                fence(Ordering::SeqCst);
-                if active2.load(Ordering::Relaxed) == 0 {
-                    return true; // skipped
-                }
-                m2.runs.count_in();
-                fence(Ordering::SeqCst);
-                if m2.runs.depth_of(SCOPE_ID).is_some() {
-                    m2.word.scope_request();
-                }
-                m2.runs.count_out();
-                false
-            });
-            active.fetch_add(1, Ordering::Relaxed);
-            m.runs.enter(0, SCOPE_ID);
-            let started = !m.canceled.load(Ordering::SeqCst);
+            let c = Arc::new(Claims::new());
+            let c2 = c.clone();
+            let canceler = thread::spawn(move || c2.cancel());
+            let started = c.enter();
             let skipped = canceler.join().unwrap();
-            // Still inside the run, after the cancel returned: a run that started either was
-            // delivered to (its point acts) or the cancel did not skip.
             if started {
                 assert!(!skipped, "the cancel skipped a run in progress");
-                assert_eq!(classify(m.word.load()), Action::ActScope, "not delivered");
+                assert_eq!(classify(c.m.word.load()), Action::ActScope, "not delivered");
             }
-            m.runs.leave(0, SCOPE_ID);
-            active.fetch_sub(1, Ordering::Release);
+            c.end();
+        });
+    }
+
+    /// The runner's end racing a cancel that read the slot: the cancel never uses the block
+    /// after the run ended (`alive`), and leaves no request behind in the word.
+    #[test]
+    fn loom_runner_end_races_a_cancel_reading_the_slot() {
+        loom::model(|| {
+            let c = Arc::new(Claims::new());
+            c.enter();
+            let c2 = c.clone();
+            let canceler = thread::spawn(move || c2.cancel());
+            c.end();
+            let after = c.m.word.load();
+            canceler.join().unwrap();
+            assert_eq!(after & (SCOPE | SCOPE_UNWIND), 0, "left behind: {after:#x}");
+            let end = c.m.word.load();
+            assert_eq!(
+                end & (SCOPE | SCOPE_UNWIND),
+                0,
+                "arrived after run: {end:#x}"
+            );
         });
     }
 
