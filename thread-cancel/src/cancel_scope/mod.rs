@@ -110,11 +110,21 @@ impl Inner {
     }
 
     /// Whether canceled; a deadline that passed (its own or a parent's) cancels the scope
-    /// (or that parent, and so this one) now.
+    /// (or that parent, and so this one) now. A scope with no deadline and no parent: one
+    /// load, inlined.
+    #[inline]
     fn is_canceled(&self) -> bool {
         if self.marked() {
             return true;
         }
+        if self.own_deadline.load(Ordering::Relaxed) == NO_DEADLINE && self.parents.is_empty() {
+            return false;
+        }
+        self.is_canceled_slow()
+    }
+
+    #[inline(never)]
+    fn is_canceled_slow(&self) -> bool {
         if self.own_deadline().is_some_and(|d| Instant::now() >= d) {
             let shield = crate::async_region::shield();
             let mut reached = Reached::default();
@@ -549,6 +559,7 @@ impl CancelScope {
     /// let s = thread_cancel::CancelScope::with_timeout(std::time::Duration::ZERO);
     /// assert!(s.is_canceled());
     /// ```
+    #[inline]
     pub fn is_canceled(&self) -> bool {
         let canceled = self.inner.is_canceled();
         if canceled {
@@ -673,6 +684,7 @@ pub fn current_deadline() -> Option<Instant> {
 /// assert!(e.acted());
 /// assert_eq!(e.into_value(), Some(3));
 /// ```
+#[inline]
 pub fn cancel_requested() -> bool {
     let Some(w) = crate::control::with_current(|c| c.word.load()) else {
         // No control block: no run (a run adopts its thread), no request.
@@ -686,6 +698,13 @@ pub fn cancel_requested() -> bool {
         // the `cancel` returns, a deadline's by the timer thread: no frame to walk, no clock.
         return false;
     }
+    scope_canceled_now()
+}
+
+/// [`cancel_requested`] with a scope request in the word, or without a timer thread: whether a
+/// run's scope is canceled, from the frames (a deadline read from the clock).
+#[inline(never)]
+fn scope_canceled_now() -> bool {
     let canceled = any_frame(|_, sc| sc.is_canceled());
     if canceled {
         own_request_now();

@@ -101,6 +101,7 @@ pub(super) extern "C" fn after_fork_in_parent() {
 }
 
 /// The current fork generation (see `FORK_GENERATION`).
+#[inline]
 pub(crate) fn fork_generation() -> u32 {
     FORK_GENERATION.load(Relaxed)
 }
