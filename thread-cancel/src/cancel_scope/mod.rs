@@ -615,7 +615,15 @@ fn after(d: Duration) -> Instant {
 /// assert_eq!(with_timeout(Duration::from_secs(5), || 7), Ok(7));
 /// ```
 pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, TimedOut<R>> {
-    with_deadline(after(timeout), f)
+    if timeout.is_zero() {
+        return with_deadline(Instant::now(), f);
+    }
+    // The deadline was just computed from the clock and lies ahead: the run's entry need not
+    // read the clock again (a deadline that passes now is seen by the first point, or by the
+    // run's end).
+    CancelScope::with_deadline(after(timeout))
+        .run_fresh(f)
+        .map_err(TimedOut)
 }
 
 /// Runs `f` with a deadline: see [`with_timeout`].

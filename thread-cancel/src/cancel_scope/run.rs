@@ -67,7 +67,7 @@ impl CancelScope {
     /// drop(tx);
     /// ```
     pub fn run<R>(&self, f: impl FnOnce() -> R) -> Result<R, Canceled<R>> {
-        self.run_as(f, false)
+        self.run_as(f, false, true)
     }
 
     /// Runs `f` in this scope as [`run`](Self::run) does, shielded from every enclosing run:
@@ -105,19 +105,34 @@ impl CancelScope {
     /// assert!(r.unwrap_err().acted());
     /// ```
     pub fn shield<R>(&self, f: impl FnOnce() -> R) -> Result<R, Canceled<R>> {
-        self.run_as(f, true)
+        self.run_as(f, true, true)
     }
 
-    fn run_as<R>(&self, f: impl FnOnce() -> R, shield: bool) -> Result<R, Canceled<R>> {
+    /// [`run`](Self::run) for a scope just made whose deadline lies ahead (`with_timeout`): its
+    /// entry reads the scope's state, not the clock.
+    pub(super) fn run_fresh<R>(&self, f: impl FnOnce() -> R) -> Result<R, Canceled<R>> {
+        self.run_as(f, false, false)
+    }
+
+    fn run_as<R>(
+        &self,
+        f: impl FnOnce() -> R,
+        shield: bool,
+        check_clock: bool,
+    ) -> Result<R, Canceled<R>> {
         let inner: &Inner = &self.inner;
-        if inner.is_canceled() {
+        if if check_clock {
+            inner.is_canceled()
+        } else {
+            inner.marked()
+        } {
             return Err(self.error(true, None));
         }
         let Some(c) = own_control() else {
             // The thread's link is gone: its thread-local destructors are running. A control
             // block is linked for this run alone, so that the scope is enforced here too.
             let _link = crate::current::link_for_teardown();
-            return self.run_as(f, shield);
+            return self.run_as(f, shield, check_clock);
         };
         assert!(
             c.region.load(Ordering::Relaxed).is_null(),
