@@ -8,9 +8,10 @@
 //! `thread-cancel/docs/interpose.md`. The rules, decided here:
 //!
 //! - **Fast path (E06, P11).** A thread without a control block (it never met the crate) reads
-//!   one const thread-local and makes the plain system call. A thread with one makes the call
-//!   through the crate's trampoline ([`in_call`]), which tests the state word once: the same
-//!   "completed or no effect" machinery as the crate's own points (R10).
+//!   one const thread-local and calls the C library's own definition (`next.rs`, found at
+//!   load), so the C library's cancellation still works for it. A thread with one makes the
+//!   call through the crate's trampoline ([`in_call`]), which tests the state word once: the
+//!   same "completed or no effect" machinery as the crate's own points (R10).
 //! - **Acting (E02).** Where a crate point would unwind, the call fails with `-1` and errno
 //!   `ECANCELED` (a thread cancel, or a scope cancel) or `ETIMEDOUT` (the innermost canceled
 //!   run's scope has a deadline that passed). The request stays in place: a thread cancel is
@@ -34,12 +35,13 @@
 //!   would panic. A blocked write there is not interrupted (the crate's `io::stdout()` is the
 //!   cancelable writer).
 //!
-//! Nothing on these paths may panic, so nothing unwinds out of the `extern "C"` functions: they
-//! do raw system calls, thread-local reads of `const` cells, atomic loads and integer
+//! Nothing on the crate's paths may panic, so nothing of ours unwinds out of the functions:
+//! they do raw system calls, thread-local reads of `const` cells, atomic loads and integer
 //! arithmetic. The only calls into code that could panic in principle are `Instant::now` (its
 //! `clock_gettime` cannot fail for `CLOCK_MONOTONIC`) and the scope's `marked`/`deadline`
-//! (atomic loads and a field read). Should one panic anyway, the `extern "C"` ABI aborts the
-//! process (Rust ≥ 1.81), never unwinds into C.
+//! (atomic loads and a field read). The functions are `extern "C-unwind"` (the C library's
+//! forced unwind of a foreign thread passes through them, `next.rs`), so a guard
+//! (`AbortOnUnwind`) aborts the process should one panic anyway: never an unwind into C.
 //!
 //! Async-signal-safety (E07): no allocation, no lock, no lazily initialised thread-local;
 //! errno is the C library's (`__errno_location`).
