@@ -914,3 +914,49 @@ fn e01_sigwait_sigwaitinfo_and_sigtimedwait_end_at_the_deadline_and_take_nothing
     .join()
     .unwrap();
 }
+
+/// A thread that blocks every signal with the C library's `pthread_sigmask` (or
+/// `sigprocmask`) stays cancelable while blocked in a system call: the interposed mask
+/// functions take the crate's cancel signal out of a blocking set, as the C library does for
+/// its own signals. Before, the read below was reached only when data came (the deadline
+/// waited for the next point).
+#[test]
+fn e02_a_thread_that_blocks_every_signal_is_still_reached_in_a_blocked_call() {
+    use std::os::fd::AsRawFd;
+    for use_sigprocmask in [false, true] {
+        let (_a, b) = UnixStream::pair().unwrap();
+        let fd = b.as_raw_fd();
+        std::thread::spawn(move || {
+            // SAFETY: plain data; the set is a local.
+            let mut full: libc::sigset_t = unsafe { std::mem::zeroed() };
+            // SAFETY: a valid set; a null old set.
+            unsafe {
+                libc::sigfillset(&mut full);
+                let r = if use_sigprocmask {
+                    libc::sigprocmask(libc::SIG_BLOCK, &full, std::ptr::null_mut())
+                } else {
+                    libc::pthread_sigmask(libc::SIG_BLOCK, &full, std::ptr::null_mut())
+                };
+                assert_eq!(r, 0);
+            }
+            let mut buf = [0u8; 1];
+            // SAFETY: a 1-byte buffer, an open socket.
+            let (r, e) = timed_out(|| unsafe {
+                (
+                    libc::read(fd, buf.as_mut_ptr().cast(), 1),
+                    io::Error::last_os_error(),
+                )
+            });
+            assert_eq!(r, -1);
+            assert_deadline_error(&e);
+            // Every other signal is still blocked.
+            // SAFETY: a null new set only reads the mask into a local.
+            let mut now: libc::sigset_t = unsafe { std::mem::zeroed() };
+            unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut now) };
+            // SAFETY: a valid set and signal.
+            assert_eq!(unsafe { libc::sigismember(&now, libc::SIGUSR1) }, 1);
+        })
+        .join()
+        .unwrap();
+    }
+}

@@ -44,7 +44,7 @@ fn keep_interposed_linked() {
         fn thread_cancel_interpose_shim_anchor() -> libc::c_int;
     }
     /// Addresses only, never called through.
-    struct Symbols([*const (); 37]);
+    struct Symbols([*const (); 39]);
     // SAFETY: addresses only, never dereferenced or called through this table.
     unsafe impl Sync for Symbols {}
     static SYMBOLS: Symbols = Symbols([
@@ -84,6 +84,8 @@ fn keep_interposed_linked() {
         libc::sigtimedwait as *const (),
         libc::sigwaitinfo as *const (),
         libc::sigwait as *const (),
+        libc::pthread_sigmask as *const (),
+        libc::sigprocmask as *const (),
         thread_cancel_interpose_shim_anchor as *const (),
     ]);
     std::hint::black_box(&SYMBOLS.0);

@@ -748,6 +748,108 @@ pub unsafe extern "C-unwind" fn sigwait(set: *const libc::sigset_t, sig: *mut c_
     }
 }
 
+/// `pthread_sigmask(3)`: the C library's, with the crate's cancel signal taken out of a set
+/// that blocks (`SIG_BLOCK`, `SIG_SETMASK`), as the C library does for its own internal
+/// signals: a thread that blocks every signal stays cancelable while blocked in a system call.
+/// In every thread (one that never met the crate may meet it later).
+///
+/// # Safety
+/// As `pthread_sigmask(3)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn pthread_sigmask(
+    how: c_int,
+    set: *const libc::sigset_t,
+    old: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { sigmask_without_cancel_signal(how, set, old, &PTHREAD_SIGMASK, false) }
+}
+
+/// `sigprocmask(2)`: as [`pthread_sigmask`] (on Linux it sets the calling thread's mask), with
+/// `-1` and errno on failure.
+///
+/// # Safety
+/// As `sigprocmask(2)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sigprocmask(
+    how: c_int,
+    set: *const libc::sigset_t,
+    old: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { sigmask_without_cancel_signal(how, set, old, &SIGPROCMASK, true) }
+}
+
+/// The C library's `pthread_sigmask` and `sigprocmask`, found at load.
+static PTHREAD_SIGMASK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static SIGPROCMASK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[used]
+#[link_section = ".init_array"]
+static RESOLVE_SIGMASKS: extern "C" fn() = {
+    extern "C" fn resolve() {
+        next::resolve(
+            &PTHREAD_SIGMASK,
+            "pthread_sigmask\0",
+            pthread_sigmask as *const () as usize,
+        );
+        next::resolve(
+            &SIGPROCMASK,
+            "sigprocmask\0",
+            sigprocmask as *const () as usize,
+        );
+    }
+    resolve
+};
+
+/// Calls the C library's mask function in `next` with `set` less the cancel signal when it
+/// blocks; the raw system call if the C library's was not found (then `-1` and errno if
+/// `errno_style`, as `sigprocmask`, else the error number, as `pthread_sigmask`).
+///
+/// # Safety
+/// As `pthread_sigmask(3)`.
+unsafe fn sigmask_without_cancel_signal(
+    how: c_int,
+    set: *const libc::sigset_t,
+    old: *mut libc::sigset_t,
+    next: &std::sync::atomic::AtomicUsize,
+    errno_style: bool,
+) -> c_int {
+    // SAFETY: the caller's set, if any, is an initialised `sigset_t` (plain data).
+    let copy = match unsafe { set.as_ref() } {
+        Some(s) if how == libc::SIG_BLOCK || how == libc::SIG_SETMASK => {
+            Some(crate::sys::without_cancel_signal(s))
+        }
+        _ => None,
+    };
+    let setp = copy.as_ref().map_or(set, |s| s as *const libc::sigset_t);
+    let f = next.load(std::sync::atomic::Ordering::Relaxed);
+    if f != 0 {
+        // SAFETY: `f` is the C library's definition of this function (same C signature).
+        let f: unsafe extern "C-unwind" fn(
+            c_int,
+            *const libc::sigset_t,
+            *mut libc::sigset_t,
+        ) -> c_int = unsafe { std::mem::transmute(f) };
+        // SAFETY: the caller's arguments, `set` replaced by a copy alive for the call.
+        return unsafe { f(how, setp, old) };
+    }
+    let a = [
+        how as c_long,
+        setp as c_long,
+        old as c_long,
+        SIGSET_SIZE as c_long,
+        0,
+        0,
+    ];
+    // SAFETY: as above, for `rt_sigprocmask`.
+    match unsafe { plain(libc::SYS_rt_sigprocmask, a) } {
+        -1 if errno_style => -1,
+        -1 => super::errno(),
+        _ => 0,
+    }
+}
+
 /// The body of the C shims `open`, `open64`, `openat`, `openat64`: `openat(2)` as a point
 /// (opening a FIFO blocks until the other end is opened).
 ///
