@@ -5,7 +5,9 @@
  * guarantees:
  *   - a canceled blocking call either completed (its result is returned) or had no effect;
  *   - tc_cancel/tc_join/tc_detach/tc_kill on an id whose lifetime has ended (never existed,
- *     joined, detached and finished) return ESRCH; ids are never reused. A thread that has
+ *     joined, detached and finished) return ESRCH, except tc_join and tc_detach of a detached
+ *     thread that has finished: EINVAL, as glibc (until the id's slot has served another thread
+ *     that also ended; ESRCH after); ids are never reused. A thread that has
  *     ended but is not yet joined keeps its id: tc_cancel and tc_kill return 0 and do nothing;
  *   - acting on a cancellation runs the cleanup handlers (last pushed first), then the
  *     thread-specific-data destructors, then the thread ends; tc_join reports TC_CANCELED.
