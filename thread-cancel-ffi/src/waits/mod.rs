@@ -127,13 +127,14 @@ enum Limit {
 }
 
 impl Limit {
-    /// The clock and the time, `None` for no limit.
+    /// The clock and the time, `None` for no limit (a null time included).
     fn clock_and_time(self) -> Option<(libc::clockid_t, *const libc::timespec)> {
         match self {
             Limit::None => None,
             Limit::Timed(t) => Some((libc::CLOCK_REALTIME, t)),
             Limit::Clocked(c, t) => Some((c, t)),
         }
+        .filter(|(_, t)| !t.is_null())
     }
 }
 
@@ -300,7 +301,8 @@ pub unsafe extern "C-unwind" fn tc_cond_timedwait(
 
 /// `pthread_cond_clockwait` (glibc 2.30 and later) as a cancellation point (R22): `abstime` on
 /// `clock`, `CLOCK_REALTIME` or `CLOCK_MONOTONIC`; another clock or a `tv_nsec` out of range
-/// is `EINVAL` before anything else, as glibc (no cancellation point then).
+/// is `EINVAL` before anything else, as glibc (no cancellation point then); so is a null
+/// `abstime` (glibc's would fault).
 ///
 /// # Safety
 /// As `pthread_cond_clockwait`: initialised `cond`, `mutex` locked by the caller, `abstime`
@@ -312,8 +314,8 @@ pub unsafe extern "C-unwind" fn tc_cond_clockwait(
     clock: libc::clockid_t,
     abstime: *const libc::timespec,
 ) -> i32 {
-    // SAFETY: `abstime` is readable (the caller's contract).
-    if !unsafe { valid_time(abstime) } || !supported_clock(clock) {
+    // SAFETY: a non-null `abstime` is readable (the caller's contract).
+    if abstime.is_null() || !unsafe { valid_time(abstime) } || !supported_clock(clock) {
         return libc::EINVAL;
     }
     cond_wait(cond, mutex, Limit::Clocked(clock, abstime))
@@ -356,7 +358,8 @@ pub unsafe extern "C-unwind" fn tc_sem_timedwait(
 
 /// `sem_clockwait` (glibc 2.30 and later) as a cancellation point: `abstime` on `clock`,
 /// `CLOCK_REALTIME` or `CLOCK_MONOTONIC`; another clock or a `tv_nsec` out of range fails with
-/// `EINVAL` before anything else, as glibc. A canceled wait decremented nothing.
+/// `EINVAL` before anything else, as glibc, and so does a null `abstime` (glibc's would
+/// fault). A canceled wait decremented nothing.
 ///
 /// # Safety
 /// As `sem_clockwait`: an initialised semaphore, `abstime` valid for a read.
@@ -366,7 +369,7 @@ pub unsafe extern "C-unwind" fn tc_sem_clockwait(
     clock: libc::clockid_t,
     abstime: *const libc::timespec,
 ) -> i32 {
-    if !supported_clock(clock) {
+    if abstime.is_null() || !supported_clock(clock) {
         crate::set_errno(libc::EINVAL);
         return -1;
     }
