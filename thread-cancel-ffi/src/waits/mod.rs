@@ -210,14 +210,17 @@ pub(super) fn realtime_deadline(clock: libc::clockid_t, abstime: libc::timespec)
         unsafe { libc::clock_gettime(c, &mut t) };
         t
     };
-    let (on_clock, real) = (now(clock), now(libc::CLOCK_REALTIME));
+    let (on_clock, mut at) = (now(clock), now(libc::CLOCK_REALTIME));
     let nanos = |t: libc::timespec| i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec);
     let left = (nanos(abstime) - nanos(on_clock)).max(0);
-    let at = nanos(real) + left;
-    libc::timespec {
-        tv_sec: (at / 1_000_000_000).min(i128::from(libc::time_t::MAX)) as libc::time_t,
-        tv_nsec: (at % 1_000_000_000) as libc::c_long,
+    let secs = libc::c_long::try_from(left / 1_000_000_000).unwrap_or(libc::c_long::MAX);
+    at.tv_sec = at.tv_sec.saturating_add(secs as _);
+    at.tv_nsec += (left % 1_000_000_000) as libc::c_long;
+    if at.tv_nsec >= 1_000_000_000 {
+        at.tv_nsec -= 1_000_000_000;
+        at.tv_sec = at.tv_sec.saturating_add(1);
     }
+    at
 }
 
 fn system_cond_wait(
