@@ -5,7 +5,9 @@
  * guarantees:
  *   - a canceled blocking call either completed (its result is returned) or had no effect;
  *   - tc_cancel/tc_join/tc_detach/tc_kill on an id whose lifetime has ended (never existed,
- *     joined, detached and finished) return ESRCH; ids are never reused. A thread that has
+ *     joined, detached and finished) return ESRCH, except tc_join and tc_detach of a detached
+ *     thread that has finished: EINVAL, as glibc (until the id's slot has served another thread
+ *     that also ended; ESRCH after); ids are never reused. A thread that has
  *     ended but is not yet joined keeps its id: tc_cancel and tc_kill return 0 and do nothing;
  *   - acting on a cancellation runs the cleanup handlers (last pushed first), then the
  *     thread-specific-data destructors, then the thread ends; tc_join reports TC_CANCELED.
@@ -203,6 +205,12 @@ int tc_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex);
 int tc_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const struct timespec *abstime);
 int tc_sem_wait(sem_t *sem);
 int tc_sem_timedwait(sem_t *sem, const struct timespec *abstime);
+/* pthread_cond_clockwait and sem_clockwait (glibc 2.30): abstime on clock, CLOCK_REALTIME or
+ * CLOCK_MONOTONIC; another clock or a tv_nsec out of range is EINVAL (sem: -1 and errno) before
+ * anything else, as glibc. Cancellation points as the timed waits. */
+int tc_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
+                      const struct timespec *abstime);
+int tc_sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime);
 
 /* System-call cancellation points: the system's semantics, -1 and errno on failure. */
 ssize_t tc_read(int fd, void *buf, size_t count);

@@ -21,6 +21,12 @@
 //! as in glibc, where `pthread_once` is not async-cancel-safe either: a request landing between
 //! the routine's return and the hold resets the control, and the routine runs again.
 //!
+//! An exception (C++'s `throw`) that leaves the init routine passes through `tc_once` to its
+//! caller (every frame here is `C-unwind`), as with glibc: a guard in `tc_once`'s frame pops the
+//! handler with "execute" on the way out, so the control is reset and the waiters woken, and
+//! the next call runs an init routine again. (A forced unwind, a cancellation, may already have
+//! run the handler from the cleanup list: the pop then finds it gone and does nothing.)
+//!
 //! A call on a once-control whose init routine the calling thread is itself running (directly
 //! or further up) would wait forever (glibc hangs): it returns `EDEADLK`. The init routines a
 //! thread is running are linked through its `tc_once` frames (`RUNNING`).
@@ -100,6 +106,21 @@ unsafe extern "C-unwind" fn reset(arg: *mut c_void) {
     let control = unsafe { &*node.control };
     control.store(0, Ordering::Release);
     futex(control, libc::FUTEX_WAKE, i32::MAX);
+}
+
+/// Resets the once-control if its init routine is left by an unwind (a C++ exception, or a
+/// forced unwind that has not yet run the handler): pops the cleanup handler pushed for the
+/// claim with "execute", which runs `reset` unless it already ran. Forgotten when the init
+/// routine returns.
+struct ResetOnUnwind(*mut CleanupBuffer);
+
+impl Drop for ResetOnUnwind {
+    fn drop(&mut self) {
+        // SAFETY: the buffer pushed for the claim, in the frame of `slow` (which this guard
+        // lives in). `tc_cleanup_pop_buffer` ignores it if its handler has already run and
+        // unlinked it, and drops deeper entries an exception left without reading them.
+        unsafe { tc_cleanup_pop_buffer(self.0, 1) };
+    }
 }
 
 /// An asynchronous thread's cancellation is held while `tc_once`'s own code runs (claiming the
@@ -204,9 +225,12 @@ unsafe fn slow(control: &AtomicI32, init: unsafe extern "C-unwind" fn()) -> i32 
         unsafe { tc_cleanup_push_buffer(buffer.as_mut_ptr(), Some(reset), arg) };
         RUNNING.set(&node);
         unhold(held);
+        // An exception out of `init` passes on to the caller with the control reset.
+        let on_unwind = ResetOnUnwind(buffer.as_mut_ptr());
         // SAFETY: the caller's init routine, called once for this claim. If the thread acts or
-        // exits inside it, this frame is abandoned: it holds nothing with a destructor.
+        // exits inside it, this frame may be abandoned: the cleanup handler resets the control.
         unsafe { init() };
+        std::mem::forget(on_unwind);
         let held = hold();
         // SAFETY: the buffer pushed above, now the top of the list (the routine returned).
         unsafe { tc_cleanup_pop_buffer(buffer.as_mut_ptr(), 0) };

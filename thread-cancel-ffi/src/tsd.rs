@@ -1,4 +1,10 @@
 //! Thread-specific data for C: keys with destructors (R20), on top of `thread_cancel::Key`.
+//!
+//! A key's number is a key of the C library's own, created with it and deleted with it (and
+//! never given a value): so keys are bounded as the C library's (`PTHREAD_KEYS_MAX`, counting
+//! the keys that it and other code hold), `EAGAIN` when they are used up, and a deleted key's
+//! number is reused as the C library reuses it. The table below is indexed by those numbers,
+//! so it never grows past the C library's bound.
 
 use crate::{oom, SendPtr};
 use std::cell::Cell;
@@ -6,7 +12,8 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, MutexGuard};
 use thread_cancel::Key;
 
-/// Live keys by number (`pthread_key_t`); `None` once deleted. Numbers are not reused.
+/// Live keys by number (`pthread_key_t`, the C library's key reserved for each); `None` once
+/// deleted (or for a number that is not ours).
 static KEYS: Mutex<Vec<Option<Arc<Key<SendPtr>>>>> = Mutex::new(Vec::new());
 
 fn keys() -> MutexGuard<'static, Vec<Option<Arc<Key<SendPtr>>>>> {
@@ -29,7 +36,8 @@ const FIRST_VALUE_HEAP: usize = 1024;
 
 /// `pthread_key_create`: `destructor` (if any) runs with a thread's non-null value when the
 /// thread ends, after its cleanup handlers, the slot cleared first; at most 4 rounds.
-/// `ENOMEM` if memory runs out (no key is created), `EAGAIN` when the key numbers are used up.
+/// `ENOMEM` if memory runs out (no key is created), `EAGAIN` when the C library's keys are used
+/// up (`PTHREAD_KEYS_MAX` in use, ours and everyone else's). A deleted key's number is reused.
 ///
 /// # Safety
 /// `out` must be valid for a write; `destructor` a C function.
@@ -38,6 +46,13 @@ pub unsafe extern "C" fn tc_key_create(
     out: *mut libc::pthread_key_t,
     destructor: Option<unsafe extern "C" fn(*mut c_void)>,
 ) -> i32 {
+    let mut n: libc::pthread_key_t = 0;
+    // SAFETY: a writable key, no destructor (no value is ever set on it: it only reserves the
+    // number).
+    let e = unsafe { libc::pthread_key_create(&mut n, None) };
+    if e != 0 {
+        return e;
+    }
     let memory = oom::Watch::new();
     let k = Key::new(move |v: SendPtr| {
         if let Some(d) = destructor {
@@ -48,25 +63,45 @@ pub unsafe extern "C" fn tc_key_create(
         }
     });
     let mut ks = keys();
-    let Ok(n) = libc::pthread_key_t::try_from(ks.len()) else {
-        return libc::EAGAIN;
-    };
-    ks.push(Some(Arc::new(k)));
-    if memory.ran_out() {
-        drop(ks.pop()); // deletes the key: memory back to the reserve
-        return libc::ENOMEM;
+    let index = n as usize;
+    let missing = (index + 1).saturating_sub(ks.len());
+    if missing > 0 {
+        // At most the C library's bound: its key numbers are below `PTHREAD_KEYS_MAX`.
+        if ks.try_reserve(missing).is_ok() {
+            ks.resize(index + 1, None);
+        }
     }
-    // SAFETY: the caller passes a writable key.
-    unsafe { *out = n };
-    0
+    if ks.len() > index {
+        ks[index] = Some(Arc::new(k));
+        if !memory.ran_out() {
+            drop(ks);
+            // SAFETY: the caller passes a writable key.
+            unsafe { *out = n };
+            return 0;
+        }
+        ks[index] = None; // deletes the key: memory back to the reserve
+    }
+    drop(ks);
+    // SAFETY: the number reserved above, not yet given to anyone.
+    unsafe { libc::pthread_key_delete(n) };
+    libc::ENOMEM
 }
 
-/// `pthread_key_delete`: `EINVAL` for a key that does not exist. Destructors are not run.
+/// `pthread_key_delete`: `EINVAL` for a key that does not exist. Destructors are not run; its
+/// number may be given to the next key created.
 #[no_mangle]
 pub extern "C" fn tc_key_delete(k: libc::pthread_key_t) -> i32 {
-    match keys().get_mut(k as usize) {
+    let mut ks = keys();
+    match ks.get_mut(k as usize) {
         Some(slot @ Some(_)) => {
-            *slot = None;
+            let key = slot.take();
+            // The number goes back to the C library while the table is locked, so a key
+            // created meanwhile never finds its slot still taken.
+            // SAFETY: the C library's key reserved for this one, deleted once (its slot is
+            // emptied under the same lock).
+            unsafe { libc::pthread_key_delete(k) };
+            drop(ks);
+            drop(key);
             0
         }
         _ => libc::EINVAL,

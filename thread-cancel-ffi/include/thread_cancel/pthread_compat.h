@@ -294,6 +294,10 @@ extern int TC_COMPAT_REDIRECT_(pthread_cond_wait, (pthread_cond_t *__restrict, p
 extern int TC_COMPAT_REDIRECT_(pthread_cond_timedwait, (pthread_cond_t *__restrict, pthread_mutex_t *__restrict, const struct timespec *__restrict), tc_cond_timedwait);
 extern int TC_COMPAT_REDIRECT_(sem_wait, (sem_t *), tc_sem_wait);
 extern int TC_COMPAT_REDIRECT_(sem_timedwait, (sem_t *__restrict, const struct timespec *__restrict), tc_sem_timedwait);
+#if defined __USE_GNU && defined __GLIBC__ && __GLIBC_PREREQ(2, 30) /* glibc declares them with _GNU_SOURCE */
+extern int TC_COMPAT_REDIRECT_(pthread_cond_clockwait, (pthread_cond_t *__restrict, pthread_mutex_t *__restrict, clockid_t, const struct timespec *__restrict), tc_cond_clockwait);
+extern int TC_COMPAT_REDIRECT_(sem_clockwait, (sem_t *__restrict, clockid_t, const struct timespec *__restrict), tc_sem_clockwait);
+#endif
 
 #ifdef TC_COMPAT_C11_THREADS_
 /* C11 threads (glibc's layouts: thrd_t is a pthread_t, so it is our id; cnd_t, mtx_t, once_flag

@@ -36,6 +36,9 @@ pub unsafe extern "C-unwind" fn tc_nanosleep(
     }
 }
 
+/// `sleep`: 0, or if a handled signal interrupted it, the seconds left truncated (as glibc:
+/// interrupted after 200 ms, `sleep(5)` returns 4) with `errno` set to `EINTR`; `errno` is
+/// left as it was otherwise.
 #[no_mangle]
 pub extern "C-unwind" fn tc_sleep(seconds: libc::c_uint) -> libc::c_uint {
     let req = libc::timespec {
@@ -47,11 +50,14 @@ pub extern "C-unwind" fn tc_sleep(seconds: libc::c_uint) -> libc::c_uint {
         tv_nsec: 0,
     };
     // SAFETY: both timespecs are locals, alive for the call.
-    if unsafe { tc_clock_nanosleep(libc::CLOCK_REALTIME, 0, &req, &mut rem) } == 0 {
-        0
-    } else {
-        // Interrupted by a signal: the seconds left, rounded up.
-        (rem.tv_sec as libc::c_uint).saturating_add(u32::from(rem.tv_nsec > 0))
+    match unsafe { tc_clock_nanosleep(libc::CLOCK_REALTIME, 0, &req, &mut rem) } {
+        0 => 0,
+        e => {
+            // Interrupted by a signal: the whole seconds left (glibc's `seconds + ts.tv_sec`
+            // after its `nanosleep`, which sets errno).
+            crate::set_errno(e);
+            rem.tv_sec as libc::c_uint
+        }
     }
 }
 

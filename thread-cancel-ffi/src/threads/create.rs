@@ -26,7 +26,7 @@ impl Drop for Ending {
     fn drop(&mut self) {
         let mut reg = registry();
         match reg.get(self.0) {
-            Some(e) if e.detached => reg.release(self.0),
+            Some(e) if e.detached => reg.release_detached(self.0),
             Some(e) => e.ended = true, // `tc_detach` or `tc_join` frees it
             None => {}
         }

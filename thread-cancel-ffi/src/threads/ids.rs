@@ -5,6 +5,9 @@
 //! (join, or the end of a detached thread), so an old id never names a new thread: every call
 //! on it is `ESRCH` (R18). A thread that has ended but whose id lives (not joined, not detached)
 //! is still a valid target: cancel and kill return 0 and do nothing, as glibc >= 2.34.
+//! The slot remembers whether the id it last freed was a detached thread that ended, so that
+//! join and detach of that id answer `EINVAL` as glibc's (which still finds the detached
+//! thread's descriptor), until the slot's next thread has lived and gone.
 
 use super::main_end::is_main_thread;
 use crate::SendPtr;
@@ -51,6 +54,9 @@ impl Entry {
 struct Slot {
     generation: u32,
     entry: Option<Entry>,
+    /// The id of the previous generation (`generation - 1`) was a detached thread that ended
+    /// (`Registry::ended_detached`); false after a join or a foreign thread's end.
+    ended_detached: bool,
 }
 
 #[derive(Default)]
@@ -69,6 +75,7 @@ impl Registry {
                 self.slots.push(Slot {
                     generation: 0,
                     entry: None,
+                    ended_detached: false,
                 });
                 self.slots.len() - 1
             }
@@ -87,11 +94,35 @@ impl Registry {
         slot.entry.as_mut()
     }
 
+    /// Whether `id` was a detached thread that has ended, its slot freed since (and not yet
+    /// freed again by a later thread): join and detach answer `EINVAL` for it, as glibc.
+    pub(super) fn ended_detached(&self, id: u64) -> bool {
+        let Some(index) = (id & 0xffff_ffff).checked_sub(1) else {
+            return false;
+        };
+        self.slots
+            .get(index as usize)
+            .is_some_and(|slot| slot.ended_detached && u64::from(slot.generation) == (id >> 32) + 1)
+    }
+
+    /// Ends the lifetime of `id` (joined, or a thread not created here that has ended): every
+    /// call on it is `ESRCH` from now on.
     pub(super) fn release(&mut self, id: u64) {
+        self.free_slot(id, false);
+    }
+
+    /// Ends the lifetime of `id`, a detached thread that has ended: cancel and kill are `ESRCH`
+    /// from now on, join and detach `EINVAL` (`ended_detached`).
+    pub(super) fn release_detached(&mut self, id: u64) {
+        self.free_slot(id, true);
+    }
+
+    fn free_slot(&mut self, id: u64, detached: bool) {
         if self.get(id).is_some() {
             let index = (id & 0xffff_ffff) as usize - 1;
             let slot = &mut self.slots[index];
             slot.entry = None;
+            slot.ended_detached = detached;
             // A slot whose generation would wrap is retired (never reused), so no id ever names
             // two threads: one slot lost per 2^32 threads through it.
             // (Also lost if the free list cannot grow: out of memory.)

@@ -106,8 +106,8 @@ fn wait_for(target: &Canceler, deadline: Option<Instant>) -> Option<bool> {
 
 /// `pthread_join` and glibc's variants: the result, or `None` if the caller, canceled while it
 /// waited, must act (the target stays joinable). `ESRCH` for an id that is not a live thread
-/// of ours, `EINVAL` if it is detached or already being joined, or a thread not created here
-/// other than the main thread; `EDEADLK` for the caller itself (`EBUSY` for `Try`, as glibc:
+/// of ours, `EINVAL` if it is detached (running or ended, as glibc) or already being joined,
+/// or a thread not created here other than the main thread; `EDEADLK` for the caller itself (`EBUSY` for `Try`, as glibc:
 /// the caller has not ended). The main thread's join waits until main has ended (its cleanup
 /// handlers and thread-specific-data destructors run) and reports what it gave `tc_exit`, or
 /// `PTHREAD_CANCELED`.
@@ -124,7 +124,12 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32>
     let (target, h) = {
         let mut reg = registry();
         let Some(e) = reg.get(thread) else {
-            return Some(libc::ESRCH);
+            // A detached thread that has ended: ended (not `EBUSY`), then detached.
+            return Some(if reg.ended_detached(thread) {
+                libc::EINVAL
+            } else {
+                libc::ESRCH
+            });
         };
         let Some(target) = e.canceler.clone() else {
             return Some(libc::ESRCH); // not reached: filled under the registry lock
@@ -197,7 +202,8 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32>
 
 /// `pthread_join`: a cancellation point for the caller; if the caller is canceled while it
 /// waits, the target stays joinable. `ESRCH` for an id that is not a live thread of ours,
-/// `EINVAL` if it is detached or already being joined, `EDEADLK` for the caller itself.
+/// `EINVAL` if it is detached (running, or ended: as glibc) or already being joined,
+/// `EDEADLK` for the caller itself.
 ///
 /// # Safety
 /// `retval` must be null or valid for a write.
@@ -268,12 +274,16 @@ pub unsafe extern "C-unwind" fn tc_clockjoin_np(
 }
 
 /// `pthread_detach`: `ESRCH` for an id that is not a live thread of ours, `EINVAL` if it is
-/// already detached.
+/// already detached (running, or ended: as glibc).
 #[no_mangle]
 pub extern "C" fn tc_detach(thread: u64) -> i32 {
     let mut reg = registry();
     let Some(e) = reg.get(thread) else {
-        return libc::ESRCH;
+        return if reg.ended_detached(thread) {
+            libc::EINVAL
+        } else {
+            libc::ESRCH
+        };
     };
     if e.detached {
         return libc::EINVAL;
@@ -281,7 +291,7 @@ pub extern "C" fn tc_detach(thread: u64) -> i32 {
     e.detached = true;
     e.handle = None; // detaches the system thread
     if e.ended {
-        reg.release(thread);
+        reg.release_detached(thread);
     }
     0
 }

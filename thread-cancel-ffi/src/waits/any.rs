@@ -90,14 +90,19 @@ fn earlier(a: &libc::timespec, b: &libc::timespec) -> bool {
 /// The wait, in slices (module docs).
 ///
 /// # Safety
-/// `sem` is an initialised semaphore, `abstime` null or a valid timespec.
-pub(super) unsafe fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
-    // SAFETY: null or the caller's valid timespec.
-    let limit = unsafe { abstime.as_ref() };
+/// `sem` is an initialised semaphore; the time of `limit` (if any) a valid timespec on its
+/// clock, `CLOCK_REALTIME` or `CLOCK_MONOTONIC` (each slice's end is then converted to
+/// `CLOCK_REALTIME`, the clock of `sem_timedwait`, from the time left on it).
+pub(super) unsafe fn sem_wait(
+    sem: *mut libc::sem_t,
+    limit: Option<(libc::clockid_t, *const libc::timespec)>,
+) -> i32 {
     loop {
+        // SAFETY: the caller's valid timespec.
+        let limit = limit.map(|(clock, t)| super::realtime_deadline(clock, unsafe { *t }));
         let now = realtime_now();
         let mut slice = add(now, SLICE);
-        if let Some(limit) = limit {
+        if let Some(limit) = &limit {
             if !earlier(&now, limit) {
                 // As the C library: the token if there is one, else a timeout.
                 // SAFETY: the caller's semaphore.

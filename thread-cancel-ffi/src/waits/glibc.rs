@@ -40,8 +40,12 @@ const SEM_PRIVATE_OFFSET: usize = 8;
 /// cancellable system call, counted as a waiter so that `sem_post` wakes it.
 ///
 /// # Safety
-/// `sem` is an initialised glibc semaphore, `abstime` null or a valid timespec.
-pub(super) unsafe fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
+/// `sem` is an initialised glibc semaphore; the time of `limit` (if any) a valid timespec on
+/// its clock, `CLOCK_REALTIME` or `CLOCK_MONOTONIC`.
+pub(super) unsafe fn sem_wait(
+    sem: *mut libc::sem_t,
+    limit: Option<(libc::clockid_t, *const libc::timespec)>,
+) -> i32 {
     // SAFETY: `sem` is an initialised semaphore (the caller's contract); its first 8 bytes are
     // the aligned 64-bit word glibc updates atomically, followed by the futex private flag.
     let (data, private) = unsafe {
@@ -62,8 +66,8 @@ pub(super) unsafe fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::times
         // one, and uses `op | (private ^ FUTEX_PRIVATE_FLAG)` itself.
         let private = private ^ libc::FUTEX_PRIVATE_FLAG != 0;
         // SAFETY: the value is the low half of the word on little-endian, which outlives the
-        // call; `abstime` as the caller's.
-        let r = unsafe { super::futex_wait(data.as_ptr().cast(), 0, private, abstime) };
+        // call; `limit` as the caller's.
+        let r = unsafe { super::futex_wait(data.as_ptr().cast(), 0, private, limit) };
         data.fetch_sub(SEM_NWAITERS_ONE, Ordering::SeqCst);
         match r {
             None => crate::threads::act(), // nothing was taken

@@ -114,17 +114,126 @@ fn wake_waiter(w: &Arc<Waiter>) {
     }
 }
 
-fn system_cond_wait(
+/// How long a wait may last.
+#[derive(Clone, Copy)]
+enum Limit {
+    /// No limit (`pthread_cond_wait`, `sem_wait`).
+    None,
+    /// Until the time on `CLOCK_REALTIME` (`pthread_cond_timedwait`, `sem_timedwait`).
+    Timed(*const libc::timespec),
+    /// Until the time on the clock, `CLOCK_REALTIME` or `CLOCK_MONOTONIC` (checked by the
+    /// callers): `pthread_cond_clockwait`, `sem_clockwait`.
+    Clocked(libc::clockid_t, *const libc::timespec),
+}
+
+impl Limit {
+    /// The clock and the time, `None` for no limit (a null time included).
+    fn clock_and_time(self) -> Option<(libc::clockid_t, *const libc::timespec)> {
+        match self {
+            Limit::None => None,
+            Limit::Timed(t) => Some((libc::CLOCK_REALTIME, t)),
+            Limit::Clocked(c, t) => Some((c, t)),
+        }
+        .filter(|(_, t)| !t.is_null())
+    }
+}
+
+/// The clocks a clock wait takes, as glibc (`EINVAL` for any other).
+fn supported_clock(clock: libc::clockid_t) -> bool {
+    clock == libc::CLOCK_REALTIME || clock == libc::CLOCK_MONOTONIC
+}
+
+/// Whether `t`'s `tv_nsec` is in range.
+///
+/// # Safety
+/// `t` must be valid for a read.
+unsafe fn valid_time(t: *const libc::timespec) -> bool {
+    // SAFETY: the caller's contract.
+    (0..1_000_000_000).contains(&unsafe { (*t).tv_nsec })
+}
+
+#[cfg(target_env = "gnu")]
+extern "C" {
+    /// glibc 2.30 and later.
+    fn pthread_cond_clockwait(
+        cond: *mut libc::pthread_cond_t,
+        mutex: *mut libc::pthread_mutex_t,
+        clock: libc::clockid_t,
+        abstime: *const libc::timespec,
+    ) -> i32;
+}
+
+/// The C library's `pthread_cond_clockwait`.
+///
+/// # Safety
+/// As `pthread_cond_clockwait`.
+#[cfg(target_env = "gnu")]
+unsafe fn system_cond_clockwait(
     cond: *mut libc::pthread_cond_t,
     mutex: *mut libc::pthread_mutex_t,
+    clock: libc::clockid_t,
     abstime: *const libc::timespec,
 ) -> i32 {
     // SAFETY: the caller's arguments, as for the system's call.
+    unsafe { pthread_cond_clockwait(cond, mutex, clock, abstime) }
+}
+
+/// Where the C library may have no `pthread_cond_clockwait`: `pthread_cond_timedwait` until
+/// the same time on `CLOCK_REALTIME` (for `CLOCK_MONOTONIC`: the time left, measured now).
+///
+/// # Safety
+/// As `pthread_cond_clockwait`.
+#[cfg(not(target_env = "gnu"))]
+unsafe fn system_cond_clockwait(
+    cond: *mut libc::pthread_cond_t,
+    mutex: *mut libc::pthread_mutex_t,
+    clock: libc::clockid_t,
+    abstime: *const libc::timespec,
+) -> i32 {
+    // SAFETY: the caller's valid timespec.
+    let at = realtime_deadline(clock, unsafe { *abstime });
+    // SAFETY: the caller's arguments; `at` is a local.
+    unsafe { libc::pthread_cond_timedwait(cond, mutex, &at) }
+}
+
+/// The time on `CLOCK_REALTIME` that `abstime` on `clock` stands for (the same for
+/// `CLOCK_REALTIME`; for another clock, now plus the time left on it).
+#[cfg_attr(all(target_env = "gnu", not(thread_cancel_any_libc)), allow(dead_code))]
+pub(super) fn realtime_deadline(clock: libc::clockid_t, abstime: libc::timespec) -> libc::timespec {
+    if clock == libc::CLOCK_REALTIME {
+        return abstime;
+    }
+    let now = |c| {
+        // SAFETY: `timespec` is plain integers, for which all-zero is valid.
+        let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+        // SAFETY: a local, valid for the write; the clocks here always exist.
+        unsafe { libc::clock_gettime(c, &mut t) };
+        t
+    };
+    let (on_clock, mut at) = (now(clock), now(libc::CLOCK_REALTIME));
+    let nanos = |t: libc::timespec| i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec);
+    let left = (nanos(abstime) - nanos(on_clock)).max(0);
+    let secs = libc::c_long::try_from(left / 1_000_000_000).unwrap_or(libc::c_long::MAX);
+    at.tv_sec = at.tv_sec.saturating_add(secs as _);
+    at.tv_nsec += (left % 1_000_000_000) as libc::c_long;
+    if at.tv_nsec >= 1_000_000_000 {
+        at.tv_nsec -= 1_000_000_000;
+        at.tv_sec = at.tv_sec.saturating_add(1);
+    }
+    at
+}
+
+fn system_cond_wait(
+    cond: *mut libc::pthread_cond_t,
+    mutex: *mut libc::pthread_mutex_t,
+    limit: Limit,
+) -> i32 {
+    // SAFETY: the caller's arguments, as for the system's call.
     unsafe {
-        if abstime.is_null() {
-            libc::pthread_cond_wait(cond, mutex)
-        } else {
-            libc::pthread_cond_timedwait(cond, mutex, abstime)
+        match limit {
+            Limit::None => libc::pthread_cond_wait(cond, mutex),
+            Limit::Timed(t) => libc::pthread_cond_timedwait(cond, mutex, t),
+            Limit::Clocked(c, t) => system_cond_clockwait(cond, mutex, c, t),
         }
     }
 }
@@ -132,10 +241,10 @@ fn system_cond_wait(
 fn cond_wait(
     cond: *mut libc::pthread_cond_t,
     mutex: *mut libc::pthread_mutex_t,
-    abstime: *const libc::timespec,
+    limit: Limit,
 ) -> i32 {
     if !c_abi::in_c_region() {
-        return system_cond_wait(cond, mutex, abstime);
+        return system_cond_wait(cond, mutex, limit);
     }
     threads::point();
     let w = Arc::new(Waiter {
@@ -152,7 +261,7 @@ fn cond_wait(
     let r = if c_abi::c_must_act() {
         0
     } else {
-        system_cond_wait(cond, mutex, abstime)
+        system_cond_wait(cond, mutex, limit)
     };
     w.finish();
     drop(guard);
@@ -177,7 +286,7 @@ pub unsafe extern "C-unwind" fn tc_cond_wait(
     cond: *mut libc::pthread_cond_t,
     mutex: *mut libc::pthread_mutex_t,
 ) -> i32 {
-    cond_wait(cond, mutex, std::ptr::null())
+    cond_wait(cond, mutex, Limit::None)
 }
 
 /// `pthread_cond_timedwait` as a cancellation point (R22).
@@ -190,18 +299,43 @@ pub unsafe extern "C-unwind" fn tc_cond_timedwait(
     mutex: *mut libc::pthread_mutex_t,
     abstime: *const libc::timespec,
 ) -> i32 {
-    cond_wait(cond, mutex, abstime)
+    cond_wait(cond, mutex, Limit::Timed(abstime))
 }
 
-fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
-    // SAFETY: a non-null `abstime` is the caller's valid timespec.
-    if !abstime.is_null() && !(0..1_000_000_000).contains(&unsafe { (*abstime).tv_nsec }) {
-        crate::set_errno(libc::EINVAL);
-        return -1;
+/// `pthread_cond_clockwait` (glibc 2.30 and later) as a cancellation point (R22): `abstime` on
+/// `clock`, `CLOCK_REALTIME` or `CLOCK_MONOTONIC`; another clock or a `tv_nsec` out of range
+/// is `EINVAL` before anything else, as glibc (no cancellation point then); so is a null
+/// `abstime` (glibc's would fault).
+///
+/// # Safety
+/// As `pthread_cond_clockwait`: initialised `cond`, `mutex` locked by the caller, `abstime`
+/// valid for a read.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn tc_cond_clockwait(
+    cond: *mut libc::pthread_cond_t,
+    mutex: *mut libc::pthread_mutex_t,
+    clock: libc::clockid_t,
+    abstime: *const libc::timespec,
+) -> i32 {
+    // SAFETY: a non-null `abstime` is readable (the caller's contract).
+    if abstime.is_null() || !unsafe { valid_time(abstime) } || !supported_clock(clock) {
+        return libc::EINVAL;
+    }
+    cond_wait(cond, mutex, Limit::Clocked(clock, abstime))
+}
+
+fn sem_wait(sem: *mut libc::sem_t, limit: Limit) -> i32 {
+    let limit = limit.clock_and_time();
+    if let Some((_, t)) = limit {
+        // SAFETY: a non-null `abstime` is the caller's valid timespec.
+        if !unsafe { valid_time(t) } {
+            crate::set_errno(libc::EINVAL);
+            return -1;
+        }
     }
     threads::point();
-    // SAFETY: the caller's initialised semaphore and valid (or null) timespec.
-    unsafe { imp::sem_wait(sem, abstime) }
+    // SAFETY: the caller's initialised semaphore and valid timespec (if any).
+    unsafe { imp::sem_wait(sem, limit) }
 }
 
 /// `sem_wait` as a cancellation point: a canceled wait decremented nothing.
@@ -210,7 +344,7 @@ fn sem_wait(sem: *mut libc::sem_t, abstime: *const libc::timespec) -> i32 {
 /// As `sem_wait`: an initialised semaphore.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn tc_sem_wait(sem: *mut libc::sem_t) -> i32 {
-    sem_wait(sem, std::ptr::null())
+    sem_wait(sem, Limit::None)
 }
 
 /// `sem_timedwait` as a cancellation point (`abstime` on `CLOCK_REALTIME`).
@@ -222,12 +356,32 @@ pub unsafe extern "C-unwind" fn tc_sem_timedwait(
     sem: *mut libc::sem_t,
     abstime: *const libc::timespec,
 ) -> i32 {
-    sem_wait(sem, abstime)
+    sem_wait(sem, Limit::Timed(abstime))
+}
+
+/// `sem_clockwait` (glibc 2.30 and later) as a cancellation point: `abstime` on `clock`,
+/// `CLOCK_REALTIME` or `CLOCK_MONOTONIC`; another clock or a `tv_nsec` out of range fails with
+/// `EINVAL` before anything else, as glibc, and so does a null `abstime` (glibc's would
+/// fault). A canceled wait decremented nothing.
+///
+/// # Safety
+/// As `sem_clockwait`: an initialised semaphore, `abstime` valid for a read.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn tc_sem_clockwait(
+    sem: *mut libc::sem_t,
+    clock: libc::clockid_t,
+    abstime: *const libc::timespec,
+) -> i32 {
+    if abstime.is_null() || !supported_clock(clock) {
+        crate::set_errno(libc::EINVAL);
+        return -1;
+    }
+    sem_wait(sem, Limit::Clocked(clock, abstime))
 }
 
 /// A futex wait on a semaphore's word through the cancellable system call, as the C library
-/// would make it: `FUTEX_WAIT` while `*word == expected` (or `FUTEX_WAIT_BITSET` on
-/// `CLOCK_REALTIME` until `abstime`). `None` if a request was acted on before the call blocked
+/// would make it: `FUTEX_WAIT` while `*word == expected` (or `FUTEX_WAIT_BITSET` until
+/// `abstime` on `clock`, `CLOCK_REALTIME` or `CLOCK_MONOTONIC`). `None` if a request was acted on before the call blocked
 /// or interrupted it (the call had no effect); `Some(r)` the raw result otherwise.
 ///
 /// # Safety
@@ -237,16 +391,23 @@ unsafe fn futex_wait(
     word: *const u32,
     expected: u32,
     private: bool,
-    abstime: *const libc::timespec,
+    limit: Option<(libc::clockid_t, *const libc::timespec)>,
 ) -> Option<libc::c_long> {
     let flag = if private { libc::FUTEX_PRIVATE_FLAG } else { 0 };
-    let (op, timeout) = if abstime.is_null() {
-        (libc::FUTEX_WAIT | flag, 0)
-    } else {
-        (
-            libc::FUTEX_WAIT_BITSET | libc::FUTEX_CLOCK_REALTIME | flag,
-            abstime as libc::c_long,
-        )
+    let (op, timeout) = match limit {
+        None => (libc::FUTEX_WAIT | flag, 0),
+        Some((clock, abstime)) => {
+            // Without FUTEX_CLOCK_REALTIME, a FUTEX_WAIT_BITSET time is on CLOCK_MONOTONIC.
+            let realtime = if clock == libc::CLOCK_REALTIME {
+                libc::FUTEX_CLOCK_REALTIME
+            } else {
+                0
+            };
+            (
+                libc::FUTEX_WAIT_BITSET | realtime | flag,
+                abstime as libc::c_long,
+            )
+        }
     };
     let args = [
         word as libc::c_long,

@@ -2,7 +2,9 @@
  * never undefined behaviour:
  *   - an id that never existed (0x12345, 0, ~0);
  *   - a joined thread's id;
- *   - a detached thread's id once it has finished (detached by attribute or by pthread_detach);
+ *   - a detached thread's id once it has finished (detached by attribute or by pthread_detach):
+ *     cancel and kill; join and detach of it are EINVAL, as glibc (the thread is detached:
+ *     r18_join_or_detach_of_a_detached_thread_is_einval_as_glibc.c);
  *   - (not:) cancel on a thread that has exited but is not yet joined returns 0 (its id lives
  *     until the join, as POSIX and glibc >= 2.34); join still collects its value;
  * and ids are never reused: 200 threads created after a join never get the old id, and the old
@@ -17,6 +19,17 @@ static void all_esrch(pthread_t t, const char *what) {
     if (c != ESRCH || k != ESRCH || d != ESRCH || j != ESRCH) {
         fprintf(stderr, "%s: cancel %d, kill %d, detach %d, join %d (want ESRCH = %d)\n", what, c,
                 k, d, j, ESRCH);
+        exit(1);
+    }
+}
+
+/* A detached thread that has finished: cancel and kill ESRCH, join and detach EINVAL. */
+static void detached_ended(pthread_t t, const char *what) {
+    int c = pthread_cancel(t), k = pthread_kill(t, 0), d = pthread_detach(t);
+    int j = pthread_join(t, NULL);
+    if (c != ESRCH || k != ESRCH || d != EINVAL || j != EINVAL) {
+        fprintf(stderr, "%s: cancel %d, kill %d, detach %d, join %d (want ESRCH = %d, ESRCH, "
+                "EINVAL = %d, EINVAL)\n", what, c, k, d, j, ESRCH, EINVAL);
         exit(1);
     }
 }
@@ -60,7 +73,7 @@ int main(void) {
     int rc;
     while ((rc = pthread_kill(t, 0)) == 0) test_msleep(1); /* until it has gone */
     CHECK(rc == ESRCH);
-    all_esrch(t, "detached (pthread_detach), finished");
+    detached_ended(t, "detached (pthread_detach), finished");
 
     /* Detached by attribute, finished. */
     pthread_attr_t a;
@@ -72,7 +85,7 @@ int main(void) {
     test_wait_ge(&done, 1);
     while ((rc = pthread_cancel(t)) == 0) test_msleep(1);
     CHECK(rc == ESRCH);
-    all_esrch(t, "detached (attribute), finished");
+    detached_ended(t, "detached (attribute), finished");
 
     /* Exited, not joined: the id lives until the join (POSIX; glibc >= 2.34): cancel is 0 and
      * does nothing, join still reports the returned value (r18_exited_unjoined_thread_is_still_
@@ -102,7 +115,7 @@ int main(void) {
         atomic_store(&hold, 1);
         CHECK(pthread_join(n, &ret) == 0 && ret == NULL);
     }
-    printf("ok: ESRCH for never-existed, joined, detached+finished, exited ids; 200 new threads, "
-           "no id reused\n");
+    printf("ok: ESRCH for never-existed, joined, detached+finished (cancel, kill; join, detach "
+           "EINVAL), exited ids; 200 new threads, no id reused\n");
     return 0;
 }
