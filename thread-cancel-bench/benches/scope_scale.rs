@@ -123,7 +123,7 @@ fn idle_threads(c: &mut Criterion) {
                         let h = std::thread::spawn(move || {
                             let _ = s2.run(|| {
                                 tx.send(()).unwrap();
-                                let _ = thread_cancel::sleep(Duration::from_secs(60));
+                                thread_cancel::sleep(Duration::from_secs(60));
                             });
                         });
                         rx.recv().unwrap();
