@@ -737,6 +737,11 @@ fn block_every_signal() -> libc::sigset_t {
     thread_cancel_portable,
     ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
 )]
+#[cfg_attr(
+    feature = "interpose",
+    ignore = "with `interpose` the C library's pthread_sigmask never blocks the cancel signal: \
+              the read is interrupted (tests/interpose.rs, e02_a_thread_that_blocks_every_signal_...)"
+)]
 fn r10_read_blocked_with_every_signal_blocked_completes_then_the_next_point_acts() {
     let (r, mut w) = std::io::pipe().unwrap();
     let got = Arc::new(AtomicUsize::new(0));
@@ -770,6 +775,11 @@ fn r10_read_blocked_with_every_signal_blocked_completes_then_the_next_point_acts
 #[cfg_attr(
     thread_cancel_portable,
     ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
+)]
+#[cfg_attr(
+    feature = "interpose",
+    ignore = "with `interpose` the C library's pthread_sigmask never blocks the cancel signal: \
+              the read is interrupted (tests/interpose.rs, e02_a_thread_that_blocks_every_signal_...)"
 )]
 fn c01_scope_cancel_of_a_read_with_every_signal_blocked_acts_at_the_next_point() {
     let (r, mut w) = std::io::pipe().unwrap();

@@ -1686,16 +1686,16 @@ fn c06_deadline_callbacks_run_when_their_thread_cannot_start() {
 }
 
 /// C06: a deadline around a call blocked in the kernel (`io::read` on an empty pipe) while no
-/// thread can be created ends at its deadline. It does not: the system-call point waits for the
-/// cancel signal that only the timer thread sends, the timer thread cannot start, and the run
-/// blocks for ever (this child hung until the test's limit killed it, 20 s, for a 50 ms
-/// deadline). The fix belongs to `cancel_scope/deadline.rs` and the system-call point (a
-/// deadline the timer cannot serve needs another way to interrupt the call, e.g. a per-thread
-/// kernel timer, `timer_create` with `SIGEV_THREAD_ID`, that sends the cancel signal at the
-/// deadline); ignored until then.
+/// thread can be created ends at its deadline, and so does the next one. Without a timer
+/// thread, the run arms a kernel timer of its own thread (`timer_create`, `SIGEV_THREAD_ID`)
+/// that sends the cancel signal at the deadline; the point then times the scope out. Before,
+/// the run blocked for ever (this child hung until the test's limit killed it, 20 s, for a
+/// 50 ms deadline).
 #[test]
-#[ignore = "known defect (C06): a deadline cannot interrupt a blocked system call while the \
-            timer thread cannot start; the fix is in cancel_scope/deadline.rs"]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "no interruption of a blocked call there"
+)]
 fn c06_deadline_on_a_blocked_read_when_the_timer_thread_cannot_start_ends_at_its_deadline() {
     const NAME: &str =
         "c06_deadline_on_a_blocked_read_when_the_timer_thread_cannot_start_ends_at_its_deadline";
@@ -1704,15 +1704,9 @@ fn c06_deadline_on_a_blocked_read_when_the_timer_thread_cannot_start_ends_at_its
             eprintln!("skipped under emulation: an address-space limit binds the emulator");
             return;
         }
-        // `common::run_child` runs the test without `--ignored`: the child would skip it.
+
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                NAME,
-                "--exact",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
+            .args([NAME, "--exact", "--nocapture", "--test-threads=1"])
             .env(common::CHILD_ENV, "child")
             .stdout(std::process::Stdio::null())
             .spawn()
@@ -1742,10 +1736,28 @@ fn c06_deadline_on_a_blocked_read_when_the_timer_thread_cannot_start_ends_at_its
         "the limit did not stop thread creation"
     );
     let (r, _w) = std::io::pipe().unwrap();
-    let t = Instant::now();
-    let res = thread_cancel::with_timeout(Duration::from_millis(50), || {
-        thread_cancel::io::read(r.as_fd(), &mut [0u8; 1])
-    });
-    assert!(res.is_err_and(|e| e.acted() && !e.completed()));
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let blocked_read = |what: &str| {
+        let t = Instant::now();
+        let res = thread_cancel::with_timeout(Duration::from_millis(50), || {
+            thread_cancel::io::read(r.as_fd(), &mut [0u8; 1])
+        });
+        let took = t.elapsed();
+        assert!(
+            res.as_ref()
+                .is_err_and(|e| e.deadline_passed() && e.acted() && !e.completed()),
+            "{what}: {res:?}"
+        );
+        assert!(took < Duration::from_secs(2), "{what}: {took:?}");
+        eprintln!("{what}: ended after {took:?} (deadline 50 ms)");
+    };
+    blocked_read("no thread can be created");
+    blocked_read("the next one, still none");
+    // Thread creation works again: the timer thread starts, and the deadline is its.
+    let unlimited = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: a valid resource and limit.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &unlimited) }, 0);
+    blocked_read("after creation works again");
 }

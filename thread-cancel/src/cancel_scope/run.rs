@@ -150,6 +150,9 @@ impl CancelScope {
         };
         let hidden = shield.then(|| hide_outer(c, depth));
         runs::set_top(&frame);
+        // Without a timer thread, a kernel timer of this thread's own stops a system call the
+        // run blocks in when its deadline comes (finding out which deadline is the point's).
+        let tick = deadline_tick(inner);
         // Claimed before the registration's fence (`propagate` reads them after its own).
         let is_runner = inner.claim(c);
         register(c, depth, inner.id());
@@ -160,6 +163,8 @@ impl CancelScope {
         } else {
             Some(catch_unwind(AssertUnwindSafe(f)))
         };
+        // Deleted inside the run: a tick it queued is discarded, never delivered after.
+        drop(tick);
         inner.unclaim(is_runner);
         let caught = leave(c, &frame);
         inner.unclaimed(is_runner);
@@ -222,6 +227,25 @@ fn unhide_outer(c: &Control, saved: Hidden) {
         }
         c.run_scope_callbacks(depth);
     }
+}
+
+/// A deadline tick for a run of `inner` (`sys::arm_deadline_tick`), only where no timer thread
+/// marks deadlines in this process and the scope has a deadline: three system calls per such
+/// run, none otherwise.
+#[inline]
+fn deadline_tick(inner: &Inner) -> Option<crate::sys::DeadlineTick> {
+    if deadline::marks_deadlines() {
+        return None;
+    }
+    deadline_tick_cold(inner)
+}
+
+#[cold]
+#[inline(never)]
+fn deadline_tick_cold(inner: &Inner) -> Option<crate::sys::DeadlineTick> {
+    let d = inner.deadline()?;
+    crate::sys::set_deadline_due(runs::deadline_passed);
+    crate::sys::arm_deadline_tick(d)
 }
 
 /// The calling thread's control block (adopting the thread), borrowed until the thread's

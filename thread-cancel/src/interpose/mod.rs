@@ -94,6 +94,8 @@ enum Verdict {
     Fail(c_int),
     /// Make the call again without cancellation (nothing acts here).
     Plain,
+    /// Make the call again as a point: a deadline tick stopped it and no deadline had passed.
+    Again,
 }
 
 /// How a call acts: `Stdio` calls (writes to descriptors 1 and 2) never fail because of a
@@ -138,19 +140,22 @@ unsafe fn raw_point(nr: c_long, a: [c_long; 6], kind: Kind) -> Result<c_long, c_
     // The interposed functions are `extern "C-unwind"` (the C library's cancel of a foreign
     // thread unwinds through them, `next.rs`): a panic here must not unwind into C.
     let abort = AbortOnUnwind;
-    // SAFETY: forwarded from the caller; `c` is this thread's block.
-    let r = unsafe { in_call(c, nr, a) };
-    let r = match r {
-        CpResult::Done(r) if r != -(libc::EINTR as c_long) => Ok(r),
-        _ => match decide(c, r, kind) {
-            Verdict::Done(r) => Ok(r),
-            Verdict::Fail(e) => Err(e),
-            Verdict::Plain => {
-                // SAFETY: forwarded from the caller.
-                let r = unsafe { plain(nr, a) };
-                Ok(if r == -1 { -(errno() as c_long) } else { r })
-            }
-        },
+    let r = loop {
+        // SAFETY: forwarded from the caller; `c` is this thread's block.
+        let r = unsafe { in_call(c, nr, a) };
+        break match r {
+            CpResult::Done(r) if r != -(libc::EINTR as c_long) => Ok(r),
+            _ => match decide(c, r, kind) {
+                Verdict::Done(r) => Ok(r),
+                Verdict::Fail(e) => Err(e),
+                Verdict::Plain => {
+                    // SAFETY: forwarded from the caller.
+                    let r = unsafe { plain(nr, a) };
+                    Ok(if r == -1 { -(errno() as c_long) } else { r })
+                }
+                Verdict::Again => continue,
+            },
+        };
     };
     std::mem::forget(abort);
     r
@@ -178,6 +183,13 @@ fn errno() -> c_int {
 #[cold]
 #[inline(never)]
 fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
+    if matches!(r, CpResult::Canceled) && !word::trampoline_acts(c.word.load()) {
+        // A deadline tick (no timer thread marks deadlines): time the runs' scopes out here.
+        crate::point::runs::expire_deadlines();
+        if !word::trampoline_acts(c.word.load()) {
+            return Verdict::Again;
+        }
+    }
     let s = c.word.load();
     let canceled = match r {
         CpResult::Canceled => true,

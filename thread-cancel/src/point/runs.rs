@@ -154,6 +154,27 @@ pub(crate) fn raise_scope(c: &Control, begin: bool) -> ! {
     std::panic::resume_unwind(Box::new(crate::control::ScopeUnwind::raised()))
 }
 
+/// Whether a deadline of a run on this thread (that its points see) has passed. For the signal
+/// handler (a deadline tick, `sys::arm_deadline_tick`): thread-locals with constant
+/// initializers, the frames, atomic loads and the clock — async-signal-safe.
+pub(crate) fn deadline_passed() -> bool {
+    if TOP.with(Cell::get).is_null() {
+        return false;
+    }
+    let now = Instant::now();
+    any_frame(|_, sc| sc.deadline().is_some_and(|d| d <= now))
+}
+
+/// Cancels (times out) the scopes of this thread's runs whose deadline passed: a cancel
+/// delivered here as to any thread (a scope request in the word). Normal context only.
+#[cold]
+pub(crate) fn expire_deadlines() {
+    any_frame(|_, sc| {
+        sc.expire();
+        false
+    });
+}
+
 /// For a wait: the earliest deadline of the runs in progress on this thread that its points
 /// see (up to the innermost shield), if any. Read from the scopes each time: a deadline can be
 /// moved while a run is in progress.

@@ -81,19 +81,34 @@ unsafe fn plain_cold(
 /// As [`cp`].
 #[inline(always)]
 unsafe fn cp_on(c: &Control, nr: calls::Call, a: [libc::c_long; 6]) -> libc::c_long {
-    // The trampoline's one load of the word decides: act on a pending request, or raise again
-    // a cancellation that `catch_unwind` swallowed (`act` tells the two apart).
-    // SAFETY: forwarded from this function's contract.
-    let r = unsafe { in_call(c, nr, a) };
-    match r {
-        CpResult::Done(r) if r != -(libc::EINTR as libc::c_long) => r,
-        _ => match cp_slow(c, r) {
-            Some(r) => r,
-            // A point inside an unwind (a `Drop` during a panic) does not act: the plain call.
-            // SAFETY: forwarded from this function's contract.
-            None => unsafe { plain_cold(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
-        },
+    loop {
+        // The trampoline's one load of the word decides: act on a pending request, or raise
+        // again a cancellation that `catch_unwind` swallowed (`act` tells the two apart).
+        // SAFETY: forwarded from this function's contract.
+        let r = unsafe { in_call(c, nr, a) };
+        return match r {
+            CpResult::Done(r) if r != -(libc::EINTR as libc::c_long) => r,
+            _ => match cp_slow(c, r) {
+                Slow::Result(r) => r,
+                // A point inside an unwind (a `Drop` during a panic) does not act: the plain
+                // call.
+                // SAFETY: forwarded from this function's contract.
+                Slow::Plain => unsafe { plain_cold(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
+                Slow::Again => continue,
+            },
+        };
     }
+}
+
+/// What [`cp_slow`] decided, when it did not act.
+enum Slow {
+    /// The call's result.
+    Result(libc::c_long),
+    /// Make the call again without cancellation.
+    Plain,
+    /// Make the call again as a point: a deadline tick stopped it, and no deadline had passed
+    /// after all (it was moved later).
+    Again,
 }
 
 /// The rare outcomes of [`cp_on`]: the trampoline said act, or the call failed with `EINTR`.
@@ -101,15 +116,25 @@ unsafe fn cp_on(c: &Control, nr: calls::Call, a: [libc::c_long; 6]) -> libc::c_l
 /// must be made again without cancellation (the thread is already unwinding).
 #[cold]
 #[inline(never)]
-fn cp_slow(c: &Control, r: CpResult) -> Option<libc::c_long> {
+fn cp_slow(c: &Control, r: CpResult) -> Slow {
+    if matches!(r, CpResult::Canceled) && !crate::word::trampoline_acts(c.word.load()) {
+        // A deadline tick stopped the call with nothing requested (no timer thread marks
+        // deadlines): time the runs' scopes out here, which delivers their request to this
+        // thread, then act on it — or make the call again if the word still says nothing
+        // (no deadline had passed after all, or cancellation is disabled).
+        crate::point::runs::expire_deadlines();
+        if !crate::word::trampoline_acts(c.word.load()) {
+            return Slow::Again;
+        }
+    }
     let canceled = match r {
         CpResult::Canceled => true,
         // A call that cannot be restarted, interrupted by our signal: nothing happened.
         CpResult::Done(r) => must_act(c.word.load()) && r == -(libc::EINTR as libc::c_long),
     };
     match r {
-        CpResult::Done(r) if !canceled => Some(r),
-        _ if std::thread::panicking() => None,
+        CpResult::Done(r) if !canceled => Slow::Result(r),
+        _ if std::thread::panicking() => Slow::Plain,
         _ => act(c),
     }
 }

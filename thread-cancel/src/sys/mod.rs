@@ -60,8 +60,9 @@ pub(crate) use linux::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        drain as drain_cancel_signal, kill, prepare, set_decisions, set_signal, signal, syscall_cp,
-        without_cancel_signal, CpResult, SignalError,
+        arm_deadline_tick, drain as drain_cancel_signal, kill, prepare, set_deadline_due,
+        set_decisions, set_signal, signal, syscall_cp, without_cancel_signal, CpResult,
+        DeadlineTick, SignalError,
     },
 };
 /// What only the C ABI's support (`c_abi`, feature `c-abi`) uses.
@@ -97,7 +98,8 @@ pub(crate) use portable::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        drain as drain_cancel_signal, kill, prepare, set_decisions, set_signal, signal, syscall_cp,
-        without_cancel_signal, CpResult, SignalError,
+        arm_deadline_tick, drain as drain_cancel_signal, kill, prepare, set_deadline_due,
+        set_decisions, set_signal, signal, syscall_cp, without_cancel_signal, CpResult,
+        DeadlineTick, SignalError,
     },
 };

@@ -3,7 +3,7 @@
 use super::arch;
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 extern "C" {
@@ -83,6 +83,77 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// The control layer's answers to the handler's questions ([`set_decisions`]); null until the
 /// first control block exists, when no thread can have been signalled by us.
 static DECISIONS: AtomicPtr<crate::sys::Decisions> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The scope layer's answer to "has a deadline of this thread's runs passed?" (a `fn() ->
+/// bool` as an address; 0: never asked), set when it first arms a deadline tick
+/// ([`arm_deadline_tick`]: no timer thread can mark deadlines). Async-signal-safe.
+static DEADLINE_DUE: AtomicUsize = AtomicUsize::new(0);
+
+/// Registers [`DEADLINE_DUE`]'s function.
+pub(crate) fn set_deadline_due(f: fn() -> bool) {
+    DEADLINE_DUE.store(f as usize, Ordering::Release);
+}
+
+/// Whether the handler must stop the trampoline for a deadline that passed (no request yet:
+/// nothing marked the scope). The trampoline then returns `CANCELED` with nothing done, and
+/// the point expires the deadline in normal context.
+fn deadline_due() -> bool {
+    let f = DEADLINE_DUE.load(Ordering::Acquire);
+    if f == 0 {
+        return false;
+    }
+    // SAFETY: a `fn() -> bool` stored by `set_deadline_due`.
+    let due = unsafe { std::mem::transmute::<usize, fn() -> bool>(f) };
+    due()
+}
+
+/// A kernel timer that sends the cancel signal to the calling thread when a deadline comes:
+/// for a run blocked in a system call while no timer thread runs in the process. Deleted when
+/// dropped (a signal it queued and not yet delivered is discarded with it).
+pub(crate) struct DeadlineTick(libc::timer_t);
+
+/// Arms a [`DeadlineTick`] for the calling thread at `deadline`; `None` if no cancel signal is
+/// installed or the system refuses a timer.
+pub(crate) fn arm_deadline_tick(deadline: std::time::Instant) -> Option<DeadlineTick> {
+    let sig = signal()?;
+    // SAFETY: `sigevent` is plain data; all-zero is a valid value before the fields are set.
+    let mut ev: libc::sigevent = unsafe { std::mem::zeroed() };
+    ev.sigev_notify = libc::SIGEV_THREAD_ID;
+    ev.sigev_signo = sig;
+    // SAFETY: `gettid` has no arguments and cannot fail.
+    ev.sigev_notify_thread_id = unsafe { libc::syscall(libc::SYS_gettid) } as libc::c_int;
+    let mut id: libc::timer_t = std::ptr::null_mut();
+    // SAFETY: a valid clock, event and out-pointer.
+    if unsafe { libc::timer_create(libc::CLOCK_MONOTONIC, &mut ev, &mut id) } != 0 {
+        return None;
+    }
+    let tick = DeadlineTick(id);
+    let left = deadline
+        .saturating_duration_since(std::time::Instant::now())
+        .max(std::time::Duration::from_nanos(1));
+    let spec = libc::itimerspec {
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            tv_sec: left.as_secs().min(i64::MAX as u64) as libc::time_t,
+            tv_nsec: left.subsec_nanos() as libc::c_long,
+        },
+    };
+    // SAFETY: `id` is the timer just made; `spec` is valid.
+    if unsafe { libc::timer_settime(id, 0, &spec, std::ptr::null_mut()) } != 0 {
+        return None;
+    }
+    Some(tick)
+}
+
+impl Drop for DeadlineTick {
+    fn drop(&mut self) {
+        // SAFETY: the timer made by `arm_deadline_tick`, deleted once.
+        unsafe { libc::timer_delete(self.0) };
+    }
+}
 
 /// Registers the table the signal handler decides with (once, by the first control block).
 pub(crate) fn set_decisions(d: &'static crate::sys::Decisions) {
@@ -270,7 +341,7 @@ extern "C" fn on_signal(sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut 
         return;
     };
     if (begin..end).contains(&at) {
-        if (decide.cp_must_act)() {
+        if (decide.cp_must_act)() || deadline_due() {
             // SAFETY: as above; the kernel resumes the thread at the new program counter,
             // where the trampoline returns `CANCELED` with the stack as it was at its entry.
             unsafe { *pc = cancel };

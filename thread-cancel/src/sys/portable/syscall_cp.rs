@@ -76,6 +76,17 @@ pub(crate) fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
 /// No signal handler asks anything.
 pub(crate) fn set_decisions(_d: &'static crate::sys::Decisions) {}
 
+/// No signal handler asks anything.
+pub(crate) fn set_deadline_due(_f: fn() -> bool) {}
+
+/// No kernel timer signals a thread here.
+pub(crate) struct DeadlineTick;
+
+/// None: no cancel signal (a blocked call is not interrupted by a deadline here).
+pub(crate) fn arm_deadline_tick(_deadline: std::time::Instant) -> Option<DeadlineTick> {
+    None
+}
+
 /// Sends nothing (never called: [`signal`] is `None`).
 ///
 /// # Safety
