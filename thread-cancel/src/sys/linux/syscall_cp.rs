@@ -137,7 +137,7 @@ pub(crate) fn arm_deadline_tick(deadline: std::time::Instant) -> Option<Deadline
             tv_nsec: 0,
         },
         it_value: libc::timespec {
-            tv_sec: left.as_secs().min(i64::MAX as u64) as libc::time_t,
+            tv_sec: left.as_secs().min(i32::MAX as u64) as _,
             tv_nsec: left.subsec_nanos() as libc::c_long,
         },
     };

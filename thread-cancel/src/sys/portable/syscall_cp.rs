@@ -82,6 +82,12 @@ pub(crate) fn set_deadline_due(_f: fn() -> bool) {}
 /// No kernel timer signals a thread here.
 pub(crate) struct DeadlineTick;
 
+/// Nothing to delete (the type keeps the interface of the Linux layer, whose drop deletes the
+/// timer).
+impl Drop for DeadlineTick {
+    fn drop(&mut self) {}
+}
+
 /// None: no cancel signal (a blocked call is not interrupted by a deadline here).
 pub(crate) fn arm_deadline_tick(_deadline: std::time::Instant) -> Option<DeadlineTick> {
     None
