@@ -112,8 +112,9 @@ enum Slow {
 }
 
 /// The rare outcomes of [`cp_on`]: the trampoline said act, or the call failed with `EINTR`.
-/// Acts (and does not return), or returns the call's result (`Some`), or `None` if the call
-/// must be made again without cancellation (the thread is already unwinding).
+/// Acts (and does not return), or says what [`cp_on`] does next ([`Slow`]): return the call's
+/// result, make it again without cancellation (the thread is already unwinding), or make it
+/// again as a point (a deadline tick found no deadline passed).
 #[cold]
 #[inline(never)]
 fn cp_slow(c: &Control, r: CpResult) -> Slow {
