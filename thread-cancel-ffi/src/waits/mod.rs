@@ -277,7 +277,8 @@ fn cond_wait(
     r
 }
 
-/// `pthread_cond_wait` as a cancellation point (R22).
+/// `pthread_cond_wait` as a cancellation point; a canceled wait holds the mutex again before
+/// the first cleanup handler runs.
 ///
 /// # Safety
 /// As `pthread_cond_wait`: initialised `cond`, `mutex` locked by the caller.
@@ -289,7 +290,8 @@ pub unsafe extern "C-unwind" fn tc_cond_wait(
     cond_wait(cond, mutex, Limit::None)
 }
 
-/// `pthread_cond_timedwait` as a cancellation point (R22).
+/// `pthread_cond_timedwait` as a cancellation point; a canceled wait holds the mutex again
+/// before the first cleanup handler runs.
 ///
 /// # Safety
 /// As `pthread_cond_timedwait`.
@@ -302,8 +304,8 @@ pub unsafe extern "C-unwind" fn tc_cond_timedwait(
     cond_wait(cond, mutex, Limit::Timed(abstime))
 }
 
-/// `pthread_cond_clockwait` (glibc 2.30 and later) as a cancellation point (R22): `abstime` on
-/// `clock`, `CLOCK_REALTIME` or `CLOCK_MONOTONIC`; another clock or a `tv_nsec` out of range
+/// `pthread_cond_clockwait` (glibc 2.30 and later) as a cancellation point, the mutex held
+/// again when it acts: `abstime` on `clock`, `CLOCK_REALTIME` or `CLOCK_MONOTONIC`; another clock or a `tv_nsec` out of range
 /// is `EINVAL` before anything else, as glibc (no cancellation point then); so is a null
 /// `abstime` (glibc's would fault).
 ///
