@@ -305,9 +305,9 @@ pub unsafe extern "C-unwind" fn tc_cond_timedwait(
 }
 
 /// `pthread_cond_clockwait` (glibc 2.30 and later) as a cancellation point, the mutex held
-/// again when it acts: `abstime` on `clock`, `CLOCK_REALTIME` or `CLOCK_MONOTONIC`; another clock or a `tv_nsec` out of range
-/// is `EINVAL` before anything else, as glibc (no cancellation point then); so is a null
-/// `abstime` (glibc's would fault).
+/// again when it acts: `abstime` on `clock`, `CLOCK_REALTIME` or `CLOCK_MONOTONIC`; another
+/// clock or a `tv_nsec` out of range is `EINVAL` before anything else, as glibc (no
+/// cancellation point then); so is a null `abstime` (glibc's would fault).
 ///
 /// # Safety
 /// As `pthread_cond_clockwait`: initialised `cond`, `mutex` locked by the caller, `abstime`
