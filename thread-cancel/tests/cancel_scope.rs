@@ -1091,8 +1091,23 @@ fn c09_a_forked_child_canceling_a_scope_runs_no_callback_of_a_parent_thread() {
     });
     ready_rx.recv().unwrap();
     std::thread::sleep(Duration::from_millis(20)); // the reader is in its run, blocked
-                                                   // SAFETY: the child cancels its copy of the scope (locks the registry, which the fork
-                                                   // handlers hold across the fork) and ends with `_exit`.
+    cancel_in_a_forked_child(&scope);
+    common::set_nonblocking(&ran_r);
+    let mut b = [0u8; 1];
+    let ran = (&ran_r).read(&mut b);
+    assert!(
+        ran.is_err(),
+        "the child ran the parent thread's on_cancel callback: {ran:?}"
+    );
+    peer.write_all(b"data").unwrap();
+    assert_eq!(reader.join().unwrap(), Ok(b"data".to_vec()));
+}
+
+/// Forks; the child cancels its copy of `scope` and ends with `_exit`; the parent waits for it
+/// and checks that it exited.
+fn cancel_in_a_forked_child(scope: &CancelScope) {
+    // SAFETY: the child cancels its copy of the scope (it locks the registry, which the fork
+    // handlers hold across the fork) and ends with `_exit`.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
@@ -1104,15 +1119,6 @@ fn c09_a_forked_child_canceling_a_scope_runs_no_callback_of_a_parent_thread() {
     // SAFETY: `pid` is our child; `status` is a valid out-pointer.
     assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
     assert!(libc::WIFEXITED(status), "the child died: {status:#x}");
-    common::set_nonblocking(&ran_r);
-    let mut b = [0u8; 1];
-    let ran = (&ran_r).read(&mut b);
-    assert!(
-        ran.is_err(),
-        "the child ran the parent thread's on_cancel callback: {ran:?}"
-    );
-    peer.write_all(b"data").unwrap();
-    assert_eq!(reader.join().unwrap(), Ok(b"data".to_vec()));
 }
 
 /// C09 for what is registered on the scope itself: a forked child that cancels its copy of a
@@ -1160,18 +1166,7 @@ fn c09_a_forked_child_canceling_a_scope_runs_no_scope_hook_of_the_parent() {
             .is_ready());
     });
     ready_rx.recv().unwrap();
-    // SAFETY: the child cancels its copy of the scope and ends with `_exit`.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed");
-    if pid == 0 {
-        scope.cancel();
-        // SAFETY: ends the child at once, without running the parent's exit handlers.
-        unsafe { libc::_exit(0) };
-    }
-    let mut status = 0;
-    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    assert!(libc::WIFEXITED(status), "the child died: {status:#x}");
+    cancel_in_a_forked_child(&scope);
     common::set_nonblocking(&ran_r);
     let mut b = [0u8; 2];
     let ran = (&ran_r).read(&mut b);

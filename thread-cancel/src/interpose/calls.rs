@@ -9,6 +9,12 @@ use super::{next, plain, point, sleep_point, Kind};
 use crate::sys::calls::SIGSET_SIZE;
 use libc::{c_int, c_long, c_void, size_t, ssize_t};
 
+/// A pointer to the local copy a call passes to the kernel in place of the caller's, or null.
+#[inline(always)]
+fn ptr_or_null<T>(copy: &mut Option<T>) -> *mut T {
+    copy.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut T)
+}
+
 /// The kind of a write to `fd`: descriptors 1 and 2 are not points.
 #[inline(always)]
 fn write_kind(fd: c_int) -> Kind {
@@ -405,9 +411,7 @@ pub unsafe extern "C-unwind" fn ppoll(
     next::next_for_foreign_threads!(ppoll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: *const libc::timespec, sigmask: *const libc::sigset_t) -> c_int);
     // SAFETY: the caller passed a valid timespec or null.
     let mut ts = unsafe { timeout.as_ref() }.copied();
-    let tsp = ts
-        .as_mut()
-        .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
+    let tsp = ptr_or_null(&mut ts);
     let a = [
         fds as c_long,
         n as c_long,
@@ -597,9 +601,7 @@ pub unsafe extern "C-unwind" fn pselect(
         // SAFETY: a valid timespec (the caller's contract).
         Some(unsafe { *timeout })
     };
-    let tsp = ts
-        .as_mut()
-        .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
+    let tsp = ptr_or_null(&mut ts);
     let data: [c_long; 2] = [mask as c_long, SIGSET_SIZE as c_long];
     let sixth = if mask.is_null() {
         0
@@ -645,9 +647,7 @@ pub unsafe extern "C-unwind" fn select(
             tv_nsec: tv.tv_usec * 1000,
         })
     };
-    let tsp = ts
-        .as_mut()
-        .map_or(std::ptr::null_mut(), |t| t as *mut libc::timespec);
+    let tsp = ptr_or_null(&mut ts);
     let a = [
         nfds as c_long,
         r as c_long,
@@ -686,10 +686,8 @@ pub unsafe extern "C-unwind" fn sigtimedwait(
 ) -> c_int {
     next::next_for_foreign_threads!(sigtimedwait(set: *const libc::sigset_t, info: *mut libc::siginfo_t, timeout: *const libc::timespec) -> c_int);
     // SAFETY: the caller's set, if any, is an initialised `sigset_t` (plain data).
-    let copy = unsafe { set.as_ref() }.map(crate::sys::without_cancel_signal);
-    let setp = copy
-        .as_ref()
-        .map_or(std::ptr::null(), |s| s as *const libc::sigset_t);
+    let mut copy = unsafe { set.as_ref() }.map(crate::sys::without_cancel_signal);
+    let setp = ptr_or_null(&mut copy).cast_const();
     let a = [
         setp as c_long,
         info as c_long,
