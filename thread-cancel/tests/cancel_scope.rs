@@ -597,6 +597,90 @@ fn c06_a_deadline_ends_an_own_wait_and_is_never_early() {
     assert_clean_after_run();
 }
 
+/// A blocked read under `with_timeout(ms)`: how long it took, after checking that the deadline
+/// acted (the read had no effect) and was not early.
+fn blocked_read_under(ms: u64) -> Duration {
+    let (r, _w) = std::io::pipe().unwrap();
+    let t0 = Instant::now();
+    let res = with_timeout(Duration::from_millis(ms), || {
+        let mut b = [0u8; 1];
+        io::read(r.as_fd(), &mut b)
+    });
+    let took = t0.elapsed();
+    assert!(res.is_err_and(|e| e.acted() && !e.completed() && e.deadline_passed()));
+    assert!(took >= Duration::from_millis(ms), "fired early: {took:?}");
+    took
+}
+
+/// Private deadline runs (`with_timeout`) nested in each other: the outer one holds the
+/// thread's registration slot, the inner one is registered in the timer's map. Whichever
+/// deadline is earlier ends the blocked read, at its time.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
+fn c06_nested_private_deadlines_each_end_a_blocked_read() {
+    // The inner deadline first (the map's registration).
+    let t0 = Instant::now();
+    let r = with_timeout(Duration::from_secs(60), || blocked_read_under(40));
+    assert!(r.is_ok(), "the outer run was canceled: {r:?}");
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    // The outer deadline first (the slot's registration), the inner run's in the map.
+    let (rd, _w) = std::io::pipe().unwrap();
+    let t0 = Instant::now();
+    let r = with_timeout(Duration::from_millis(40), || {
+        with_timeout(Duration::from_secs(60), || {
+            let mut b = [0u8; 1];
+            io::read(rd.as_fd(), &mut b)
+        })
+    });
+    let took = t0.elapsed();
+    let e = r.unwrap_err();
+    assert!(e.acted() && e.deadline_passed() && !e.completed());
+    assert!(took >= Duration::from_millis(40), "fired early: {took:?}");
+    assert!(took < Duration::from_secs(30), "not reached: {took:?}");
+    assert_clean_after_run();
+}
+
+/// The timer thread keeps the time it was last woken for after the run that set it ended, so
+/// that a loop of runs with one timeout wakes it about once per period; a run with a nearer
+/// deadline after many far ones must still wake it: its blocked read ends at its deadline,
+/// each time (the same stack address registered again and again).
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
+fn c06_a_near_private_deadline_after_many_far_ones_ends_a_blocked_read() {
+    for _ in 0..3 {
+        for _ in 0..10_000 {
+            assert_eq!(with_timeout(Duration::from_secs(5), || 1), Ok(1));
+        }
+        let took = blocked_read_under(30);
+        // Not 5 s: the timer was woken for the nearer deadline.
+        assert!(took < Duration::from_secs(2), "reached late: {took:?}");
+    }
+    assert_clean_after_run();
+}
+
+/// Private deadline runs on several threads at once, each blocked in a read: the timer finds
+/// every thread's registration and each read ends at its own deadline.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
+fn c06_private_deadlines_on_several_threads_each_end_their_blocked_read() {
+    let threads: Vec<_> = (0..6u64)
+        .map(|i| std::thread::spawn(move || blocked_read_under(20 + 15 * i)))
+        .collect();
+    for t in threads {
+        let took = t.join().unwrap();
+        assert!(took < Duration::from_secs(20), "not reached: {took:?}");
+    }
+}
+
 #[test]
 fn c06_scopes_with_deadlines_start_no_thread_per_scope() {
     // Warm up: the process-wide deadline thread exists after this.
@@ -698,11 +782,14 @@ fn assert_clean() {
     testcancel(); // must not act
 }
 
-/// How the race is ended: a scope cancel from another thread, or a deadline.
+/// How the race is ended: a scope cancel from another thread, or a deadline — of a scope
+/// (`CancelScope::with_timeout(d).run(op)`, registered in the timer's map) or of a private run
+/// (`with_timeout(d, op)`, registered in the thread's slot).
 #[derive(Clone, Copy, Debug)]
 enum By {
     Cancel,
     Deadline,
+    PrivateDeadline,
 }
 
 /// Runs the races: each round, `op` runs in a fresh scope in this thread while the producer
@@ -741,7 +828,7 @@ fn race<R: Send + 'static>(
                     jitter(j);
                     produce(round);
                 }
-                (By::Deadline, _) => {
+                (By::Deadline | By::PrivateDeadline, _) => {
                     jitter(j);
                     produce(round);
                 }
@@ -752,22 +839,27 @@ fn race<R: Send + 'static>(
     });
     let (mut ok, mut canceled, mut races, mut late) = (0usize, 0usize, 0usize, 0usize);
     while !enough(races, started) {
+        // A deadline a few microseconds away, moving over the rounds; one round in 16 has
+        // 2 ms, so that some runs complete even where a round takes longer than the short
+        // deadlines (under emulation all 200 rounds of a CI run timed out).
+        let timeout = Duration::from_nanos(if races % 16 == 15 {
+            2_000_000
+        } else {
+            2_000 + (races as u64 * 131) % 40_000
+        });
         let scope = match by {
-            By::Cancel => CancelScope::new(),
-            // A deadline a few microseconds away, moving over the rounds; one round in 16 has
-            // 2 ms, so that some runs complete even where a round takes longer than the short
-            // deadlines (under emulation all 200 rounds of a CI run timed out).
-            By::Deadline => CancelScope::with_timeout(Duration::from_nanos(if races % 16 == 15 {
-                2_000_000
-            } else {
-                2_000 + (races as u64 * 131) % 40_000
-            })),
+            By::Cancel | By::PrivateDeadline => CancelScope::new(),
+            By::Deadline => CancelScope::with_timeout(timeout),
         };
         *slot.lock().unwrap() = Some(scope.clone());
         go.wait();
+        let run = match by {
+            By::PrivateDeadline => with_timeout(timeout, &op).map_err(|e| e.into_canceled()),
+            _ => scope.run(&op),
+        };
         // A run whose op returned after the cancel reports the cancel with the op's value
         // (C08): for "completed or no effect" that is a completed op.
-        let r = match scope.run(&op) {
+        let r = match run {
             Err(e) if e.completed() => {
                 late += 1;
                 Ok(e.into_value().expect("completed"))
@@ -955,6 +1047,16 @@ fn s2_scope_cancel_races_a_condvar_notify() {
 #[test]
 fn s2_deadline_races_a_condvar_notify() {
     notify_race(By::Deadline);
+}
+
+#[test]
+fn s2_private_deadline_races_a_read_of_one_byte() {
+    read_race(By::PrivateDeadline);
+}
+
+#[test]
+fn s2_private_deadline_races_the_end_of_run() {
+    end_of_run_race(By::PrivateDeadline);
 }
 
 #[test]

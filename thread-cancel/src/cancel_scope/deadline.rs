@@ -1,20 +1,30 @@
 //! The process-wide deadline timer: one thread that cancels scopes whose deadline passed.
 //!
-//! A scope with a deadline registers `(deadline, key) -> Weak<scope>` here when it is made and
-//! removes it when it is dropped (one short lock each; no system call: the timer thread is
-//! woken only when a new deadline is earlier than the time it sleeps until, which it keeps
-//! after the registration that set it is removed; started once).
-//! The thread sleeps until the earliest registered deadline, then cancels every scope whose
-//! deadline passed. It exists for threads blocked where only a request can reach them (a
-//! system call): a thread in one of the crate's own waits bounds its sleep by its innermost
-//! deadline and cancels the scope itself (`cancel_scope::expire`), without this thread.
+//! Two kinds of registration, read by the same thread:
+//! - a scope with a deadline that others may hold (`CancelScope::with_deadline`, ...)
+//!   registers `(deadline, key) -> Weak<scope>` in a map here when it is made and removes it
+//!   when it is dropped (one short lock each);
+//! - a private deadline run (`with_timeout`, `with_deadline`: nobody else holds its scope,
+//!   which lives on the caller's stack) registers in its thread's `TimedSlot`
+//!   (`control::ScopeRuns::timed`): no lock, no allocation. The timer scans the slots of the
+//!   threads that run scopes each time it wakes.
+//!
+//! The thread sleeps until the earliest registered deadline ([`NEXT`] holds that time for the
+//! slots' owners to read), then cancels every scope whose deadline passed. A registration
+//! wakes it (a system call) only when its deadline is earlier than the time it sleeps until,
+//! which it keeps after the registration that set it is gone: in a loop of `with_timeout`s with
+//! one timeout, about one wake-up per timeout period. It exists for threads blocked where only
+//! a request can reach them (a system call): a thread in one of the crate's own waits bounds
+//! its sleep by its innermost deadline and cancels the scope itself (`cancel_scope::expire`),
+//! without this thread.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError, Weak};
 use std::time::Instant;
 
 use crate::cancel_scope::Inner;
+use crate::control::{Control, Timed};
 
 pub(crate) struct Timer {
     /// Registered deadlines, earliest first.
@@ -38,6 +48,11 @@ static WAKE: Condvar = Condvar::new();
 /// The fork generation the timer thread runs in, plus one (0: none started). Read without the
 /// lock by [`marks_deadlines`].
 static RUNNING_IN: AtomicU32 = AtomicU32::new(0);
+
+/// When the timer thread wakes next, as nanoseconds on the scopes' clock (`u64::MAX`: not
+/// before a registration wakes it, or it is scanning the slots). A slot's owner that registers
+/// an earlier deadline wakes it ([`publish`]).
+static NEXT: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// Whether a timer thread runs in this process: then every registered deadline is acted on by
 /// it (the scope is marked and its runs receive a request), and a query need not read the
@@ -73,9 +88,88 @@ pub(crate) fn register(at: Instant, scope: Weak<Inner>) -> Key {
         t.wake_at = Some(at);
     } else if t.wake_at.is_none_or(|w| at < w) {
         t.wake_at = Some(at);
+        NEXT.fetch_min(super::to_nanos(at), Ordering::SeqCst);
         WAKE.notify_one();
     }
     Key(at, key)
+}
+
+/// A private run's registration in its thread's slot, withdrawn by [`withdraw`].
+pub(crate) struct Published {
+    /// The fork generation it was made in: in a forked child, a claim of the parent's timer
+    /// thread is never released.
+    generation: u32,
+}
+
+/// Owner: registers its private run of `scope` (deadline `at`) in its slot, and wakes the timer
+/// thread if it sleeps past `at` (or starts it: none runs in this process yet). `None` if the
+/// slot is in use: the caller registers in the map instead.
+#[inline]
+pub(crate) fn publish(c: &Control, scope: &Inner, at: u64) -> Option<Published> {
+    let slot = &c.runs.timed;
+    if slot.in_use() {
+        return None;
+    }
+    slot.publish(scope as *const Inner as usize, at);
+    if at < NEXT.load(Ordering::SeqCst) || !marks_deadlines() {
+        kick(at);
+    }
+    Some(Published {
+        generation: crate::control::fork::fork_generation(),
+    })
+}
+
+/// Owner, after its private run ended: withdraws the registration (waiting for the timer, if
+/// it is canceling the scope right now).
+#[inline]
+pub(crate) fn withdraw(c: &Control, p: Published) {
+    c.runs
+        .timed
+        .withdraw(|| crate::control::fork::fork_generation() != p.generation);
+}
+
+/// Wakes the timer thread at `at` at the latest (starting it if none runs here).
+#[cold]
+#[inline(never)]
+fn kick(at: u64) {
+    let Some(when) = super::from_nanos(at) else {
+        return;
+    };
+    let mut t = lock();
+    let generation = crate::control::fork::fork_generation();
+    if t.started_in != Some(generation) {
+        t.started_in = start().then_some(generation);
+        if t.started_in.is_some() {
+            RUNNING_IN.store(generation.wrapping_add(1), Ordering::Relaxed);
+        }
+        t.wake_at = Some(when);
+    } else if t.wake_at.is_none_or(|w| when < w) {
+        t.wake_at = Some(when);
+        NEXT.fetch_min(at, Ordering::SeqCst);
+        WAKE.notify_one();
+    }
+}
+
+/// Timer: cancels the private runs whose deadline passed at `now`; returns the earliest
+/// deadline still ahead, and adds the callbacks owed to `owed`.
+fn scan_slots(now: u64, owed: &mut super::Reached) -> Option<u64> {
+    let mut next: Option<u64> = None;
+    for t in super::delivery::scoped_threads() {
+        match t.runs.timed.claim_due(now) {
+            Timed::Nothing => {}
+            Timed::Ahead(at) => next = Some(next.map_or(at, |n| n.min(at))),
+            Timed::Due(addr) => {
+                // SAFETY: `addr` is the address of a live `Inner` on its owner's stack: the
+                // owner published it before its run and withdraws it after, and `withdraw`
+                // waits while the slot is claimed (until `release` below), so the scope
+                // outlives this use. Only shared access is made (as any canceler's).
+                let scope = unsafe { &*(addr as *const Inner) };
+                owed.append(scope.expire_by_timer());
+                t.runs.timed.release();
+            }
+        }
+    }
+    next
 }
 
 /// Removes a registration (the scope is dropped).
@@ -120,29 +214,43 @@ fn run() {
             }
             due.push(entry.remove());
         }
-        if !due.is_empty() {
-            drop(t);
-            let mut owed = super::Reached::default();
-            for s in due.into_iter().filter_map(|w| w.upgrade()) {
-                owed.append(s.expire_by_timer());
-            }
-            if !owed.is_empty() {
-                run_callbacks_elsewhere(owed);
-            }
-            t = lock();
+        // The time it was asked to wake at, kept if still ahead (below); cleared while the
+        // slots are scanned, so that an owner that wakes it now sets its deadline here.
+        let kept = t.wake_at.take().filter(|&w| w > now);
+        drop(t);
+        // Before the scan: an owner that registers after the scan read its slot finds
+        // `u64::MAX` (or the later time stored below) and wakes this thread if it sleeps past
+        // its deadline (`TimedSlot::publish`).
+        NEXT.store(u64::MAX, Ordering::SeqCst);
+        let mut owed = super::Reached::default();
+        let slots_next = scan_slots(super::to_nanos(now), &mut owed);
+        for s in due.into_iter().filter_map(|w| w.upgrade()) {
+            owed.append(s.expire_by_timer());
+        }
+        if !owed.is_empty() {
+            run_callbacks_elsewhere(owed);
+        }
+        t = lock();
+        // With nothing registered, keep the time this thread was last asked to wake at if it
+        // is still ahead: a scope made and dropped at once, or a private run that ended (a
+        // `with_timeout` that finished), leaves nothing registered, and the next one, due
+        // later, then needs no wake-up (no system call, no switch to this thread). It wakes at
+        // that time once, finds nothing, and only then waits for a registration.
+        let now = Instant::now();
+        let next = [
+            t.map.first_key_value().map(|(k, _)| k.0),
+            slots_next.and_then(super::from_nanos),
+            kept.filter(|&w| w > now),
+            t.wake_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        t.wake_at = next;
+        if next.is_some_and(|at| at <= now) {
             continue;
         }
-        // With nothing registered, keep the time this thread was last asked to wake at if it
-        // is still ahead: a scope made and dropped at once (a `with_timeout` that finished)
-        // leaves the map empty, and the next one, due later, then needs no wake-up (no system
-        // call, no switch to this thread). It wakes at that time once, finds nothing, and only
-        // then waits for a registration.
-        let next = match (t.map.first_key_value(), t.wake_at) {
-            (Some((k, _)), _) => Some(k.0),
-            (None, Some(w)) if w > now => Some(w),
-            (None, _) => None,
-        };
-        t.wake_at = next;
+        NEXT.store(next.map_or(u64::MAX, super::to_nanos), Ordering::SeqCst);
         t = match next {
             Some(at) => {
                 let d = at.saturating_duration_since(now);

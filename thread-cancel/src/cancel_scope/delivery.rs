@@ -18,6 +18,13 @@ fn retain_live(reg: &mut Vec<Weak<Control>>) {
     reg.retain(|w| w.upgrade().is_some_and(|c| c.in_this_process()));
 }
 
+/// The live threads of this process that have run a scope.
+pub(super) fn scoped_threads() -> Vec<Arc<Control>> {
+    let mut reg = lock_registry();
+    retain_live(&mut reg);
+    reg.iter().filter_map(Weak::upgrade).collect()
+}
+
 /// Delivers a scope request for scope `id` to every thread registered in a run of it.
 ///
 /// Each thread is counted in its `ScopeRuns::deliveries` before its registration is read, with a
@@ -26,11 +33,7 @@ fn retain_live(reg: &mut Vec<Weak<Control>>) {
 /// waits for this delivery (the signal included) to be over (I6). The same fence pairs the
 /// scope's state (stored before) with a run's entry, which registers and then reads it.
 pub(super) fn deliver(id: usize, reached: &mut Reached) {
-    let threads: Vec<Arc<Control>> = {
-        let mut reg = lock_registry();
-        retain_live(&mut reg);
-        reg.iter().filter_map(Weak::upgrade).collect()
-    };
+    let threads = scoped_threads();
     if threads.is_empty() {
         return;
     }

@@ -82,10 +82,61 @@ pub(crate) struct Inner {
 /// `own_deadline` for none.
 const NO_DEADLINE: u64 = u64::MAX;
 
-/// The instant deadlines are counted from (nanoseconds, in an atomic).
+/// The scopes' clock: the instant deadlines are counted from (nanoseconds, in an atomic), and
+/// the coarse clock's reading of it.
+struct Clock {
+    base: Instant,
+    /// `CLOCK_MONOTONIC` read just after `base` (0 if unknown).
+    base_raw: u64,
+    /// How far a coarse reading may lag the precise time, plus the gap between `base` and
+    /// `base_raw` (0: no coarse clock; every check reads the precise one).
+    lag: u64,
+}
+
+fn clock() -> &'static Clock {
+    static CLOCK: OnceLock<Clock> = OnceLock::new();
+    CLOCK.get_or_init(|| {
+        let before = crate::sys::clock::monotonic_ns();
+        let base = Instant::now();
+        let after = crate::sys::clock::monotonic_ns();
+        match (before, after, crate::sys::clock::coarse_lag_ns()) {
+            (Some(b), Some(a), Some(lag)) => Clock {
+                base,
+                base_raw: a,
+                lag: lag + (a - b),
+            },
+            _ => Clock {
+                base,
+                base_raw: 0,
+                lag: 0,
+            },
+        }
+    })
+}
+
 fn base() -> Instant {
-    static BASE: OnceLock<Instant> = OnceLock::new();
-    *BASE.get_or_init(Instant::now)
+    clock().base
+}
+
+/// Whether the deadline `d` (nanoseconds since [`base`]) has passed. A deadline farther ahead
+/// than the coarse clock's lag is ruled out on the coarse clock (a few nanoseconds, where
+/// `Instant::now()` costs tens); a nearer one is read on the precise clock. Correct as long as
+/// the coarse clock lags by no more than four of its ticks (the kernel advances it every tick
+/// while a thread runs): the reading then is a lower bound of the time `Instant::now()` gives.
+#[inline]
+fn passed(d: u64) -> bool {
+    if d == NO_DEADLINE {
+        return false;
+    }
+    let c = clock();
+    if c.lag != 0 {
+        if let Some(raw) = crate::sys::clock::coarse_monotonic_ns() {
+            if raw.saturating_sub(c.base_raw).saturating_add(c.lag) < d {
+                return false;
+            }
+        }
+    }
+    Instant::now() >= c.base + Duration::from_nanos(d)
 }
 
 fn to_nanos(t: Instant) -> u64 {
@@ -100,6 +151,23 @@ fn from_nanos(n: u64) -> Option<Instant> {
 }
 
 impl Inner {
+    /// A live scope with these parents and its own deadline (`NO_DEADLINE`: none). Allocates
+    /// nothing itself.
+    fn new(parents: Vec<Arc<Inner>>, own_deadline: u64) -> Self {
+        Inner {
+            state: AtomicU8::new(LIVE),
+            cause: OnceLock::new(),
+            own_deadline: AtomicU64::new(own_deadline),
+            parents,
+            children: Mutex::new(HashMap::default()),
+            runner: AtomicPtr::new(std::ptr::null_mut()),
+            others: AtomicUsize::new(0),
+            delivering: AtomicUsize::new(0),
+            timer: Mutex::new(None),
+            hooks: Mutex::new(cancelled::Hooks::default()),
+        }
+    }
+
     fn id(&self) -> usize {
         self as *const Inner as usize
     }
@@ -125,7 +193,7 @@ impl Inner {
 
     #[inline(never)]
     fn is_canceled_slow(&self) -> bool {
-        if self.own_deadline().is_some_and(|d| Instant::now() >= d) {
+        if passed(self.own_deadline.load(Ordering::Acquire)) {
             let shield = crate::async_region::shield();
             let mut reached = Reached::default();
             let fired = self.fire_own_deadline(&mut reached);
@@ -296,7 +364,11 @@ impl RunScope for Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(k) = lock(&self.timer).take() {
+        let timer = self
+            .timer
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(k) = timer.take() {
             crate::cancel_scope::deadline::unregister(&k);
         }
         let me = self as *const Inner as usize;
@@ -480,18 +552,10 @@ impl CancelScope {
     }
 
     fn make(parents: Vec<Arc<Inner>>, own: Option<Instant>) -> Self {
-        let inner = Arc::new(Inner {
-            state: AtomicU8::new(LIVE),
-            cause: OnceLock::new(),
-            own_deadline: AtomicU64::new(own.map_or(NO_DEADLINE, to_nanos)),
-            parents: parents.clone(),
-            children: Mutex::new(HashMap::default()),
-            runner: AtomicPtr::new(std::ptr::null_mut()),
-            others: AtomicUsize::new(0),
-            delivering: AtomicUsize::new(0),
-            timer: Mutex::new(None),
-            hooks: Mutex::new(cancelled::Hooks::default()),
-        });
+        let inner = Arc::new(Inner::new(
+            parents.clone(),
+            own.map_or(NO_DEADLINE, to_nanos),
+        ));
         for p in &parents {
             // Registered before the parent's state is read, under the lock its cancel takes
             // its children with: either the cancel finds this child, or this sees the cancel.
@@ -505,7 +569,7 @@ impl CancelScope {
         }
         // Only its own deadline is registered: a parent's cancels it through the parent.
         if let Some(d) = own {
-            if Instant::now() >= d {
+            if passed(to_nanos(d)) {
                 inner.mark(Cause::Deadline(d));
             } else if !inner.marked() {
                 *lock(&inner.timer) = Some(crate::cancel_scope::deadline::register(
@@ -621,9 +685,7 @@ pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, Ti
     // The deadline was just computed from the clock and lies ahead: the run's entry need not
     // read the clock again (a deadline that passes now is seen by the first point, or by the
     // run's end).
-    CancelScope::with_deadline(after(timeout))
-        .run_fresh(f)
-        .map_err(TimedOut)
+    run::run_private(after(timeout), false, f).map_err(TimedOut)
 }
 
 /// Runs `f` with a deadline: see [`with_timeout`].
@@ -645,9 +707,7 @@ pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, Ti
 /// assert!(r.unwrap_err().acted());
 /// ```
 pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, TimedOut<R>> {
-    CancelScope::with_deadline(deadline)
-        .run(f)
-        .map_err(TimedOut)
+    run::run_private(deadline, true, f).map_err(TimedOut)
 }
 
 /// The deadline the calling thread's code runs under: the earliest deadline of its runs in

@@ -108,83 +108,112 @@ impl CancelScope {
         self.run_as(f, true, true)
     }
 
-    /// [`run`](Self::run) for a scope just made whose deadline lies ahead (`with_timeout`): its
-    /// entry reads the scope's state, not the clock.
-    pub(super) fn run_fresh<R>(&self, f: impl FnOnce() -> R) -> Result<R, Canceled<R>> {
-        self.run_as(f, false, false)
-    }
-
-    fn run_as<R>(
+    pub(super) fn run_as<R>(
         &self,
         f: impl FnOnce() -> R,
         shield: bool,
         check_clock: bool,
     ) -> Result<R, Canceled<R>> {
-        let inner: &Inner = &self.inner;
-        if if check_clock {
-            inner.is_canceled()
-        } else {
-            inner.marked()
-        } {
-            return Err(self.error(true, None));
-        }
-        let Some(c) = own_control() else {
-            // The thread's link is gone: its thread-local destructors are running. A control
-            // block is linked for this run alone, so that the scope is enforced here too.
-            let _link = crate::current::link_for_teardown();
-            return self.run_as(f, shield, check_clock);
-        };
-        assert!(
-            c.region.load(Ordering::Relaxed).is_null(),
-            "CancelScope::run inside an async_region: the region can abandon the run's frame"
-        );
-        let parent = runs::top();
-        // SAFETY: see `any_frame`.
-        let depth = unsafe { parent.as_ref() }.map_or(0, |p| p.depth + 1);
-        let frame = Frame {
-            scope: inner as *const Inner as *const dyn RunScope,
-            parent,
-            depth,
-            acted: Cell::new(false),
-            shield,
-        };
-        let hidden = shield.then(|| hide_outer(c, depth));
-        runs::set_top(&frame);
-        // Without a timer thread, a kernel timer of this thread's own stops a system call the
-        // run blocks in when its deadline comes (finding out which deadline is the point's).
-        let tick = deadline_tick(inner);
-        // Claimed before the registration's fence (`propagate` reads them after its own).
-        let is_runner = inner.claim(c);
-        register(c, depth, inner.id());
-        // Registered (and fenced) before reading the state: a cancel that this misses sees
-        // the registration and delivers (I6).
-        let result = if inner.marked() {
-            None
-        } else {
-            Some(catch_unwind(AssertUnwindSafe(f)))
-        };
-        // Deleted inside the run: a tick it queued is discarded, never delivered after.
-        drop(tick);
-        inner.unclaim(is_runner);
-        let caught = leave(c, &frame);
-        inner.unclaimed(is_runner);
-        if let Some(h) = hidden {
-            unhide_outer(c, h);
-        }
-        match result {
-            None => Err(self.error(true, None)),
-            Some(Ok(v)) if caught || inner.is_canceled() => {
-                // Canceled before the run ended: reported, with the value (C08).
-                Err(self.error(caught || frame.acted.get(), Some(v)))
-            }
-            Some(Ok(v)) => Ok(v),
-            Some(Err(p)) if caught && p.is::<ScopeUnwind>() => Err(self.error(true, None)),
-            Some(Err(p)) => resume_unwind(p),
+        run_in(&self.inner, f, shield, check_clock)
+    }
+}
+
+/// Runs `f` under a deadline in a scope of its own that nobody else can reach (`with_timeout`,
+/// `with_deadline`): the scope lives on this stack frame and its deadline is registered in the
+/// thread's slot for the timer (`deadline::publish`), so the run allocates nothing and takes no
+/// lock. A private run nested in another (the slot is taken), or one on a thread whose
+/// thread-local destructors run, makes a shared scope instead. `check_clock`: whether the
+/// deadline may have passed already (else it was just computed ahead of the clock).
+pub(super) fn run_private<R>(
+    deadline: Instant,
+    check_clock: bool,
+    f: impl FnOnce() -> R,
+) -> Result<R, Canceled<R>> {
+    let at = to_nanos(deadline);
+    if let Some(c) = own_control() {
+        let inner = Inner::new(Vec::new(), at);
+        if let Some(published) = deadline::publish(c, &inner, at) {
+            let r = run_in(&inner, f, false, check_clock);
+            deadline::withdraw(c, published);
+            return r;
         }
     }
+    CancelScope::with_deadline(deadline).run_as(f, false, check_clock)
+}
 
+/// [`CancelScope::run`] on `inner` (see there), with `shield` for [`CancelScope::shield`], and
+/// `check_clock` false for a scope whose deadline was just computed ahead of the clock.
+fn run_in<R>(
+    inner: &Inner,
+    f: impl FnOnce() -> R,
+    shield: bool,
+    check_clock: bool,
+) -> Result<R, Canceled<R>> {
+    if if check_clock {
+        inner.is_canceled()
+    } else {
+        inner.marked()
+    } {
+        return Err(inner.error(true, None));
+    }
+    let Some(c) = own_control() else {
+        // The thread's link is gone: its thread-local destructors are running. A control
+        // block is linked for this run alone, so that the scope is enforced here too.
+        let _link = crate::current::link_for_teardown();
+        return run_in(inner, f, shield, check_clock);
+    };
+    assert!(
+        c.region.load(Ordering::Relaxed).is_null(),
+        "CancelScope::run inside an async_region: the region can abandon the run's frame"
+    );
+    let parent = runs::top();
+    // SAFETY: see `any_frame`.
+    let depth = unsafe { parent.as_ref() }.map_or(0, |p| p.depth + 1);
+    let frame = Frame {
+        scope: inner as *const Inner as *const dyn RunScope,
+        parent,
+        depth,
+        acted: Cell::new(false),
+        shield,
+    };
+    let hidden = shield.then(|| hide_outer(c, depth));
+    runs::set_top(&frame);
+    // Without a timer thread, a kernel timer of this thread's own stops a system call the
+    // run blocks in when its deadline comes (finding out which deadline is the point's).
+    let tick = deadline_tick(inner);
+    // Claimed before the registration's fence (`propagate` reads them after its own).
+    let is_runner = inner.claim(c);
+    register(c, depth, inner.id());
+    // Registered (and fenced) before reading the state: a cancel that this misses sees
+    // the registration and delivers (I6).
+    let result = if inner.marked() {
+        None
+    } else {
+        Some(catch_unwind(AssertUnwindSafe(f)))
+    };
+    // Deleted inside the run: a tick it queued is discarded, never delivered after.
+    drop(tick);
+    inner.unclaim(is_runner);
+    let caught = leave(c, &frame);
+    inner.unclaimed(is_runner);
+    if let Some(h) = hidden {
+        unhide_outer(c, h);
+    }
+    match result {
+        None => Err(inner.error(true, None)),
+        Some(Ok(v)) if caught || inner.is_canceled() => {
+            // Canceled before the run ended: reported, with the value (C08).
+            Err(inner.error(caught || frame.acted.get(), Some(v)))
+        }
+        Some(Ok(v)) => Ok(v),
+        Some(Err(p)) if caught && p.is::<ScopeUnwind>() => Err(inner.error(true, None)),
+        Some(Err(p)) => resume_unwind(p),
+    }
+}
+
+impl Inner {
     fn error<R>(&self, acted: bool, value: Option<R>) -> Canceled<R> {
-        Canceled::new(self.inner.cause(), acted, value)
+        Canceled::new(self.cause(), acted, value)
     }
 }
 

@@ -4,7 +4,7 @@
 //! I6, `word.rs`) is argued in `cancel_scope/mod.rs`.
 
 use super::lock;
-use crate::atomic::{fence, yield_now, AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use crate::atomic::{fence, yield_now, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// `CancelScope::run`s nested deeper than this are registered under a lock.
@@ -30,6 +30,116 @@ pub(crate) struct ScopeRuns {
     /// Who the thread is, for the diagnostic of cancels not acted on (recorded at its first
     /// run, only if the diagnostic is on).
     pub(crate) identity: Identity,
+    /// The deadline of the thread's private deadline run (`with_timeout`), for the deadline
+    /// timer: registered here, not in the timer's locked map.
+    pub(crate) timed: TimedSlot,
+}
+
+/// A private deadline run's registration with the deadline timer: the address of its scope
+/// and its deadline, written by the owner thread, read by the timer thread, which claims the
+/// slot while it cancels the scope. The owner's `withdraw` waits for such a claim to end, so the
+/// scope (on the owner's stack) outlives every use the timer makes of it.
+#[derive(Debug, Default)]
+pub(crate) struct TimedSlot {
+    /// The scope's address (0: none), with [`BUSY`] set while the timer acts on it.
+    scope: AtomicUsize,
+    /// Its deadline (nanoseconds on the scopes' clock), stored before `scope`.
+    at: AtomicU64,
+}
+
+/// In [`TimedSlot::scope`]: the timer thread acts on the scope (the address is 8-aligned).
+const BUSY: usize = 1;
+
+/// What the timer finds in a thread's [`TimedSlot`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Timed {
+    /// Nothing registered (or the timer acts on it already).
+    Nothing,
+    /// A deadline still ahead.
+    Ahead(u64),
+    /// A deadline that passed: the slot is claimed; the timer cancels the scope at this
+    /// address, then calls [`TimedSlot::release`].
+    Due(usize),
+}
+
+impl TimedSlot {
+    /// Owner: whether a run of the thread holds the slot (a private run nested in another
+    /// registers with the timer's map instead).
+    #[inline(always)]
+    pub(crate) fn in_use(&self) -> bool {
+        self.scope.load(Ordering::Relaxed) != 0
+    }
+
+    /// Owner: registers the scope at `scope` with deadline `at`. The store is `SeqCst`: the
+    /// caller then reads the time the timer wakes at (`SeqCst`), against the timer's store of
+    /// that time before its scan of the slots: either the scan sees this registration, or
+    /// this sees the time the timer set before it and wakes it if that is later than `at`.
+    #[inline(always)]
+    pub(crate) fn publish(&self, scope: usize, at: u64) {
+        debug_assert!(scope != 0 && scope & BUSY == 0);
+        self.at.store(at, Ordering::Relaxed);
+        self.scope.store(scope, Ordering::SeqCst);
+    }
+
+    /// Owner, after the run ended: withdraws the registration; if the timer has claimed it,
+    /// waits until it released it (it stops using the scope before). `orphaned` says that the
+    /// claimer is gone (a forked child: the parent's timer thread does not exist here).
+    #[inline(always)]
+    pub(crate) fn withdraw(&self, orphaned: impl Fn() -> bool) {
+        loop {
+            let v = self.scope.load(Ordering::Acquire);
+            if v & BUSY == 0 {
+                if v == 0
+                    || self
+                        .scope
+                        .compare_exchange(v, 0, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    return;
+                }
+                continue;
+            }
+            if orphaned() {
+                self.scope.store(0, Ordering::Relaxed);
+                return;
+            }
+            yield_now();
+        }
+    }
+
+    /// Timer: what the slot holds at time `now`; a deadline that passed is claimed.
+    pub(crate) fn claim_due(&self, now: u64) -> Timed {
+        let v = self.scope.load(Ordering::SeqCst);
+        if v == 0 || v & BUSY != 0 {
+            return Timed::Nothing;
+        }
+        let at = self.at.load(Ordering::Relaxed);
+        if at > now {
+            return Timed::Ahead(at);
+        }
+        if self
+            .scope
+            .compare_exchange(v, v | BUSY, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return Timed::Nothing;
+        }
+        // The owner may have withdrawn and registered the same address again (its next run)
+        // between the two loads: the deadline that counts is the one the claim synchronized
+        // with.
+        let at = self.at.load(Ordering::Relaxed);
+        if at > now {
+            self.scope.store(v, Ordering::Release);
+            return Timed::Ahead(at);
+        }
+        Timed::Due(v)
+    }
+
+    /// Timer, after canceling a claimed scope: empties the slot (the owner's `withdraw` finds
+    /// it empty and returns).
+    pub(crate) fn release(&self) {
+        self.scope.store(0, Ordering::Release);
+    }
 }
 
 /// What the diagnostic of cancels not acted on (`cancel_scope::diagnostic`) knows of a thread.
@@ -50,6 +160,7 @@ impl Default for ScopeRuns {
             registered: AtomicBool::new(false),
             signaled: AtomicBool::new(false),
             identity: Identity::default(),
+            timed: TimedSlot::default(),
         }
     }
 }
@@ -151,6 +262,7 @@ impl ScopeRuns {
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
+    use crate::atomic::AtomicUsize;
     use crate::word::{classify, Action, StateWord, PENDING, SCOPE, SCOPE_UNWIND};
     use loom::sync::Arc;
     use loom::thread;
@@ -406,6 +518,39 @@ mod loom_tests {
     /// I7: a thread cancel racing a scope cancel inside a run. The thread's request is never
     /// lost: if both are pending the point acts on the thread's; after the run the thread's
     /// request is still there to act on.
+    /// The deadline timer's claim of a private run's slot races the owner's withdraw at the
+    /// end of its run, and the owner's next run registered at the same address (its stack
+    /// frame is reused): the timer never uses a scope after its run withdrew it, and never
+    /// takes the next run, whose deadline is ahead, for the one that was due.
+    #[test]
+    fn loom_timer_claim_races_the_owner_withdraw_and_next_run() {
+        loom::model(|| {
+            let slot = Arc::new(TimedSlot::default());
+            // Which run the address stands for (0: none; the scope is gone).
+            let run = Arc::new(AtomicUsize::new(1));
+            slot.publish(8, 5);
+            let (s2, r2) = (slot.clone(), run.clone());
+            let timer = thread::spawn(move || {
+                // Time 10: the first run's deadline (5) passed, the second's (20) is ahead.
+                if let Timed::Due(addr) = s2.claim_due(10) {
+                    assert_eq!(addr, 8);
+                    let r = r2.load(Ordering::Relaxed);
+                    assert_ne!(r, 0, "the timer used a scope after its run withdrew it");
+                    assert_eq!(r, 1, "the timer took the next run for the one due");
+                    s2.release();
+                }
+            });
+            slot.withdraw(|| false);
+            run.store(0, Ordering::Relaxed);
+            run.store(2, Ordering::Relaxed);
+            slot.publish(8, 20);
+            slot.withdraw(|| false);
+            run.store(0, Ordering::Relaxed);
+            timer.join().unwrap();
+            assert!(!slot.in_use());
+        });
+    }
+
     #[test]
     fn loom_thread_cancel_races_a_scope_cancel() {
         loom::model(|| {

@@ -14,6 +14,8 @@
 //!   between a thread entering a cancellable call and a canceler deciding to signal it.
 //! - [`drain_cancel_signal`]: takes back a cancel signal sent to the calling thread that is
 //!   still pending, and unblocks it (a scope's `run` ends with nothing on its way).
+//! - [`clock`]: the coarse monotonic clock, a cheap lower bound of `Instant::now()` for
+//!   deadlines still far ahead.
 //! - [`pthread`] (POSIX, shared by every platform folder): threads made with `pthread_create`
 //!   directly (no `std` spawn), for `Builder::lightweight`.
 //! - [`region_run`] / [`region_leave`]: run a function in an *asynchronous region* that the
@@ -25,6 +27,7 @@
 //! on Linux with `--cfg thread_cancel_portable`): every own wait fully cancelable, system-call
 //! points checked before and after the call only, no asynchronous regions (its module docs).
 
+pub(crate) mod clock;
 pub(crate) mod pthread;
 
 /// What the signal handler asks about the thread it interrupted. The answers come from the

@@ -2,6 +2,7 @@
  * tests/interpose.rs): it knows nothing of thread-cancel. Built by build.rs (feature
  * `interpose`) into a static library and, renamed (interpose_blocking_read_so.c), into a shared
  * object, both linked into the test programs only. */
+#define _GNU_SOURCE 1 /* pthread_timedjoin_np */
 #include <errno.h>
 #include <unistd.h>
 
