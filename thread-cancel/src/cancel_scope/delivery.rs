@@ -58,11 +58,25 @@ pub(super) fn deliver(id: usize, reached: &mut Reached) {
     }
 }
 
+/// How a run holds its scope's `runner` slot.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Claim {
+    /// It took the slot.
+    Runner,
+    /// Another run holds it: this one is counted in `others`.
+    Other,
+    /// A private run (`run_private`): the slot names this thread from the scope's making on.
+    Preset,
+}
+
 impl Inner {
-    /// Owner, entering a run: takes the runner's slot if it is free (true), else counts the
-    /// run among the others. Before the registration's fence.
+    /// Owner, entering a run: takes the runner's slot if it is free, else counts the run
+    /// among the others. Before the registration's fence.
     #[inline(always)]
-    pub(super) fn claim(&self, c: &Control) -> bool {
+    pub(super) fn claim(&self, c: &Control) -> Claim {
+        if self.private {
+            return Claim::Preset;
+        }
         let me = c as *const Control as *mut Control;
         if self
             .runner
@@ -74,10 +88,10 @@ impl Inner {
             )
             .is_ok()
         {
-            return true;
+            return Claim::Runner;
         }
         self.others.fetch_add(1, Ordering::Relaxed);
-        false
+        Claim::Other
     }
 
     /// Owner, when the run's body is over, before its registration is withdrawn (`leave`,
@@ -85,19 +99,22 @@ impl Inner {
     /// run delivers nothing to it, which is harmless now: the run's result still reads the
     /// scope's mark, which that cancel made first.
     #[inline(always)]
-    pub(super) fn unclaim(&self, runner: bool) {
-        if runner {
-            self.runner.store(std::ptr::null_mut(), Ordering::Relaxed);
-        } else {
-            self.others.fetch_sub(1, Ordering::Relaxed);
+    pub(super) fn unclaim(&self, claim: Claim) {
+        match claim {
+            Claim::Runner => self.runner.store(std::ptr::null_mut(), Ordering::Relaxed),
+            Claim::Other => {
+                self.others.fetch_sub(1, Ordering::Relaxed);
+            }
+            Claim::Preset => {}
         }
     }
 
     /// Owner, after `leave` (and its fence): the runner waits until no cancel that may have
-    /// read its block in the slot is still using it (`deliver_to_runner`).
+    /// read its block in the slot is still using it (`deliver_to_runner`). A private run's
+    /// only canceler, the deadline timer, is waited for by `deadline::withdraw`.
     #[inline(always)]
-    pub(super) fn unclaimed(&self, runner: bool) {
-        if runner {
+    pub(super) fn unclaimed(&self, claim: Claim) {
+        if claim == Claim::Runner {
             while self.delivering.load(Ordering::Relaxed) != 0 {
                 crate::atomic::yield_now();
             }

@@ -41,10 +41,17 @@ use std::time::{Duration, Instant};
 const LIVE: u8 = 0;
 const CANCELED: u8 = 1;
 const TIMED_OUT: u8 = 2;
+/// The bits of `state` that say whether (and why) the scope is canceled.
+const WHY: u8 = 0x7f;
+/// In `state`, beside `WHY`: the scope has a deadline or parents, so a live reading must look
+/// further (at the clock, at the parents). Set when it is made or given a deadline, never
+/// cleared: a scope without either is answered by one load.
+const LOOK_FURTHER: u8 = 0x80;
 
 /// The shared state of a scope and its clones.
 pub(crate) struct Inner {
-    /// `LIVE`, or why it was canceled (`CANCELED`, `TIMED_OUT`); set once, after `cause`.
+    /// `LIVE`, or why it was canceled (`CANCELED`, `TIMED_OUT`; set once, after `cause`), in
+    /// the bits `WHY`; and `LOOK_FURTHER`.
     state: AtomicU8,
     /// The first cancel's cause: set before `state` leaves `LIVE` (see `mark`).
     cause: OnceLock<Cause>,
@@ -68,6 +75,9 @@ pub(crate) struct Inner {
     /// scope.
     runner: AtomicPtr<Control>,
     others: AtomicUsize,
+    /// A private run's scope (`with_timeout`: on its thread's stack, run once, by that thread,
+    /// which `runner` names from the start; canceled only by its deadline).
+    private: bool,
     /// Cancels reading `runner` now: a run gives the slot back, then waits for none, so that
     /// a cancel that read the runner's block can use it (the block stays alive while its
     /// thread is in the run).
@@ -155,13 +165,18 @@ impl Inner {
     /// nothing itself.
     fn new(parents: Vec<Arc<Inner>>, own_deadline: u64) -> Self {
         Inner {
-            state: AtomicU8::new(LIVE),
+            state: AtomicU8::new(if parents.is_empty() && own_deadline == NO_DEADLINE {
+                LIVE
+            } else {
+                LIVE | LOOK_FURTHER
+            }),
             cause: OnceLock::new(),
             own_deadline: AtomicU64::new(own_deadline),
             parents,
             children: Mutex::new(HashMap::default()),
             runner: AtomicPtr::new(std::ptr::null_mut()),
             others: AtomicUsize::new(0),
+            private: false,
             delivering: AtomicUsize::new(0),
             timer: Mutex::new(None),
             hooks: Mutex::new(cancelled::Hooks::default()),
@@ -174,7 +189,7 @@ impl Inner {
 
     /// Whether canceled, without looking at the clock.
     fn marked(&self) -> bool {
-        self.state.load(Ordering::Acquire) != LIVE
+        self.state.load(Ordering::Acquire) & WHY != LIVE
     }
 
     /// Whether canceled; a deadline that passed (its own or a parent's) cancels the scope
@@ -182,10 +197,11 @@ impl Inner {
     /// load, inlined.
     #[inline]
     fn is_canceled(&self) -> bool {
-        if self.marked() {
+        let state = self.state.load(Ordering::Acquire);
+        if state & WHY != LIVE {
             return true;
         }
-        if self.own_deadline.load(Ordering::Relaxed) == NO_DEADLINE && self.parents.is_empty() {
+        if state & LOOK_FURTHER == 0 {
             return false;
         }
         self.is_canceled_slow()
@@ -308,9 +324,21 @@ impl Inner {
             Cause::Deadline(_) => TIMED_OUT,
             _ => CANCELED,
         };
-        self.state
-            .compare_exchange(LIVE, why, Ordering::SeqCst, Ordering::Relaxed)
-            .is_ok()
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state & WHY != LIVE {
+                return false;
+            }
+            match self.state.compare_exchange(
+                state,
+                why | (state & LOOK_FURTHER),
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => state = now,
+            }
+        }
     }
 
     /// The cause of a cancel (`Cause::Cancel` if not canceled yet).
@@ -358,7 +386,7 @@ impl RunScope for Inner {
     }
 
     fn timed_out(&self) -> bool {
-        self.state.load(Ordering::Acquire) == TIMED_OUT
+        self.state.load(Ordering::Acquire) & WHY == TIMED_OUT
     }
 }
 
@@ -534,6 +562,7 @@ impl CancelScope {
         inner
             .own_deadline
             .store(to_nanos(deadline), Ordering::Release);
+        inner.state.fetch_or(LOOK_FURTHER, Ordering::SeqCst);
         if let Some(k) = timer.take() {
             crate::cancel_scope::deadline::unregister(&k);
         }

@@ -131,7 +131,12 @@ pub(super) fn run_private<R>(
 ) -> Result<R, Canceled<R>> {
     let at = to_nanos(deadline);
     if let Some(c) = own_control() {
-        let inner = Inner::new(Vec::new(), at);
+        // Its runner is this thread, before anyone can see the scope: the run need not claim
+        // the slot (no atomic read-modify-write), and the timer, the only one that can cancel
+        // it, uses this block only while it holds the registration (`withdraw` waits).
+        let mut inner = Inner::new(Vec::new(), at);
+        inner.private = true;
+        *inner.runner.get_mut() = c as *const Control as *mut Control;
         if let Some(published) = deadline::publish(c, &inner, at) {
             let r = run_in(&inner, f, false, check_clock);
             deadline::withdraw(c, published);
@@ -182,7 +187,7 @@ fn run_in<R>(
     // run blocks in when its deadline comes (finding out which deadline is the point's).
     let tick = deadline_tick(inner);
     // Claimed before the registration's fence (`propagate` reads them after its own).
-    let is_runner = inner.claim(c);
+    let claim = inner.claim(c);
     register(c, depth, inner.id());
     // Registered (and fenced) before reading the state: a cancel that this misses sees
     // the registration and delivers (I6).
@@ -193,9 +198,9 @@ fn run_in<R>(
     };
     // Deleted inside the run: a tick it queued is discarded, never delivered after.
     drop(tick);
-    inner.unclaim(is_runner);
+    inner.unclaim(claim);
     let caught = leave(c, &frame);
-    inner.unclaimed(is_runner);
+    inner.unclaimed(claim);
     if let Some(h) = hidden {
         unhide_outer(c, h);
     }
