@@ -1223,6 +1223,68 @@ fn cancel_in_a_forked_child(scope: &CancelScope) {
     assert!(libc::WIFEXITED(status), "the child died: {status:#x}");
 }
 
+/// C09 for a private deadline run (`with_timeout`), whose scope the deadline timer claims while
+/// it times it out: a thread forks inside such a run just as its deadline passes, so the
+/// parent's timer may hold the claim (or a lock of the scope) at the fork. In the child, where
+/// that timer does not exist, the run must still end (it never waits for the parent's timer)
+/// and report its deadline.
+#[test]
+fn c09_a_child_forked_as_the_timer_acts_on_its_private_run_ends_that_run() {
+    if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() {
+        eprintln!("skipped under emulation: fork of a multithreaded emulated process");
+        return;
+    }
+    let _ = with_timeout(Duration::from_millis(1), || ());
+    for i in 0..1000u64 {
+        let budget = Duration::from_micros(20 + (i % 40) * 5);
+        let r = with_timeout(budget, || {
+            // Busy until about the deadline (no cancellation point), then fork.
+            let t = Instant::now();
+            while t.elapsed() < budget {
+                std::hint::spin_loop();
+            }
+            // SAFETY: the child only ends this run (no lock of another thread's is needed:
+            // the crate's fork handlers release its process-wide locks) and `_exit`s.
+            unsafe { libc::fork() }
+        });
+        let pid = match r {
+            Ok(pid) => pid,
+            Err(e) => {
+                assert!(e.deadline_passed());
+                match e.into_value() {
+                    Some(pid) => pid,
+                    // The deadline passed before the run started (the closure has no point).
+                    None => continue,
+                }
+            }
+        };
+        if pid == 0 {
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(0) };
+        }
+        assert!(pid > 0, "fork failed");
+        let t = Instant::now();
+        let mut status = 0;
+        loop {
+            // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+            let w = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if w == pid {
+                break;
+            }
+            if t.elapsed() > HANG {
+                // SAFETY: our child, stuck.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                panic!("round {i}: the child never ended its run");
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "round {i}: the child died: {status:#x}"
+        );
+    }
+}
+
 /// C09 for what is registered on the scope itself: a forked child that cancels its copy of a
 /// scope runs no `CancelScope::on_cancel` callback and wakes no `cancelled()` future that a
 /// thread of the parent registered (before the fix the child ran the callback and woke the

@@ -229,6 +229,19 @@ impl Inner {
     /// `set_deadline`, whose caller then finds the scope canceled — never a cancel by the old
     /// deadline after `set_deadline` returned with the scope live.
     fn fire_own_deadline(&self, reached: &mut Reached) -> bool {
+        if self.private {
+            // Its deadline never moves; and no lock: in a forked child, the parent's timer
+            // thread may have held one of this scope's at the fork.
+            return match self.own_deadline().filter(|&d| Instant::now() >= d) {
+                Some(d) => {
+                    if self.mark(Cause::Deadline(d)) {
+                        self.propagate(reached);
+                    }
+                    true
+                }
+                None => self.marked(),
+            };
+        }
         let marked_here = {
             let _moving = lock(&self.timer);
             match self.own_deadline().filter(|&d| Instant::now() >= d) {
@@ -291,10 +304,13 @@ impl Inner {
     /// After this thread marked the scope: cancels its children, delivers to the threads in a
     /// run of it, and fires its hooks; adds the threads reached to `reached`.
     fn propagate(&self, reached: &mut Reached) {
-        let cause = self.cause();
-        let children = std::mem::take(&mut *lock(&self.children));
-        for c in children.values().filter_map(Weak::upgrade) {
-            c.cancel_shielded(cause.clone(), reached);
+        if !self.private {
+            // (A private scope has no children and no hooks: no handle reaches it.)
+            let cause = self.cause();
+            let children = std::mem::take(&mut *lock(&self.children));
+            for c in children.values().filter_map(Weak::upgrade) {
+                c.cancel_shielded(cause.clone(), reached);
+            }
         }
         let first = reached.threads.len();
         // The mark (a `SeqCst` RMW), a fence, then who runs it: paired with a run's claim,
@@ -308,7 +324,9 @@ impl Inner {
             self.deliver_to_runner(reached);
         }
         diagnostic::watch(self.id(), &reached.threads[first..]);
-        cancelled::fire(&self.hooks, reached);
+        if !self.private {
+            cancelled::fire(&self.hooks, reached);
+        }
     }
 
     /// Marks the scope canceled with `cause` if it is not yet; returns whether this call did.
