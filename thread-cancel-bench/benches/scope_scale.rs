@@ -7,7 +7,14 @@
 //! - a cancel of a scope one other thread is running, beside 0 and 10,000 idle threads;
 //! - a `run` in a loop while another thread cancels unrelated scopes, beside 0 and 10,000 idle
 //!   threads;
-//! - a child scope made, run and dropped beside 0, 1,000, 10,000 and 50,000 live siblings.
+//! - a child scope made, run and dropped beside 0, 1,000, 10,000 and 50,000 live siblings;
+//! - beside the cancel of a scope another thread runs (blocked in a sleep, so the cancel makes
+//!   a futex wake-up), std's `unpark` of a parked thread: one futex wake-up, the floor. On
+//!   Linux 6.16 and later both grow with the idle threads: the kernel hashes a process's
+//!   futexes into a table sized by the number of CPUs (16 buckets on 2 CPUs), and a wake-up
+//!   walks its bucket, where the idle threads wait too. The two rows are measured again with
+//!   the table sized for the threads (`prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS, 16384)`),
+//!   where the kernel has it.
 //!
 //! The ratio of each loaded row to its unloaded row is the figure the target holds to
 //! (<= 1.5x). The idle threads exist only while their group runs (they are made before it and
@@ -57,6 +64,63 @@ impl Drop for Idle {
         for h in self.0.drain(..) {
             let _ = h.join();
         }
+    }
+}
+
+/// One cancel of a scope another thread runs, blocked in a sleep (only the cancel is timed;
+/// the thread is made before and joined after), per iteration.
+fn cancel_of_a_blocked_run(iters: u64) -> Duration {
+    let mut timed = Duration::ZERO;
+    for _ in 0..iters {
+        let s = CancelScope::new();
+        let (tx, rx) = mpsc::channel();
+        let s2 = s.clone();
+        let h = std::thread::spawn(move || {
+            let _ = s2.run(|| {
+                tx.send(()).unwrap();
+                thread_cancel::sleep(Duration::from_secs(60));
+            });
+        });
+        rx.recv().unwrap();
+        // Blocked in its sleep by now.
+        std::thread::sleep(Duration::from_millis(1));
+        let t = std::time::Instant::now();
+        s.cancel();
+        timed += t.elapsed();
+        h.join().unwrap();
+    }
+    timed
+}
+
+/// The floor of [`cancel_of_a_blocked_run`]: std's `unpark` of a parked thread (one futex
+/// wake-up), timed the same way.
+fn unpark_of_a_parked_thread(iters: u64) -> Duration {
+    let mut timed = Duration::ZERO;
+    for _ in 0..iters {
+        let h = std::thread::spawn(std::thread::park);
+        std::thread::sleep(Duration::from_millis(1));
+        let t = std::time::Instant::now();
+        h.thread().unpark();
+        timed += t.elapsed();
+        h.join().unwrap();
+    }
+    timed
+}
+
+/// Sizes the process's futex hash table for `slots` (Linux 6.16 and later); false where the
+/// kernel has no such setting.
+fn size_futex_hash(slots: u64) -> bool {
+    const PR_FUTEX_HASH: libc::c_int = 78;
+    const PR_FUTEX_HASH_SET_SLOTS: libc::c_ulong = 1;
+    // SAFETY: a prctl with integer arguments only.
+    unsafe {
+        libc::prctl(
+            PR_FUTEX_HASH,
+            PR_FUTEX_HASH_SET_SLOTS,
+            slots,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        ) == 0
     }
 }
 
@@ -112,31 +176,11 @@ fn idle_threads(c: &mut Criterion) {
         g.throughput(Throughput::Elements(1));
         g.bench_function(
             BenchmarkId::new("cancel of a scope another thread runs", idle),
-            |b| {
-                // Only the cancel is timed; the thread is made before and joined after.
-                b.iter_custom(|iters| {
-                    let mut timed = Duration::ZERO;
-                    for _ in 0..iters {
-                        let s = CancelScope::new();
-                        let (tx, rx) = mpsc::channel();
-                        let s2 = s.clone();
-                        let h = std::thread::spawn(move || {
-                            let _ = s2.run(|| {
-                                tx.send(()).unwrap();
-                                thread_cancel::sleep(Duration::from_secs(60));
-                            });
-                        });
-                        rx.recv().unwrap();
-                        // Blocked in its sleep by now.
-                        std::thread::sleep(Duration::from_millis(1));
-                        let t = std::time::Instant::now();
-                        s.cancel();
-                        timed += t.elapsed();
-                        h.join().unwrap();
-                    }
-                    timed
-                })
-            },
+            |b| b.iter_custom(cancel_of_a_blocked_run),
+        );
+        g.bench_function(
+            BenchmarkId::new("floor: std unpark of a parked thread", idle),
+            |b| b.iter_custom(unpark_of_a_parked_thread),
         );
         g.throughput(Throughput::Elements(N));
         // Runs in a loop while another thread cancels unrelated scopes nobody runs.
@@ -162,6 +206,26 @@ fn idle_threads(c: &mut Criterion) {
             stop.store(true, Ordering::Relaxed);
             canceler.join().unwrap();
         }
+        g.finish();
+    }
+    if !size_futex_hash(16_384) {
+        eprintln!(
+            "no PR_FUTEX_HASH here: the rows with a futex hash sized for the threads are skipped"
+        );
+        return;
+    }
+    for idle in [0usize, 10_000] {
+        let _idle = Idle::new(idle);
+        let mut g = c.benchmark_group("P10 beside idle threads, futex hash sized for them");
+        g.throughput(Throughput::Elements(1));
+        g.bench_function(
+            BenchmarkId::new("cancel of a scope another thread runs", idle),
+            |b| b.iter_custom(cancel_of_a_blocked_run),
+        );
+        g.bench_function(
+            BenchmarkId::new("floor: std unpark of a parked thread", idle),
+            |b| b.iter_custom(unpark_of_a_parked_thread),
+        );
         g.finish();
     }
 }

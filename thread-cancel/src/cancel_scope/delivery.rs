@@ -134,33 +134,37 @@ impl Inner {
         // `unclaimed`: either this sees the slot empty, or that run waits for this cancel.
         crate::atomic::fence(Ordering::SeqCst);
         let p = self.runner.load(Ordering::Acquire);
-        if !p.is_null() {
+        let runner = (!p.is_null()).then(|| {
             // SAFETY: `p` is the block of a thread in a run of this scope (`claim` stored
-            // `Arc::as_ptr` of its block, `CURRENT`, with release); that run waits in
-            // `unclaimed` until `delivering` is zero before it ends, and the thread keeps its
-            // block alive while in a run: the count taken above keeps it alive here.
-            // Incrementing the strong count of a live `Arc` and taking that reference as an
-            // `Arc` is sound.
-            let t = unsafe {
+            // `Arc::as_ptr` of its block, `CURRENT`, with release; a private run's is its own
+            // thread's block); that run waits in `unclaimed` until `delivering` is zero before
+            // it ends (a private run's, in `deadline::withdraw`, until the timer is done), and
+            // the thread keeps its block alive while in a run: the count taken above keeps it
+            // alive here. Incrementing the strong count of a live `Arc` and taking that
+            // reference as an `Arc` is sound.
+            unsafe {
                 Arc::increment_strong_count(p);
                 Arc::from_raw(p)
-            };
-            // In a forked child the slot may name a thread of the parent (C09): never reached.
-            if t.in_this_process() {
-                t.runs.count_in();
-                crate::atomic::fence(Ordering::SeqCst);
-                let mut owed_wake = false;
-                if let Some(depth) = t.runs.depth_of(self.id()) {
-                    owed_wake = t.scope_request();
-                    reached.threads.push((t.clone(), depth));
-                }
-                t.runs.count_out();
-                if owed_wake {
-                    t.wake_parked();
-                }
+            }
+        });
+        // The block is held by its own count from here: the run need not wait for the rest of
+        // this delivery (on two CPUs the woken runner would preempt this thread and spin in
+        // `unclaimed` until it returned from the wake-up's system call).
+        self.delivering.fetch_sub(1, Ordering::Release);
+        // In a forked child the slot may name a thread of the parent (C09): never reached.
+        if let Some(t) = runner.filter(|t| t.in_this_process()) {
+            t.runs.count_in();
+            crate::atomic::fence(Ordering::SeqCst);
+            let mut owed_wake = false;
+            if let Some(depth) = t.runs.depth_of(self.id()) {
+                owed_wake = t.scope_request();
+                reached.threads.push((t.clone(), depth));
+            }
+            t.runs.count_out();
+            if owed_wake {
+                t.wake_parked();
             }
         }
-        self.delivering.fetch_sub(1, Ordering::Release);
     }
 }
 

@@ -393,11 +393,18 @@ mod loom_tests {
             }
             self.delivering.fetch_add(1, Ordering::Relaxed);
             fence(Ordering::SeqCst);
-            if self.runner.load(Ordering::Acquire) != 0 {
+            // Taking a count of the block (`Arc::increment_strong_count`): it must still be
+            // alive then; the count keeps it alive for the rest of the delivery, which the
+            // run's end does not wait for (`delivering` is given back first).
+            let held = self.runner.load(Ordering::Acquire) != 0;
+            if held {
                 assert!(
                     self.alive.load(Ordering::SeqCst),
                     "used the block of a run that ended"
                 );
+            }
+            self.delivering.fetch_sub(1, Ordering::Release);
+            if held {
                 self.m.runs.count_in();
                 fence(Ordering::SeqCst);
                 if self.m.runs.depth_of(SCOPE_ID).is_some() {
@@ -405,7 +412,6 @@ mod loom_tests {
                 }
                 self.m.runs.count_out();
             }
-            self.delivering.fetch_sub(1, Ordering::Release);
             false
         }
 
