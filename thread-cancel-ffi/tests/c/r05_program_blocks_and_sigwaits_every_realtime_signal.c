@@ -3,7 +3,8 @@
  * sigwait, before it creates a thread and after, in main and in another thread; and a thread
  * that inherited that mask, blocked in read, is still canceled (join reports
  * PTHREAD_CANCELED, its cleanup handler ran). Each of them has its default action at the start
- * (no handler of a library's).
+ * (no handler of a library's), and the signal just below SIGRTMIN is refused as the C
+ * library's own.
  *
  * TC_COMPARE_WITH_GLIBC: the runner also builds this against plain glibc; both print the same. */
 #include <pthread.h>
@@ -73,9 +74,33 @@ static void *waiter(void *arg) {
     return NULL;
 }
 
+/* Whether the signal just below SIGRTMIN is refused as the C library's own (glibc: 33, its
+ * SIGSETXID; ours: the cancel signal): sigaction (a query too), signal, sigaddset and sigdelset
+ * fail with EINVAL and sigfillset leaves it out. */
+static int below_is_the_librarys(void) {
+    int s = SIGRTMIN - 1, ok = 1;
+    struct sigaction now;
+    errno = 0;
+    ok &= sigaction(s, NULL, &now) == -1 && errno == EINVAL;
+    errno = 0;
+    ok &= signal(s, SIG_IGN) == SIG_ERR && errno == EINVAL;
+    sigset_t set;
+    CHECK(sigemptyset(&set) == 0);
+    errno = 0;
+    ok &= sigaddset(&set, s) == -1 && errno == EINVAL;
+    errno = 0;
+    ok &= sigdelset(&set, s) == -1 && errno == EINVAL;
+    CHECK(sigfillset(&set) == 0);
+    ok &= sigismember(&set, s) == 0 && sigismember(&set, SIGRTMIN) == 1;
+    return ok;
+}
+
 int main(void) {
     alarm(60); /* a hang ends the program: reported as a failure by the runner */
     CHECK(pipe(pipefd) == 0);
+
+    printf("SIGRTMIN - 1 is the C library's (sigaction, signal, sigaddset, sigdelset: EINVAL; "
+           "not in sigfillset): %s\n", below_is_the_librarys() ? "yes" : "NO");
 
     int dfl = 0;
     for (int s = SIGRTMIN; s <= SIGRTMAX; s++) {
