@@ -346,9 +346,10 @@ void tc_perror(const char *s);
  * program's. tc_signal_init chooses the signal and installs its handler, once per process: this
  * header gives every translation unit that includes it a constructor that calls it (priority
  * 101: before the program's own constructors and C++ static initializers), so the handler is in
- * place before main, and the calls below call it too. If the process had already chosen
- * another signal (a Rust thread of thread-cancel started first), that one stays and
- * tc_current_sigrtmin is the system's SIGRTMIN.
+ * place before main (with GCC and Clang; elsewhere call tc_signal_init first thing in main),
+ * and the calls below call it too. If the process had already chosen another signal (a Rust
+ * thread of thread-cancel started first), that one stays and tc_current_sigrtmin is the
+ * system's SIGRTMIN.
  * tc_sigaction, tc_signal, tc_sigaddset and tc_sigdelset answer EINVAL (tc_signal: SIG_ERR) for
  * the cancel signal and tc_sigfillset leaves it out, as glibc's calls do for its own signals.
  * The cancel signal is never blocked and never waited for: tc_pthread_sigmask and
