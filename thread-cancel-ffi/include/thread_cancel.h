@@ -339,13 +339,39 @@ int tc_fclose(FILE *stream); /* the flush is the point; the stream is closed aft
 FILE *tc_fopen(const char *path, const char *mode); /* the open is the point (a FIFO waits) */
 void tc_perror(const char *s);
 
-/* Signal masks. The cancel signal (a real-time signal, SIGRTMIN + 7) is never blocked and never
- * waited for, as glibc does with its own: tc_pthread_sigmask and tc_sigprocmask remove it from
- * the mask they set, and every point above that takes a mask (tc_sigsuspend, tc_ppoll,
- * tc_pselect, tc_epoll_pwait, tc_epoll_pwait2, tc_sigpause) or a set of signals to wait for
- * (tc_sigwait, tc_sigwaitinfo, tc_sigtimedwait) passes the system a copy without it. */
+/* The cancel signal: the system's first real-time signal (the SIGRTMIN of the C library's own
+ * headers), kept from the program as glibc keeps its own signals (which lie below its
+ * SIGRTMIN). tc_current_sigrtmin is the first real-time signal left to the program (one more;
+ * pthread_compat.h makes it the program's SIGRTMIN), so every signal from it to SIGRTMAX is the
+ * program's. tc_signal_init chooses the signal and installs its handler, once per process: this
+ * header gives every translation unit that includes it a constructor that calls it (priority
+ * 101: before the program's own constructors and C++ static initializers), so the handler is in
+ * place before main (with GCC and Clang; elsewhere call tc_signal_init first thing in main),
+ * and the calls below call it too. If the process had already chosen another signal (a Rust
+ * thread of thread-cancel started first), that one stays and tc_current_sigrtmin is the
+ * system's SIGRTMIN.
+ * tc_sigaction, tc_signal, tc_sigaddset and tc_sigdelset answer EINVAL (tc_signal: SIG_ERR) for
+ * the cancel signal and tc_sigfillset leaves it out, as glibc's calls do for its own signals.
+ * The cancel signal is never blocked and never waited for: tc_pthread_sigmask and
+ * tc_sigprocmask remove it from the mask they set, and every point above that takes a mask
+ * (tc_sigsuspend, tc_ppoll, tc_pselect, tc_epoll_pwait, tc_epoll_pwait2, tc_sigpause) or a set
+ * of signals to wait for (tc_sigwait, tc_sigwaitinfo, tc_sigtimedwait) passes the system a copy
+ * without it. */
+void tc_signal_init(void);
+int tc_current_sigrtmin(void);
+struct sigaction;
+int tc_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact);
+void (*tc_signal(int sig, void (*handler)(int)))(int);
+int tc_sigaddset(sigset_t *set, int sig);
+int tc_sigdelset(sigset_t *set, int sig);
+int tc_sigfillset(sigset_t *set);
 int tc_pthread_sigmask(int how, const sigset_t *set, sigset_t *oldset);
 int tc_sigprocmask(int how, const sigset_t *set, sigset_t *oldset);
+#if defined __GNUC__ || defined __clang__
+__attribute__((constructor(101), used)) static void thread_cancel_signal_init_at_load_(void) {
+    tc_signal_init();
+}
+#endif
 
 #ifdef __cplusplus
 }

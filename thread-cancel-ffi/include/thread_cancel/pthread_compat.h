@@ -5,8 +5,8 @@
  *
  * It includes the system headers first, then redirects the POSIX thread, cancellation and
  * cancellation-point calls (system calls, stdio, system, aio_suspend) and the signal-mask
- * calls (so that the cancel signal is never blocked) to their tc_ equivalents
- * (thread_cancel.h). Everything else (mutexes, attributes, signal handlers, ...) is the
+ * calls, sigaction, signal, the set calls (see "The cancel signal" below) to their tc_
+ * equivalents (thread_cancel.h). The rest (mutexes, attributes, other signal calls, ...) is the
  * system's, untouched. glibc points not mapped (a blocked thread there is canceled only at
  * its next point): the wide-character stdio calls, freopen, pclose, fseek/fsetpos/rewind's
  * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message.
@@ -44,6 +44,19 @@
  * take that back: g++ makes no landing pad for such a call, so a cancellation acting there
  * does not run the destructors of the calling frame (with glibc alone neither: the same
  * declarations). Every other point is declared without it.
+ *
+ * The cancel signal: a program has every signal from SIGRTMIN to SIGRTMAX, as with glibc, which
+ * keeps its own signals below the SIGRTMIN it reports. The library's cancel signal is the
+ * system's first real-time signal (the SIGRTMIN of the C library's headers), and the program's
+ * SIGRTMIN is the next one: the system's macro calls __libc_current_sigrtmin, redirected here
+ * to tc_current_sigrtmin. A program may block, wait for and handle each of its real-time
+ * signals, before its first thread or after, and cancellation is untouched. Our signal is
+ * treated as glibc treats its own: sigaction and signal refuse it (EINVAL), sigaddset and
+ * sigdelset refuse it, sigfillset leaves it out, masks and signal waits never hold it; its
+ * handler is installed before main (thread_cancel.h's constructor). The Rust crate's default
+ * (SIGRTMIN + 7, for Rust programs, which see the system's SIGRTMIN) is not used here; if a
+ * Rust thread of the crate started first in the process, its signal stays and SIGRTMIN is the
+ * system's.
  *
  * Feature macros: force-included, this header is read before the program's first line, where
  * programs define _GNU_SOURCE, _XOPEN_SOURCE, ... So it reads the system headers it needs
@@ -428,6 +441,20 @@ extern ssize_t TC_COMPAT_REDIRECT_(vmsplice, (int, const struct iovec *, size_t,
 extern int TC_COMPAT_REDIRECT_(sigpause, (int), tc_sigpause);
 extern int TC_COMPAT_REDIRECT_NTH_(pthread_sigmask, (int, const sigset_t *__restrict, sigset_t *__restrict), tc_pthread_sigmask);
 extern int TC_COMPAT_REDIRECT_NTH_(sigprocmask, (int, const sigset_t *__restrict, sigset_t *__restrict), tc_sigprocmask);
+/* The cancel signal kept from the program (see the top comment): its SIGRTMIN (the system
+ * headers' macro calls __libc_current_sigrtmin) is the first real-time signal after ours, and
+ * sigaction, signal and the set calls treat ours as glibc's treat its own signals. glibc labels
+ * signal __sysv_signal when read without __USE_MISC (strict standard modes with
+ * -DTC_COMPAT_NO_GNU_SOURCE): then signal stays the system's. */
+typedef void (*tc_compat_sighandler_)(int);
+extern int TC_COMPAT_REDIRECT_NTH_(__libc_current_sigrtmin, (void), tc_current_sigrtmin);
+extern int TC_COMPAT_REDIRECT_NTH_(sigaction, (int, const struct sigaction *__restrict, struct sigaction *__restrict), tc_sigaction);
+#if !defined __GLIBC__ || defined __USE_MISC
+extern tc_compat_sighandler_ TC_COMPAT_REDIRECT_NTH_(signal, (int, tc_compat_sighandler_), tc_signal);
+#endif
+extern int TC_COMPAT_REDIRECT_NTH_(sigaddset, (sigset_t *, int), tc_sigaddset);
+extern int TC_COMPAT_REDIRECT_NTH_(sigdelset, (sigset_t *, int), tc_sigdelset);
+extern int TC_COMPAT_REDIRECT_NTH_(sigfillset, (sigset_t *), tc_sigfillset);
 #ifndef __ANDROID__
 #if defined __GLIBC__ && defined __USE_FILE_OFFSET64 /* glibc: noexcept with _FILE_OFFSET_BITS=64 only */
 extern int TC_COMPAT_REDIRECT_NTH_(aio_suspend, (const struct aiocb *const[], int, const struct timespec *__restrict), tc_aio_suspend);

@@ -1,12 +1,137 @@
-//! Signals: the mask calls (which never block the cancel signal), `sigpause`, `sigsuspend`,
-//! and the waits for a signal.
+//! Signals: the C library's cancel signal (chosen at load, outside the program's real-time
+//! range), the calls that keep it from the program (`sigaction`, `signal`, the set calls, the
+//! real-time range), the mask calls (which never block it), `sigpause`, `sigsuspend`, and the
+//! waits for a signal.
 //!
 //! # Safety (every function here)
 //! The arguments must be valid for the system call, as for the libc function of the same name.
 
 use super::{c, call, SIGSET_SIZE};
 use libc::{c_int, c_long};
+use std::sync::Once;
 use thread_cancel::c_abi::{self, calls};
+
+/// The C library's cancel signal is the system's first real-time signal (glibc's, musl's or
+/// bionic's `SIGRTMIN`), and programs built through the compatibility header see the range
+/// after it: `SIGRTMIN` is `tc_current_sigrtmin()`, one more. So every signal from the
+/// program's `SIGRTMIN` to `SIGRTMAX` is the program's, as glibc keeps its own signals below
+/// the `SIGRTMIN` it reports. Chosen (and its handler installed) once per process: by the
+/// constructor that `thread_cancel.h` gives every translation unit that includes it, before
+/// the program's own constructors, and by every call here that needs it. If the crate had
+/// already started with another signal (a Rust thread of the process, or an explicit
+/// `io::set_signal`), or if another library holds that signal, the crate's choice stands and
+/// the program's range is the system's (see `tc_current_sigrtmin`).
+static CHOSEN: Once = Once::new();
+
+/// Chooses the C library's cancel signal and installs its handler (once; see [`CHOSEN`]).
+#[no_mangle]
+pub extern "C" fn tc_signal_init() {
+    CHOSEN.call_once(|| {
+        // An error leaves the crate's own choice (see `CHOSEN`).
+        let _ = thread_cancel::io::set_signal(libc::SIGRTMIN());
+    });
+}
+
+/// The cancel signal, chosen if it was not yet.
+fn ours() -> c_int {
+    tc_signal_init();
+    c_abi::cancel_signal()
+}
+
+/// `SIGRTMIN` as programs built through the compatibility header see it (the header's name for
+/// `__libc_current_sigrtmin`): the system's, plus one when the cancel signal is the system's
+/// first real-time signal (as it is unless the crate had started with another).
+#[no_mangle]
+pub extern "C" fn tc_current_sigrtmin() -> c_int {
+    let min = libc::SIGRTMIN();
+    if ours() == min {
+        min + 1
+    } else {
+        min
+    }
+}
+
+/// `-1` with `EINVAL`, as glibc answers for its own signals.
+fn einval() -> c_int {
+    crate::set_errno(libc::EINVAL);
+    -1
+}
+
+/// `sigaction`: the system's, except for the cancel signal (`EINVAL`, as glibc's for its own
+/// signals, a query included).
+///
+/// # Safety
+/// As `sigaction`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigaction(
+    sig: c_int,
+    act: *const libc::sigaction,
+    old: *mut libc::sigaction,
+) -> c_int {
+    if sig == ours() {
+        return einval();
+    }
+    // SAFETY: the caller's arguments.
+    unsafe { libc::sigaction(sig, act, old) }
+}
+
+/// `signal`: the system's (BSD semantics, glibc's `signal` with `_DEFAULT_SOURCE`), except for
+/// the cancel signal (`SIG_ERR` with `EINVAL`, as glibc's for its own signals).
+///
+/// # Safety
+/// As `signal`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_signal(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t {
+    if sig == ours() {
+        einval();
+        return libc::SIG_ERR;
+    }
+    // SAFETY: the caller's arguments.
+    unsafe { libc::signal(sig, handler) }
+}
+
+/// `sigaddset`: the system's, except for the cancel signal (`EINVAL`, as glibc's for its own).
+///
+/// # Safety
+/// As `sigaddset`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigaddset(set: *mut libc::sigset_t, sig: c_int) -> c_int {
+    if sig == ours() {
+        return einval();
+    }
+    // SAFETY: the caller's arguments.
+    unsafe { libc::sigaddset(set, sig) }
+}
+
+/// `sigdelset`: the system's, except for the cancel signal (`EINVAL`, as glibc's for its own).
+///
+/// # Safety
+/// As `sigdelset`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigdelset(set: *mut libc::sigset_t, sig: c_int) -> c_int {
+    if sig == ours() {
+        return einval();
+    }
+    // SAFETY: the caller's arguments.
+    unsafe { libc::sigdelset(set, sig) }
+}
+
+/// `sigfillset`: the system's, without the cancel signal (as glibc's fills without its own).
+///
+/// # Safety
+/// As `sigfillset`.
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigfillset(set: *mut libc::sigset_t) -> c_int {
+    let sig = ours();
+    // SAFETY: the caller's set; a filled set is initialised for sigdelset.
+    unsafe {
+        let r = libc::sigfillset(set);
+        if r == 0 {
+            libc::sigdelset(set, sig);
+        }
+        r
+    }
+}
 
 /// A signal mask or set given by C code, as passed to the kernel: a copy without the cancel
 /// signal (`c_abi::cancel_signal`), or null. A mask that blocks the cancel signal would make the

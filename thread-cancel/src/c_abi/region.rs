@@ -346,9 +346,10 @@ pub fn is_async() -> bool {
     with_current(|c| c.word.load() & word::ASYNC != 0).unwrap_or(false)
 }
 
-/// The cancel signal: the one in use, or (before the first thread is spawned or adopted) the
-/// one that will be used, as the C side cannot choose another. Masks that C code sets or
-/// passes to a call never block it, and signal waits never take it.
+/// The cancel signal: the one in use (the C library chooses it with `io::set_signal` before
+/// `main`), or, before any is chosen, the default one that the first thread spawned or adopted
+/// will install. Masks that C code sets or passes to a call never block it, signal waits never
+/// take it, and the C library keeps it from the program's signal calls.
 pub fn cancel_signal() -> i32 {
     crate::sys::signal().unwrap_or_else(crate::sys::default_signal)
 }

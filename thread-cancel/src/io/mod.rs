@@ -46,6 +46,14 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 /// spawned by the crate or adopted by it (`spawn`, `current()`, ...), so call this first thing
 /// in `main`.
 ///
+/// Why `SIGRTMIN + 7`: a Rust program sees the C library's `SIGRTMIN` as is, so no signal of
+/// the real-time range can be hidden from it, and applications that use real-time signals
+/// usually count up from `SIGRTMIN` (glibc keeps its own two below it). The C library of this
+/// project (`thread-cancel-ffi`) chooses differently for C programs: it calls `set_signal` with
+/// the system's `SIGRTMIN` before `main`, and its compatibility header makes the program's
+/// `SIGRTMIN` the next signal, so a C program keeps its whole `SIGRTMIN..=SIGRTMAX`, as with
+/// glibc. A process has one cancel signal: whichever is chosen first stays.
+///
 /// The signal belongs to the crate from then on:
 ///
 /// - **Before the start**, a handler of someone else's for the signal is never replaced:

@@ -166,7 +166,9 @@ pub(crate) fn set_decisions(d: &'static crate::sys::Decisions) {
 static INSTALL: Mutex<()> = Mutex::new(());
 
 /// The default cancel signal: `SIGRTMIN + 7` (glibc keeps the first two real-time signals for
-/// itself; applications that use real-time signals usually count up from `SIGRTMIN`).
+/// itself; applications that use real-time signals usually count up from `SIGRTMIN`). The C
+/// library chooses the system's `SIGRTMIN` instead, before `main`, and hides it from C programs
+/// (`io::set_signal`'s docs).
 pub(crate) fn default_signal() -> i32 {
     libc::SIGRTMIN() + 7
 }
