@@ -1,7 +1,10 @@
 //! Thread ids: the registry that maps them to threads, `tc_self`, `tc_equal`, and the registry's
 //! lock across `fork`.
 //!
-//! An id is `generation << 32 | (slot + 1)`: a slot's generation grows each time it is freed
+//! An id is `1 << 63 | generation << 32 | (slot + 1)`: the top bit, never set in a system
+//! `pthread_t` (a user-space address on 64-bit glibc, musl and bionic), tells our ids from the
+//! system ids of threads not created here (`native_handle()` of a `std::thread`, see
+//! `foreign.rs`). A slot's generation (31 bits) grows each time it is freed
 //! (join, or the end of a detached thread), so an old id never names a new thread: every call
 //! on it is `ESRCH` (R18). A thread that has ended but whose id lives (not joined, not detached)
 //! is still a valid target: cancel and kill return 0 and do nothing, as glibc >= 2.34.
@@ -12,7 +15,7 @@
 use super::main_end::is_main_thread;
 use crate::SendPtr;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use thread_cancel::c_abi::CJoinHandle;
 use thread_cancel::Canceler;
@@ -63,6 +66,9 @@ struct Slot {
 pub(super) struct Registry {
     slots: Vec<Slot>,
     free: Vec<usize>,
+    /// System ids of threads not created here that were canceled before they were known (see
+    /// `foreign.rs`): each such thread takes its request when it first calls a mapped function.
+    pub(super) pending: Vec<u64>,
 }
 
 impl Registry {
@@ -82,27 +88,48 @@ impl Registry {
         };
         let slot = &mut self.slots[index];
         slot.entry = Some(entry);
-        Some((u64::from(slot.generation) << 32) | (index as u64 + 1))
+        Some(OURS | (u64::from(slot.generation) << 32) | (index as u64 + 1))
     }
 
     pub(super) fn get(&mut self, id: u64) -> Option<&mut Entry> {
-        let index = (id & 0xffff_ffff).checked_sub(1)? as usize;
+        let index = slot_of(id)?;
         let slot = self.slots.get_mut(index)?;
-        if u64::from(slot.generation) != id >> 32 {
+        if u64::from(slot.generation) != generation_of(id) {
             return None;
         }
         slot.entry.as_mut()
     }
 
+    /// The id of the live thread not created here whose system id is `native` (one that has
+    /// called a mapped function: `tc_self`, `foreign::enter`), if any.
+    pub(super) fn find_native(&self, native: u64) -> Option<u64> {
+        self.slots.iter().enumerate().find_map(|(i, slot)| {
+            let e = slot.entry.as_ref()?;
+            let n = e.live_native()?;
+            (e.foreign && system_id(n) == native)
+                .then(|| OURS | (u64::from(slot.generation) << 32) | (i as u64 + 1))
+        })
+    }
+
+    /// Our id for `thread`: itself if it is one of ours (live or not), else the id of the
+    /// known thread not created here whose system id it is.
+    pub(super) fn resolve(&self, thread: u64) -> Option<u64> {
+        if is_ours(thread) {
+            Some(thread)
+        } else {
+            self.find_native(thread)
+        }
+    }
+
     /// Whether `id` was a detached thread that has ended, its slot freed since (and not yet
     /// freed again by a later thread): join and detach answer `EINVAL` for it, as glibc.
     pub(super) fn ended_detached(&self, id: u64) -> bool {
-        let Some(index) = (id & 0xffff_ffff).checked_sub(1) else {
+        let Some(index) = slot_of(id) else {
             return false;
         };
-        self.slots
-            .get(index as usize)
-            .is_some_and(|slot| slot.ended_detached && u64::from(slot.generation) == (id >> 32) + 1)
+        self.slots.get(index).is_some_and(|slot| {
+            slot.ended_detached && u64::from(slot.generation) == generation_of(id) + 1
+        })
     }
 
     /// Ends the lifetime of `id` (joined, or a thread not created here that has ended): every
@@ -126,7 +153,11 @@ impl Registry {
             // A slot whose generation would wrap is retired (never reused), so no id ever names
             // two threads: one slot lost per 2^32 threads through it.
             // (Also lost if the free list cannot grow: out of memory.)
-            if let Some(next) = slot.generation.checked_add(1) {
+            if let Some(next) = slot
+                .generation
+                .checked_add(1)
+                .filter(|g| *g <= MAX_GENERATION)
+            {
                 slot.generation = next;
                 if self.free.try_reserve(1).is_ok() {
                     self.free.push(index);
@@ -136,9 +167,40 @@ impl Registry {
     }
 }
 
+/// How many system ids `Registry::pending` holds (read without the lock by `foreign::enter`).
+pub(super) static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// The bit that marks our ids.
+const OURS: u64 = 1 << 63;
+const MAX_GENERATION: u32 = (1 << 31) - 1;
+
+/// A system `pthread_t` as the `pthread_t` of the C ABI carries it (an integer on glibc, a
+/// pointer's bits on musl and bionic).
+#[allow(clippy::unnecessary_cast)] // `pthread_t` is `u64` on 64-bit glibc only
+pub(super) fn system_id(t: libc::pthread_t) -> u64 {
+    t as u64
+}
+
+/// Whether `thread` is in our ids' space (not a system `pthread_t`).
+pub(super) fn is_ours(thread: u64) -> bool {
+    thread & OURS != 0
+}
+
+fn slot_of(id: u64) -> Option<usize> {
+    if !is_ours(id) {
+        return None;
+    }
+    (id & 0xffff_ffff).checked_sub(1).map(|i| i as usize)
+}
+
+fn generation_of(id: u64) -> u64 {
+    (id & !OURS) >> 32
+}
+
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     slots: Vec::new(),
     free: Vec::new(),
+    pending: Vec::new(),
 });
 
 /// How many threads created by `tc_create` have not ended, and whether the main thread has
@@ -221,20 +283,30 @@ pub extern "C" fn tc_self() -> u64 {
     if id != 0 {
         return id;
     }
+    let canceler = thread_cancel::current();
+    // SAFETY: no preconditions; the slot is freed before the thread ends.
+    let native = unsafe { libc::pthread_self() };
     let mut reg = registry();
     let Some(id) = reg.alloc(Entry {
-        canceler: Some(thread_cancel::current()),
+        canceler: Some(canceler.clone()),
         handle: None,
         detached: false,
         ended: false,
         foreign: true,
-        // SAFETY: no preconditions; the slot is freed before the thread ends.
-        native: Some(Native(unsafe { libc::pthread_self() })),
+        native: Some(Native(native)),
     }) else {
         eprintln!("thread-cancel: out of memory for pthread_self's id; aborting");
         std::process::abort()
     };
     MY_ID.set(id);
+    // A cancel sent to this thread's system id before it was known (`tc_cancel`): taken now,
+    // acted on at the point the thread is entering (or its next one).
+    let mut canceled = false;
+    if let Some(i) = reg.pending.iter().position(|p| *p == system_id(native)) {
+        reg.pending.swap_remove(i);
+        PENDING.fetch_sub(1, Ordering::Relaxed);
+        canceled = true;
+    }
     if is_main_thread() {
         MAIN_ID.store(id, Ordering::Relaxed);
     }
@@ -244,11 +316,22 @@ pub extern "C" fn tc_self() -> u64 {
     if FOREIGN_ID.try_with(|_| ()).is_err() {
         registry().release(id);
     }
+    if canceled {
+        let _ = canceler.cancel();
+    }
     id
 }
 
-/// `pthread_equal`.
+/// `pthread_equal`: also true for one of our ids and the system id of the same thread not
+/// created here (a `std::thread`'s `native_handle()` and its `pthread_self()`).
 #[no_mangle]
 pub extern "C" fn tc_equal(a: u64, b: u64) -> i32 {
-    i32::from(a == b)
+    if a == b {
+        return 1;
+    }
+    if is_ours(a) == is_ours(b) {
+        return 0;
+    }
+    let (ours, system) = if is_ours(a) { (a, b) } else { (b, a) };
+    i32::from(registry().find_native(system) == Some(ours))
 }
