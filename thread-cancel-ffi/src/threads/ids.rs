@@ -245,15 +245,37 @@ thread_local! {
 fn register_at_fork() {
     extern "C" fn prepare() {
         let held = (crate::lock(&REGISTRY), crate::lock(&PROCESS));
+        FORKER_IS_MAIN.store(is_main_thread(), Ordering::Relaxed);
         let _ = HELD_AT_FORK.try_with(|h| *h.borrow_mut() = Some(held));
     }
     extern "C" fn release() {
         let _ = HELD_AT_FORK.try_with(|h| drop(h.borrow_mut().take()));
     }
-    // SAFETY: the handlers only take and release this module's locks, in the forking thread
-    // (the child's only thread). If registration fails (ENOMEM) forks go unguarded, as before.
-    unsafe { libc::pthread_atfork(Some(prepare), Some(release), Some(release)) };
+    extern "C" fn child() {
+        let _ = HELD_AT_FORK.try_with(|h| {
+            if let Some((mut reg, mut p)) = h.borrow_mut().take() {
+                in_forked_child(&mut reg, &mut p);
+            }
+        });
+    }
+    // SAFETY: the handlers only take and release this module's locks (and change what they
+    // guard), in the forking thread (the child's only thread). If registration fails (ENOMEM)
+    // forks go unguarded, as before.
+    unsafe { libc::pthread_atfork(Some(prepare), Some(release), Some(child)) };
 }
+
+/// The process after `fork`, in the child, whose only thread is the forking one: the live
+/// threads created here are that one if it is one of them, else none; main has ended unless it
+/// is the forking thread (its `tc_exit` then ends the child at once, as glibc's last thread, and
+/// does not wait for the parent's threads, which the child does not have).
+fn in_forked_child(reg: &mut Registry, p: &mut Process) {
+    let created_here = reg.get(MY_ID.get()).is_some_and(|e| !e.foreign);
+    p.live = usize::from(created_here);
+    p.main_ended = !FORKER_IS_MAIN.load(Ordering::Relaxed);
+}
+
+/// Whether the thread that forks is the main thread (set before the fork, under the locks).
+static FORKER_IS_MAIN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The id `tc_self` gave the main thread (0: none yet): the one thread not created here that can
 /// be joined (POSIX allows it; glibc's join waits until main has ended).
