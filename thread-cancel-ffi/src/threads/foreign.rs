@@ -12,7 +12,7 @@
 //! too acts only at a point). Our ids have the top bit set, which a system id never has, so no
 //! id of ours is ever taken for a system id: a stale id of ours stays `ESRCH`.
 
-use super::ids::{system_id, tc_self, Registry, MY_ID, PENDING};
+use super::ids::{give_id, system_id, try_registry, Registry, MY_ID, PENDING};
 use super::main_end::is_main_thread;
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -44,11 +44,14 @@ fn first_point() {
         }
         // SAFETY: no preconditions.
         let me = system_id(unsafe { libc::pthread_self() });
-        if !super::ids::registry().pending.contains(&me) {
+        if !try_registry().is_some_and(|reg| reg.pending.contains(&me)) {
             return;
         }
     }
-    tc_self();
+    // Never waits for the registry lock: a signal handler's point may have interrupted this
+    // very thread while it held it (in `pthread_kill`, say); the id then waits for its next
+    // point.
+    give_id(try_registry);
 }
 
 /// `tc_cancel` of `thread`, which names no known thread (registry lock held): `ESRCH` for one of

@@ -224,6 +224,17 @@ pub(super) fn registry() -> MutexGuard<'static, Registry> {
     crate::lock(&REGISTRY)
 }
 
+/// The registry lock if no one holds it: for a thread that must not wait for it (it may hold it
+/// itself, interrupted by a signal whose handler calls a mapped point).
+pub(super) fn try_registry() -> Option<MutexGuard<'static, Registry>> {
+    AT_FORK.call_once(register_at_fork);
+    match REGISTRY.try_lock() {
+        Ok(g) => Some(g),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
 pub(super) fn process() -> MutexGuard<'static, Process> {
     AT_FORK.call_once(register_at_fork);
     crate::lock(&PROCESS)
@@ -305,10 +316,18 @@ pub extern "C" fn tc_self() -> u64 {
     if id != 0 {
         return id;
     }
+    give_id(|| Some(registry()))
+}
+
+/// Gives the calling thread, not created here and without an id, its id (0 if `lock`, which
+/// takes the registry lock, finds it busy: `foreign::enter`, which must never wait for it).
+pub(super) fn give_id(lock: impl FnOnce() -> Option<MutexGuard<'static, Registry>>) -> u64 {
     let canceler = thread_cancel::current();
     // SAFETY: no preconditions; the slot is freed before the thread ends.
     let native = unsafe { libc::pthread_self() };
-    let mut reg = registry();
+    let Some(mut reg) = lock() else {
+        return 0;
+    };
     let Some(id) = reg.alloc(Entry {
         canceler: Some(canceler.clone()),
         handle: None,
