@@ -9,10 +9,13 @@
 //! freed when it ends; until then kill, names, scheduling and the rest answer `ESRCH` for its
 //! system id. A cancel of a system id that no known thread has is queued: the thread whose
 //! system id it is takes it when it first calls a mapped function, and acts on it there (glibc
-//! too acts only at a point). Our ids have the top bit set, which a system id never has, so no
-//! id of ours is ever taken for a system id: a stale id of ours stays `ESRCH`.
+//! too acts only at a point). The queued cancel keeps the thread ids alive when it was sent
+//! (`/proc/self/task`): the C library often gives a later thread the system id of one that has
+//! ended, and a thread that did not exist then is not the one it was for (it drops it). Our ids
+//! have the top bit set, which a system id never has, so no id of ours is ever taken for a
+//! system id: a stale id of ours stays `ESRCH`.
 
-use super::ids::{give_id, system_id, try_registry, Registry, MY_ID, PENDING};
+use super::ids::{give_id, system_id, try_registry, Pending, Registry, MY_ID, PENDING};
 use super::main_end::is_main_thread;
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -44,7 +47,7 @@ fn first_point() {
         }
         // SAFETY: no preconditions.
         let me = system_id(unsafe { libc::pthread_self() });
-        if !try_registry().is_some_and(|reg| reg.pending.contains(&me)) {
+        if !try_registry().is_some_and(|reg| reg.pending.iter().any(|p| p.native == me)) {
             return;
         }
     }
@@ -61,14 +64,34 @@ pub(super) fn cancel_unknown(reg: &mut Registry, thread: u64) -> i32 {
     if super::ids::is_ours(thread) || !plausible(thread) {
         return libc::ESRCH;
     }
-    if !reg.pending.contains(&thread) {
-        if reg.pending.try_reserve(1).is_err() {
-            return libc::ESRCH; // out of memory: it cannot be queued
+    let alive = threads_alive();
+    match reg.pending.iter_mut().find(|p| p.native == thread) {
+        // A cancel queued for the same system id earlier, maybe for a thread that has gone
+        // since: this one is for a thread alive now.
+        Some(p) => p.alive = alive,
+        None => {
+            if reg.pending.try_reserve(1).is_err() {
+                return libc::ESRCH; // out of memory: it cannot be queued
+            }
+            reg.pending.push(Pending {
+                native: thread,
+                alive,
+            });
+            PENDING.fetch_add(1, Ordering::Relaxed);
         }
-        reg.pending.push(thread);
-        PENDING.fetch_add(1, Ordering::Relaxed);
     }
     0
+}
+
+/// The thread ids of the process (`/proc/self/task`), if they can be read.
+fn threads_alive() -> Option<Vec<libc::pid_t>> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    Some(
+        tasks
+            .flatten()
+            .filter_map(|t| t.file_name().to_str()?.parse().ok())
+            .collect(),
+    )
 }
 
 /// Whether `thread` may be a system `pthread_t`: on glibc, musl and bionic it is the address of

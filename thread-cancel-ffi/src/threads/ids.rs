@@ -62,13 +62,23 @@ struct Slot {
     ended_detached: bool,
 }
 
+/// A cancel queued for a system id that no known thread had (`foreign::cancel_unknown`).
+pub(super) struct Pending {
+    pub(super) native: u64,
+    /// The threads of the process when it was sent (`None`: not known, no `/proc`): the thread
+    /// it was for was one of them (a thread's system id does not change while it lives), so a
+    /// thread that was not, to which the C library has since given the same system id, is not
+    /// canceled by it.
+    pub(super) alive: Option<Vec<libc::pid_t>>,
+}
+
 #[derive(Default)]
 pub(super) struct Registry {
     slots: Vec<Slot>,
     free: Vec<usize>,
     /// System ids of threads not created here that were canceled before they were known (see
     /// `foreign.rs`): each such thread takes its request when it first calls a mapped function.
-    pub(super) pending: Vec<u64>,
+    pub(super) pending: Vec<Pending>,
 }
 
 impl Registry {
@@ -343,10 +353,16 @@ pub(super) fn give_id(lock: impl FnOnce() -> Option<MutexGuard<'static, Registry
     // A cancel sent to this thread's system id before it was known (`tc_cancel`): taken now,
     // acted on at the point the thread is entering (or its next one).
     let mut canceled = false;
-    if let Some(i) = reg.pending.iter().position(|p| *p == system_id(native)) {
-        reg.pending.swap_remove(i);
+    if let Some(i) = reg
+        .pending
+        .iter()
+        .position(|p| p.native == system_id(native))
+    {
+        let p = reg.pending.swap_remove(i);
         PENDING.fetch_sub(1, Ordering::Relaxed);
-        canceled = true;
+        // SAFETY: no preconditions.
+        let me = unsafe { libc::gettid() };
+        canceled = p.alive.is_none_or(|alive| alive.contains(&me));
     }
     if is_main_thread() {
         MAIN_ID.store(id, Ordering::Relaxed);

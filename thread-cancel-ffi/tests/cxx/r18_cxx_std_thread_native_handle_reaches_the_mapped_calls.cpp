@@ -4,7 +4,9 @@
  *     (signal 0) and pthread_cancel return 0, pthread_equal matches its pthread_self; the
  *     cancel acts at its next point and runs its destructors; std::thread::join returns;
  *   - a thread canceled before it has reached any point: pthread_cancel returns 0, and the
- *     thread acts at its first point, its destructors run.
+ *     thread acts at its first point, its destructors run;
+ *   - a thread canceled that ends without reaching any point: the next threads (which the C
+ *     library often gives the same pthread_t) are not canceled.
  *
  * Built twice by the harness (tests/c_programs.rs): through pthread_compat.h with
  * libthread_cancel, and against the system's glibc alone (-DTC_PLAIN_GLIBC); both must print
@@ -65,6 +67,19 @@ static void expect_canceled(const char *what, int rc) {
     }
 }
 
+/* Returns without any point once main has canceled it. */
+static void returns_at_once() {
+    while (go.load() == 0) {
+    }
+}
+
+/* Runs points, then returns. */
+static std::atomic<int> completed;
+static void runs_points() {
+    for (int i = 0; i < 3; i++) usleep(1000);
+    completed++;
+}
+
 int main() {
     alarm(20);
 
@@ -85,5 +100,14 @@ int main() {
     go = 1;
     u.join();
     printf("thread before its first point: joined, %d destructor(s) ran\n", destructors.load());
+
+    go = 0;
+    std::thread v(returns_at_once);
+    expect_canceled("thread that ends without a point", pthread_cancel(v.native_handle()));
+    go = 1;
+    v.join();
+    for (int i = 0; i < 5; i++) std::thread(runs_points).join();
+    printf("thread that ends without a point: joined; of the 5 threads after it %d ran to their "
+           "end\n", completed.load());
     return 0;
 }
