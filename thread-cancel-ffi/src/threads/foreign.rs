@@ -7,7 +7,9 @@
 //! known, those that have called a mapped function. Such a thread gets an id of ours the first
 //! time it calls one (`pthread_self`, or a cancellation point: [`enter`]), with its system id,
 //! freed when it ends; until then kill, names, scheduling and the rest answer `ESRCH` for its
-//! system id. A cancel of a system id that no known thread has is queued: the thread whose
+//! system id. Join and detach of a system id are `ESRCH`: the thread's id dies with it, so a
+//! join after its end could not tell its system id from a made-up one; its creator joins it
+//! with the C library's own call (`std::thread::join` does). A cancel of a system id that no known thread has is queued: the thread whose
 //! system id it is takes it when it first calls a mapped function, and acts on it there (glibc
 //! too acts only at a point). The queued cancel keeps the thread ids alive when it was sent
 //! (`/proc/self/task`): the C library often gives a later thread the system id of one that has
