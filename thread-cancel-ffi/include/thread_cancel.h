@@ -49,7 +49,10 @@ extern "C" {
 
 /* A thread id: generation-tagged, never reused. Its type is the C library's pthread_t (an
  * unsigned long in glibc, a long in bionic, a pointer in musl), so that a program's pthread_t
- * variables hold it through pthread_compat.h; its 64 bits are our id, never the system's. */
+ * variables hold it through pthread_compat.h; its 64 bits are our id, never the system's (its
+ * top bit is set, which no system pthread_t has). The calls below that take one also take the
+ * system's pthread_t of a thread created without this library (std::thread's native_handle()):
+ * see pthread_compat.h. */
 typedef pthread_t tc_thread_t;
 
 #define TC_CANCEL_ENABLE 0

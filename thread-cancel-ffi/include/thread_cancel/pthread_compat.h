@@ -11,7 +11,10 @@
  * its next point): the wide-character stdio calls, freopen, pclose, fseek/fsetpos/rewind's
  * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message.
  * pthread_t values are our generation-tagged ids: pass them only to the calls renamed here
- * (tc_native gives the system's id for any other).
+ * (tc_native gives the system's id for any other). The calls renamed here also take the
+ * system's pthread_t of a thread created without this header (std::thread's native_handle()),
+ * once that thread has called one of them (a pthread_cancel sent before is kept for it); not
+ * pthread_join/pthread_detach: join such a thread with the C library's own (as std::thread).
  *
  * How: no macros. Each call is redeclared, after the system header's own declaration, with an
  * asm label (glibc's __REDIRECT form: `extern ssize_t read(int, void *, size_t)

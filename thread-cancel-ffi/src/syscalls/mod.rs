@@ -17,6 +17,7 @@ use thread_cancel::c_abi::{self, calls};
 /// # Safety
 /// The arguments must be valid for system call `nr`.
 unsafe fn call(nr: calls::Call, a: [c_long; 6]) -> c_long {
+    threads::enter_point();
     // SAFETY: forwarded from the caller.
     match unsafe { c_abi::syscall_point(nr, a) } {
         None => threads::act(),

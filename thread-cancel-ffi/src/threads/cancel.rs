@@ -1,12 +1,13 @@
 //! `tc_cancel`: a cancellation request to the thread an id names.
 
-use super::exit;
 use super::ids::registry;
+use super::{exit, foreign};
 use thread_cancel::c_abi;
 
 /// `pthread_cancel`: queues a request (R01, R08); `ESRCH` for an id whose lifetime has ended
 /// (never existed, joined, or detached and ended: R18). A thread that has ended but is not yet
-/// joined still has its id: 0, and nothing happens (POSIX; glibc >= 2.34).
+/// joined still has its id: 0, and nothing happens (POSIX; glibc >= 2.34). A system id (a thread
+/// not created here) is looked up among the threads known so far, else queued (`foreign.rs`).
 ///
 /// Async-cancel-safe (POSIX): the caller's own cancellation is held while this takes locks, and
 /// acted on afterwards, the C way, if the caller is asynchronous and canceled itself.
@@ -15,14 +16,19 @@ pub extern "C-unwind" fn tc_cancel(thread: u64) -> i32 {
     let was = c_abi::set_disabled(true);
     // In a block: nothing of it is left to drop where this frame acts.
     let r = {
-        let target = registry().get(thread).map(|e| e.canceler.clone());
+        let mut reg = registry();
+        let target = reg
+            .resolve(thread)
+            .and_then(|id| reg.get(id))
+            .map(|e| e.canceler.clone());
         match target {
             Some(canceler) => {
+                drop(reg);
                 // A thread that has finished reports `NoSuchThread`: its id still lives.
                 let _ = canceler.map(|c| c.cancel());
                 0
             }
-            None => libc::ESRCH,
+            None => foreign::cancel_unknown(&mut reg, thread),
         }
     };
     c_abi::set_disabled(was);

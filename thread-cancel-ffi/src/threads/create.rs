@@ -8,6 +8,7 @@
 
 use super::exit;
 use super::ids::{process, registry, Entry, Native, MY_ID};
+use super::main_end::only_the_library_threads_left;
 use crate::{oom, SendPtr};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -35,17 +36,20 @@ impl Drop for Ending {
 
 /// The end of every thread `tc_create` started (`c_abi::spawn_c`'s `at_end`, after its root has
 /// run the thread-specific-data destructors): counts it out; the last one out after main has
-/// ended calls `exit(0)`. A thread that calls `exit()` never gets here (nor does one whose
-/// creation failed before its thread started: its creator counts it out), so nothing races
-/// that exit's status with `exit(0)`.
+/// ended calls `exit(0)` if no thread created otherwise is left either. A thread that calls
+/// `exit()` never gets here (nor does one whose creation failed before its thread started: its
+/// creator counts it out), so nothing races that exit's status with `exit(0)`.
 fn count_out() {
     let mut p = process();
     p.live -= 1;
-    if p.live == 0 && p.main_ended {
+    // SAFETY: no preconditions.
+    if p.live == 0 && p.main_ended && only_the_library_threads_left(Some(unsafe { libc::gettid() }))
+    {
         drop(p);
         // SAFETY: ends the process, as glibc's last thread does.
         unsafe { libc::exit(0) }
     }
+    // Otherwise main's sleeping thread calls it once the others have gone (`end_main_thread`).
 }
 
 /// What a new thread may take from the system's `malloc`, where a failure aborts, before its

@@ -26,6 +26,7 @@ pub(crate) fn finish_in_region() -> ! {
 
 /// Acts if the calling thread (a C thread) must act now.
 pub(crate) fn point() {
+    super::foreign::enter();
     if c_abi::c_must_act() {
         act();
     }

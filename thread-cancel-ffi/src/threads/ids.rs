@@ -1,7 +1,10 @@
 //! Thread ids: the registry that maps them to threads, `tc_self`, `tc_equal`, and the registry's
 //! lock across `fork`.
 //!
-//! An id is `generation << 32 | (slot + 1)`: a slot's generation grows each time it is freed
+//! An id is `1 << 63 | generation << 32 | (slot + 1)`: the top bit, never set in a system
+//! `pthread_t` (a user-space address on 64-bit glibc, musl and bionic), tells our ids from the
+//! system ids of threads not created here (`native_handle()` of a `std::thread`, see
+//! `foreign.rs`). A slot's generation (31 bits) grows each time it is freed
 //! (join, or the end of a detached thread), so an old id never names a new thread: every call
 //! on it is `ESRCH` (R18). A thread that has ended but whose id lives (not joined, not detached)
 //! is still a valid target: cancel and kill return 0 and do nothing, as glibc >= 2.34.
@@ -12,7 +15,7 @@
 use super::main_end::is_main_thread;
 use crate::SendPtr;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use thread_cancel::c_abi::CJoinHandle;
 use thread_cancel::Canceler;
@@ -59,10 +62,23 @@ struct Slot {
     ended_detached: bool,
 }
 
+/// A cancel queued for a system id that no known thread had (`foreign::cancel_unknown`).
+pub(super) struct Pending {
+    pub(super) native: u64,
+    /// The threads of the process when it was sent (`None`: not known, no `/proc`): the thread
+    /// it was for was one of them (a thread's system id does not change while it lives), so a
+    /// thread that was not, to which the C library has since given the same system id, is not
+    /// canceled by it.
+    pub(super) alive: Option<Vec<libc::pid_t>>,
+}
+
 #[derive(Default)]
 pub(super) struct Registry {
     slots: Vec<Slot>,
     free: Vec<usize>,
+    /// System ids of threads not created here that were canceled before they were known (see
+    /// `foreign.rs`): each such thread takes its request when it first calls a mapped function.
+    pub(super) pending: Vec<Pending>,
 }
 
 impl Registry {
@@ -82,27 +98,48 @@ impl Registry {
         };
         let slot = &mut self.slots[index];
         slot.entry = Some(entry);
-        Some((u64::from(slot.generation) << 32) | (index as u64 + 1))
+        Some(OURS | (u64::from(slot.generation) << 32) | (index as u64 + 1))
     }
 
     pub(super) fn get(&mut self, id: u64) -> Option<&mut Entry> {
-        let index = (id & 0xffff_ffff).checked_sub(1)? as usize;
+        let index = slot_of(id)?;
         let slot = self.slots.get_mut(index)?;
-        if u64::from(slot.generation) != id >> 32 {
+        if u64::from(slot.generation) != generation_of(id) {
             return None;
         }
         slot.entry.as_mut()
     }
 
+    /// The id of the live thread not created here whose system id is `native` (one that has
+    /// called a mapped function: `tc_self`, `foreign::enter`), if any.
+    pub(super) fn find_native(&self, native: u64) -> Option<u64> {
+        self.slots.iter().enumerate().find_map(|(i, slot)| {
+            let e = slot.entry.as_ref()?;
+            let n = e.live_native()?;
+            (e.foreign && system_id(n) == native)
+                .then(|| OURS | (u64::from(slot.generation) << 32) | (i as u64 + 1))
+        })
+    }
+
+    /// Our id for `thread`: itself if it is one of ours (live or not), else the id of the
+    /// known thread not created here whose system id it is.
+    pub(super) fn resolve(&self, thread: u64) -> Option<u64> {
+        if is_ours(thread) {
+            Some(thread)
+        } else {
+            self.find_native(thread)
+        }
+    }
+
     /// Whether `id` was a detached thread that has ended, its slot freed since (and not yet
     /// freed again by a later thread): join and detach answer `EINVAL` for it, as glibc.
     pub(super) fn ended_detached(&self, id: u64) -> bool {
-        let Some(index) = (id & 0xffff_ffff).checked_sub(1) else {
+        let Some(index) = slot_of(id) else {
             return false;
         };
-        self.slots
-            .get(index as usize)
-            .is_some_and(|slot| slot.ended_detached && u64::from(slot.generation) == (id >> 32) + 1)
+        self.slots.get(index).is_some_and(|slot| {
+            slot.ended_detached && u64::from(slot.generation) == generation_of(id) + 1
+        })
     }
 
     /// Ends the lifetime of `id` (joined, or a thread not created here that has ended): every
@@ -126,7 +163,11 @@ impl Registry {
             // A slot whose generation would wrap is retired (never reused), so no id ever names
             // two threads: one slot lost per 2^32 threads through it.
             // (Also lost if the free list cannot grow: out of memory.)
-            if let Some(next) = slot.generation.checked_add(1) {
+            if let Some(next) = slot
+                .generation
+                .checked_add(1)
+                .filter(|g| *g <= MAX_GENERATION)
+            {
                 slot.generation = next;
                 if self.free.try_reserve(1).is_ok() {
                     self.free.push(index);
@@ -136,9 +177,40 @@ impl Registry {
     }
 }
 
+/// How many system ids `Registry::pending` holds (read without the lock by `foreign::enter`).
+pub(super) static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// The bit that marks our ids.
+const OURS: u64 = 1 << 63;
+const MAX_GENERATION: u32 = (1 << 31) - 1;
+
+/// A system `pthread_t` as the `pthread_t` of the C ABI carries it (an integer on glibc, a
+/// pointer's bits on musl and bionic).
+#[allow(clippy::unnecessary_cast)] // `pthread_t` is `u64` on 64-bit glibc only
+pub(super) fn system_id(t: libc::pthread_t) -> u64 {
+    t as u64
+}
+
+/// Whether `thread` is in our ids' space (not a system `pthread_t`).
+pub(super) fn is_ours(thread: u64) -> bool {
+    thread & OURS != 0
+}
+
+fn slot_of(id: u64) -> Option<usize> {
+    if !is_ours(id) {
+        return None;
+    }
+    (id & 0xffff_ffff).checked_sub(1).map(|i| i as usize)
+}
+
+fn generation_of(id: u64) -> u64 {
+    (id & !OURS) >> 32
+}
+
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     slots: Vec::new(),
     free: Vec::new(),
+    pending: Vec::new(),
 });
 
 /// How many threads created by `tc_create` have not ended, and whether the main thread has
@@ -162,6 +234,17 @@ pub(super) fn registry() -> MutexGuard<'static, Registry> {
     crate::lock(&REGISTRY)
 }
 
+/// The registry lock if no one holds it: for a thread that must not wait for it (it may hold it
+/// itself, interrupted by a signal whose handler calls a mapped point).
+pub(super) fn try_registry() -> Option<MutexGuard<'static, Registry>> {
+    AT_FORK.call_once(register_at_fork);
+    match REGISTRY.try_lock() {
+        Ok(g) => Some(g),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
 pub(super) fn process() -> MutexGuard<'static, Process> {
     AT_FORK.call_once(register_at_fork);
     crate::lock(&PROCESS)
@@ -183,15 +266,37 @@ thread_local! {
 fn register_at_fork() {
     extern "C" fn prepare() {
         let held = (crate::lock(&REGISTRY), crate::lock(&PROCESS));
+        FORKER_IS_MAIN.store(is_main_thread(), Ordering::Relaxed);
         let _ = HELD_AT_FORK.try_with(|h| *h.borrow_mut() = Some(held));
     }
     extern "C" fn release() {
         let _ = HELD_AT_FORK.try_with(|h| drop(h.borrow_mut().take()));
     }
-    // SAFETY: the handlers only take and release this module's locks, in the forking thread
-    // (the child's only thread). If registration fails (ENOMEM) forks go unguarded, as before.
-    unsafe { libc::pthread_atfork(Some(prepare), Some(release), Some(release)) };
+    extern "C" fn child() {
+        let _ = HELD_AT_FORK.try_with(|h| {
+            if let Some((mut reg, mut p)) = h.borrow_mut().take() {
+                in_forked_child(&mut reg, &mut p);
+            }
+        });
+    }
+    // SAFETY: the handlers only take and release this module's locks (and change what they
+    // guard), in the forking thread (the child's only thread). If registration fails (ENOMEM)
+    // forks go unguarded, as before.
+    unsafe { libc::pthread_atfork(Some(prepare), Some(release), Some(child)) };
 }
+
+/// The process after `fork`, in the child, whose only thread is the forking one: the live
+/// threads created here are that one if it is one of them, else none; main has ended unless it
+/// is the forking thread (its `tc_exit` then ends the child at once, as glibc's last thread, and
+/// does not wait for the parent's threads, which the child does not have).
+fn in_forked_child(reg: &mut Registry, p: &mut Process) {
+    let created_here = reg.get(MY_ID.get()).is_some_and(|e| !e.foreign);
+    p.live = usize::from(created_here);
+    p.main_ended = !FORKER_IS_MAIN.load(Ordering::Relaxed);
+}
+
+/// Whether the thread that forks is the main thread (set before the fork, under the locks).
+static FORKER_IS_MAIN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The id `tc_self` gave the main thread (0: none yet): the one thread not created here that can
 /// be joined (POSIX allows it; glibc's join waits until main has ended).
@@ -221,20 +326,44 @@ pub extern "C" fn tc_self() -> u64 {
     if id != 0 {
         return id;
     }
-    let mut reg = registry();
+    give_id(|| Some(registry()))
+}
+
+/// Gives the calling thread, not created here and without an id, its id (0 if `lock`, which
+/// takes the registry lock, finds it busy: `foreign::enter`, which must never wait for it).
+pub(super) fn give_id(lock: impl FnOnce() -> Option<MutexGuard<'static, Registry>>) -> u64 {
+    let canceler = thread_cancel::current();
+    // SAFETY: no preconditions; the slot is freed before the thread ends.
+    let native = unsafe { libc::pthread_self() };
+    let Some(mut reg) = lock() else {
+        return 0;
+    };
     let Some(id) = reg.alloc(Entry {
-        canceler: Some(thread_cancel::current()),
+        canceler: Some(canceler.clone()),
         handle: None,
         detached: false,
         ended: false,
         foreign: true,
-        // SAFETY: no preconditions; the slot is freed before the thread ends.
-        native: Some(Native(unsafe { libc::pthread_self() })),
+        native: Some(Native(native)),
     }) else {
         eprintln!("thread-cancel: out of memory for pthread_self's id; aborting");
         std::process::abort()
     };
     MY_ID.set(id);
+    // A cancel sent to this thread's system id before it was known (`tc_cancel`): taken now,
+    // acted on at the point the thread is entering (or its next one).
+    let mut canceled = false;
+    if let Some(i) = reg
+        .pending
+        .iter()
+        .position(|p| p.native == system_id(native))
+    {
+        let p = reg.pending.swap_remove(i);
+        PENDING.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: no preconditions.
+        let me = unsafe { libc::gettid() };
+        canceled = p.alive.is_none_or(|alive| alive.contains(&me));
+    }
     if is_main_thread() {
         MAIN_ID.store(id, Ordering::Relaxed);
     }
@@ -244,11 +373,22 @@ pub extern "C" fn tc_self() -> u64 {
     if FOREIGN_ID.try_with(|_| ()).is_err() {
         registry().release(id);
     }
+    if canceled {
+        let _ = canceler.cancel();
+    }
     id
 }
 
-/// `pthread_equal`.
+/// `pthread_equal`: also true for one of our ids and the system id of the same thread not
+/// created here (a `std::thread`'s `native_handle()` and its `pthread_self()`).
 #[no_mangle]
 pub extern "C" fn tc_equal(a: u64, b: u64) -> i32 {
-    i32::from(a == b)
+    if a == b {
+        return 1;
+    }
+    if is_ours(a) == is_ours(b) {
+        return 0;
+    }
+    let (ours, system) = if is_ours(a) { (a, b) } else { (b, a) };
+    i32::from(registry().find_native(system) == Some(ours))
 }

@@ -2,9 +2,11 @@
 //! a cancellation it acted on), or a thread the C library created.
 //!
 //! Main runs its cleanup handlers and thread-specific-data destructors, then runs nothing more
-//! (its system thread sleeps, see [`end_main_thread`]); the last thread created here to end
-//! calls `exit(0)`. A thread that calls `exit()` is never counted out, so nothing races its
-//! status. Main can be joined: the join waits until it has ended and reports its value.
+//! (its system thread sleeps, see [`end_main_thread`]); once no other thread is left (those
+//! created without the header too) the last thread created here to end, or main's sleeping
+//! thread, calls `exit(0)`. A thread that calls `exit()` is never counted out, and `exit(0)`
+//! waits until no other thread of the program runs, so nothing races its status. Main can be
+//! joined: the join waits until it has ended and reports its value.
 
 use super::ids::{process, registry, MY_ID};
 use super::CANCELED;
@@ -54,28 +56,79 @@ pub(crate) fn end_main_thread(value: *mut c_void) -> ! {
     if let Some(e) = registry().get(MY_ID.get()) {
         e.ended = true;
     }
-    let mut p = process();
-    p.main_ended = true;
-    if p.live == 0 {
-        drop(p);
-        // SAFETY: ends the process: no thread created here is left.
-        unsafe { libc::exit(0) }
-    }
-    drop(p);
+    process().main_ended = true;
     // Main's system thread stays, asleep with every signal blocked (a signal sent to the
     // process goes to a thread that runs), until the process ends: glibc ends it instead
     // (`__exit_thread`), but a thread that has gone can no longer be examined by
     // LeakSanitizer, whose check at the process's exit (in every program built with
     // `-fsanitize=address`) would report what main's thread-local storage refers to (the
-    // library's thread-local destructors, registered with the C library) as leaked. No lock is
-    // held here.
-    // SAFETY: a signal set of our own, filled before use; `pause` has no preconditions.
+    // library's thread-local destructors, registered with the C library) as leaked.
+    // SAFETY: a signal set of our own, filled before use.
     unsafe {
         let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
         libc::sigfillset(all.as_mut_ptr());
         libc::pthread_sigmask(libc::SIG_SETMASK, all.as_ptr(), std::ptr::null_mut());
-        loop {
-            libc::pause();
+    }
+    // It calls `exit(0)` once no other thread is left: none created here (the last of them
+    // to end usually calls it first, `create::count_out`), and none created otherwise (by a
+    // library compiled without the header, libstdc++), whose end nothing tells us of: it looks
+    // every 10 ms while one is left. No lock is held while it sleeps.
+    loop {
+        let p = process();
+        if p.live == 0 && only_the_library_threads_left(None) {
+            drop(p);
+            // SAFETY: ends the process: no thread of the program is left.
+            unsafe { libc::exit(0) }
+        }
+        drop(p);
+        let ten_ms = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 10_000_000,
+        };
+        // SAFETY: a valid relative time; the system call itself (no C library point, and
+        // nothing interposed).
+        unsafe {
+            libc::syscall(
+                libc::SYS_clock_nanosleep,
+                libc::CLOCK_MONOTONIC,
+                0,
+                &ten_ms,
+                std::ptr::null_mut::<libc::timespec>(),
+            )
+        };
+    }
+}
+
+/// The prefix of the names of the library's own helper threads (the deadline timer, ...),
+/// which never keep the process alive.
+const HELPER_NAME: &[u8] = b"thread-cancel-";
+
+/// Whether no thread of the process is left other than main, `me` (the caller) and the
+/// library's own helper threads: the threads of `/proc/self/task` by name. Without `/proc`,
+/// true (only the threads created here are then waited for).
+pub(super) fn only_the_library_threads_left(me: Option<libc::pid_t>) -> bool {
+    // SAFETY: no preconditions.
+    let main = unsafe { libc::getpid() };
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return true;
+    };
+    for task in tasks.flatten() {
+        let Some(tid) = task
+            .file_name()
+            .to_str()
+            .and_then(|t| t.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        if tid == main || Some(tid) == me {
+            continue;
+        }
+        // A thread that has gone since the listing has no name to read: it is not left.
+        if let Ok(name) = std::fs::read(task.path().join("comm")) {
+            if !name.starts_with(HELPER_NAME) {
+                return false;
+            }
         }
     }
+    true
 }

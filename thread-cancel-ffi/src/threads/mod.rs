@@ -1,7 +1,8 @@
 //! The threads of the C ABI, by job: ids (`ids.rs`), creation and the end of a created thread
 //! (`create.rs`), join and detach (`join.rs`), cancellation requests (`cancel.rs`), glibc's other
-//! calls on a `pthread_t` (`native.rs`), `tc_exit` and acting on a cancellation (`exit.rs`), and
-//! the end of a thread not created here, main's included (`main_end.rs`).
+//! calls on a `pthread_t` (`native.rs`), `tc_exit` and acting on a cancellation (`exit.rs`), the
+//! end of a thread not created here, main's included (`main_end.rs`), and the system ids of
+//! threads not created here (`foreign.rs`).
 //!
 //! The main thread and threads the C library created act on a cancellation in C code too
 //! (`c_abi::in_c_region`); they end in [`main_end::foreign_thread_ends`].
@@ -9,6 +10,7 @@
 mod cancel;
 mod create;
 mod exit;
+mod foreign;
 mod ids;
 mod join;
 mod main_end;
@@ -17,6 +19,7 @@ mod native;
 use std::ffi::c_void;
 
 pub(crate) use exit::{act, async_act, finish_in_region, point};
+pub(crate) use foreign::enter as enter_point;
 
 /// `PTHREAD_CANCELED`: `(void *)-1` in glibc, musl and bionic.
 const CANCELED: *mut c_void = usize::MAX as *mut c_void;

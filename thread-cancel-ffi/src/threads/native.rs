@@ -20,7 +20,8 @@ extern "C" {
     fn pthread_sigqueue(thread: libc::pthread_t, sig: i32, value: libc::sigval) -> i32;
 }
 
-/// Runs `f` with the system's id of `thread` if its id lives and the thread has not gone;
+/// Runs `f` with the system's id of `thread` (one of our ids, or the system id of a known thread
+/// not created here, `foreign.rs`) if its id lives and the thread has not gone;
 /// `ESRCH` if the id's lifetime has ended, `gone` for the main thread after its `tc_exit`.
 /// `f` runs under the registry lock, which keeps the system's id valid (a slot is freed before
 /// its system thread is joined, and a detached or foreign thread frees it before it ends);
@@ -35,7 +36,8 @@ fn with_native(thread: u64, gone: i32, f: impl FnOnce(libc::pthread_t) -> i32) -
         return f(unsafe { libc::pthread_self() });
     }
     let mut reg = registry();
-    match reg.get(thread).map(|e| e.live_native()) {
+    let id = reg.resolve(thread).unwrap_or(0);
+    match reg.get(id).map(|e| e.live_native()) {
         Some(Some(native)) => f(native),
         Some(None) => gone,
         None => libc::ESRCH,

@@ -243,6 +243,7 @@ fn cond_wait(
     mutex: *mut libc::pthread_mutex_t,
     limit: Limit,
 ) -> i32 {
+    threads::enter_point();
     if !c_abi::in_c_region() {
         return system_cond_wait(cond, mutex, limit);
     }
@@ -419,6 +420,7 @@ unsafe fn futex_wait(
         0,
         libc::FUTEX_BITSET_MATCH_ANY as libc::c_long,
     ];
+    threads::enter_point();
     // SAFETY: a futex wait on a word that outlives the call (the caller's contract); the
     // timeout is null or the caller's valid timespec.
     unsafe { c_abi::syscall_point(c_abi::calls::FUTEX, args) }

@@ -1,0 +1,103 @@
+//! Threads not created here (by libstdc++'s `std::thread`, another library, the C library) and
+//! their system ids: a program may pass such a thread's `pthread_t` (`native_handle()`) to the
+//! mapped calls, as on glibc.
+//!
+//! A system id is never passed to the system on trust (a stale or made-up value would be
+//! undefined behaviour there): it is looked up among the threads not created here that are
+//! known, those that have called a mapped function. Such a thread gets an id of ours the first
+//! time it calls one (`pthread_self`, or a cancellation point: [`enter`]), with its system id,
+//! freed when it ends; until then kill, names, scheduling and the rest answer `ESRCH` for its
+//! system id. Join and detach of a system id are `ESRCH`: the thread's id dies with it, so a
+//! join after its end could not tell its system id from a made-up one; its creator joins it
+//! with the C library's own call (`std::thread::join` does). A cancel of a system id that no known thread has is queued: the thread whose
+//! system id it is takes it when it first calls a mapped function, and acts on it there (glibc
+//! too acts only at a point). The queued cancel keeps the thread ids alive when it was sent
+//! (`/proc/self/task`): the C library often gives a later thread the system id of one that has
+//! ended, and a thread that did not exist then is not the one it was for (it drops it). Our ids
+//! have the top bit set, which a system id never has, so no id of ours is ever taken for a
+//! system id: a stale id of ours stays `ESRCH`.
+
+use super::ids::{give_id, system_id, try_registry, Pending, Registry, MY_ID, PENDING};
+use super::main_end::is_main_thread;
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+
+thread_local! {
+    /// The main thread, which is not given an id at a point (only by `pthread_self`): a point it
+    /// reaches in a library destructor run by `dlclose` must not register thread-local
+    /// destructors (`tc_self`'s).
+    static MAIN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// At the entry of each mapped cancellation point: a thread not created here that has no id yet
+/// gets one (as from `pthread_self`), so that its system id reaches it from now on, and it takes
+/// a cancel queued for it. The main thread only takes a queued cancel. One thread-local read
+/// once the thread has an id.
+#[inline]
+pub(crate) fn enter() {
+    if MY_ID.get() == 0 {
+        first_point();
+    }
+}
+
+#[cold]
+fn first_point() {
+    if MAIN.get() || is_main_thread() {
+        MAIN.set(true);
+        if PENDING.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        // SAFETY: no preconditions.
+        let me = system_id(unsafe { libc::pthread_self() });
+        if !try_registry().is_some_and(|reg| reg.pending.iter().any(|p| p.native == me)) {
+            return;
+        }
+    }
+    // Never waits for the registry lock: a signal handler's point may have interrupted this
+    // very thread while it held it (in `pthread_kill`, say); the id then waits for its next
+    // point.
+    give_id(try_registry);
+}
+
+/// `tc_cancel` of `thread`, which names no known thread (registry lock held): `ESRCH` for one of
+/// our ids (stale) and for what cannot be a system id; otherwise the request is queued for the
+/// thread whose system id it is (0).
+pub(super) fn cancel_unknown(reg: &mut Registry, thread: u64) -> i32 {
+    if super::ids::is_ours(thread) || !plausible(thread) {
+        return libc::ESRCH;
+    }
+    let alive = threads_alive();
+    match reg.pending.iter_mut().find(|p| p.native == thread) {
+        // A cancel queued for the same system id earlier, maybe for a thread that has gone
+        // since: this one is for a thread alive now.
+        Some(p) => p.alive = alive,
+        None => {
+            if reg.pending.try_reserve(1).is_err() {
+                return libc::ESRCH; // out of memory: it cannot be queued
+            }
+            reg.pending.push(Pending {
+                native: thread,
+                alive,
+            });
+            PENDING.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    0
+}
+
+/// The thread ids of the process (`/proc/self/task`), if they can be read.
+fn threads_alive() -> Option<Vec<libc::pid_t>> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    Some(
+        tasks
+            .flatten()
+            .filter_map(|t| t.file_name().to_str()?.parse().ok())
+            .collect(),
+    )
+}
+
+/// Whether `thread` may be a system `pthread_t`: on glibc, musl and bionic it is the address of
+/// the thread's descriptor, aligned, never in the first page.
+fn plausible(thread: u64) -> bool {
+    thread >= 4096 && thread.is_multiple_of(16)
+}
