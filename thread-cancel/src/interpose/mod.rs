@@ -114,19 +114,19 @@ enum Kind {
 ///
 /// Only the fast path is inlined into the interposed function: the thread-local read, the
 /// trampoline (which keeps the argument registers: `sys::syscall_cp`) and the result test.
-/// The rest is out of line ([`point_slow`]), its arguments scalars, so that the fast path
-/// holds nothing across a function call (no callee-saved register to save and restore, no
-/// argument array stored to memory around the system call).
+/// The rest is out of line ([`point_slow`], [`point_slow3`]), reached by a jump with its
+/// arguments in registers, so that the fast path makes no call of its own and stores no
+/// argument array to memory around the system call.
 #[inline(always)]
 unsafe fn point(nr: c_long, a: [c_long; 6], kind: Kind) -> c_long {
     // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
     let c = crate::control::current_ptr().map(|c| unsafe { &*c });
     let r = match c {
+        // A failed call takes the slow path too: its errno store is a call (to
+        // `__errno_location`), which would make the fast path keep its values across it.
         // SAFETY: forwarded from the caller; `c` is this thread's block. Nothing here can
         // panic (a load, the trampoline, a comparison): the guard against an unwind into C is
         // in the slow path.
-        // A failed call takes the slow path too: its errno store would be a call (to
-        // `__errno_location`) in the fast path, which then saves callee-saved registers.
         Some(c) => match unsafe { in_call(c, nr, a) } {
             CpResult::Done(r) if !(-4095..0).contains(&r) => return r,
             r => r,
@@ -187,8 +187,7 @@ impl Slow {
 }
 
 /// [`point_slow`] for a call whose last three arguments are zero: every argument in a
-/// register, so that [`point`]'s fast path holds nothing across a call (it jumps here; no
-/// callee-saved register to save and restore around every system call).
+/// register, so that [`point`]'s fast path jumps here (a tail call: nothing on the stack).
 ///
 /// # Safety
 /// As [`point_slow`].
