@@ -111,10 +111,116 @@ enum Kind {
 ///
 /// # Safety
 /// The arguments must be valid for system call `nr`.
+///
+/// Only the fast path is inlined into the interposed function: the thread-local read, the
+/// trampoline (which keeps the argument registers: `sys::syscall_cp`) and the result test.
+/// The rest is out of line ([`point_slow`], [`point_slow3`]), reached by a jump with its
+/// arguments in registers, so that the fast path makes no call of its own and stores no
+/// argument array to memory around the system call.
 #[inline(always)]
 unsafe fn point(nr: c_long, a: [c_long; 6], kind: Kind) -> c_long {
+    // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
+    let c = crate::control::current_ptr().map(|c| unsafe { &*c });
+    let r = match c {
+        // A failed call takes the slow path too: its errno store is a call (to
+        // `__errno_location`), which would make the fast path keep its values across it.
+        // SAFETY: forwarded from the caller; `c` is this thread's block. Nothing here can
+        // panic (a load, the trampoline, a comparison): the guard against an unwind into C is
+        // in the slow path.
+        Some(c) => match unsafe { in_call(c, nr, a) } {
+            CpResult::Done(r) if !(-4095..0).contains(&r) => return r,
+            r => r,
+        },
+        // Not used: without a control block the slow path makes the plain call.
+        None => CpResult::Canceled,
+    };
+    let how = Slow { nr, kind, r };
+    let [a1, a2, a3, a4, a5, a6] = a;
+    // (A test the compiler folds away: the arguments are constants at nearly every call.)
+    if a4 == 0 && a5 == 0 && a6 == 0 {
+        // SAFETY: forwarded from the caller.
+        unsafe { point_slow3(c, how.pack(), a1, a2, a3) }
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { point_slow(c, how, [a1, a2, a3, a4, a5, a6]) }
+    }
+}
+
+/// What [`point`]'s slow path needs besides the arguments: the call, its kind and the
+/// trampoline's result.
+struct Slow {
+    nr: c_long,
+    kind: Kind,
+    r: CpResult,
+}
+
+impl Slow {
+    /// Two words (passed in registers, so that [`point_slow3`] takes no argument on the stack
+    /// and the fast path can jump to it): the result, and the call number with the kind
+    /// (bit 32) and whether the trampoline said act (bit 33) above it.
+    #[inline(always)]
+    fn pack(self) -> [c_long; 2] {
+        let (r, canceled) = match self.r {
+            CpResult::Done(r) => (r, false),
+            CpResult::Canceled => (0, true),
+        };
+        let kind = c_long::from(self.kind == Kind::Stdio);
+        [r, self.nr | kind << 32 | c_long::from(canceled) << 33]
+    }
+
+    #[inline(always)]
+    fn unpack([r, w]: [c_long; 2]) -> Slow {
+        Slow {
+            nr: w & 0xffff_ffff,
+            kind: if w & (1 << 32) != 0 {
+                Kind::Stdio
+            } else {
+                Kind::Point
+            },
+            r: if w & (1 << 33) != 0 {
+                CpResult::Canceled
+            } else {
+                CpResult::Done(r)
+            },
+        }
+    }
+}
+
+/// [`point_slow`] for a call whose last three arguments are zero: every argument in a
+/// register, so that [`point`]'s fast path jumps here (a tail call: nothing on the stack).
+///
+/// # Safety
+/// As [`point_slow`].
+#[cold]
+#[inline(never)]
+unsafe fn point_slow3(
+    c: Option<&Control>,
+    how: [c_long; 2],
+    a1: c_long,
+    a2: c_long,
+    a3: c_long,
+) -> c_long {
     // SAFETY: forwarded from the caller.
-    match unsafe { raw_point(nr, a, kind) } {
+    unsafe { point_slow(c, Slow::unpack(how), [a1, a2, a3, 0, 0, 0]) }
+}
+
+/// [`point`] when its fast path did not return: a thread without a control block (`c` is
+/// `None`: the plain call), or one whose trampoline returned `how.r`, which said act or is a
+/// failure (with `EINTR`: [`after_call`] decides, and makes the call again if told to; any
+/// other: errno).
+///
+/// # Safety
+/// As [`point`]; `c` is the calling thread's control block.
+#[cold]
+#[inline(never)]
+unsafe fn point_slow(c: Option<&Control>, how: Slow, a: [c_long; 6]) -> c_long {
+    let Some(c) = c else {
+        // A thread that never met the crate: the plain call, its result C-style already.
+        // SAFETY: forwarded from the caller.
+        return unsafe { plain(how.nr, a) };
+    };
+    // SAFETY: forwarded from the caller.
+    match unsafe { after_call(c, how.nr, a, how.kind, how.r) } {
         Ok(r) => c_result(r),
         Err(e) => {
             set_errno(e);
@@ -137,12 +243,29 @@ unsafe fn raw_point(nr: c_long, a: [c_long; 6], kind: Kind) -> Result<c_long, c_
     };
     // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
     let c = unsafe { &*c };
+    // SAFETY: forwarded from the caller; `c` is this thread's block.
+    let r = unsafe { in_call(c, nr, a) };
+    // SAFETY: forwarded from the caller.
+    unsafe { after_call(c, nr, a, kind, r) }
+}
+
+/// The rest of [`raw_point`] once the trampoline returned `r`: the result of a completed call,
+/// or the slow path's verdict ([`decide`]), making the call again when told to.
+///
+/// # Safety
+/// As [`point`]; `c` is the calling thread's control block.
+#[inline(always)]
+unsafe fn after_call(
+    c: &Control,
+    nr: c_long,
+    a: [c_long; 6],
+    kind: Kind,
+    mut r: CpResult,
+) -> Result<c_long, c_int> {
     // The interposed functions are `extern "C-unwind"` (the C library's cancel of a foreign
     // thread unwinds through them, `next.rs`): a panic here must not unwind into C.
     let abort = AbortOnUnwind;
-    let r = loop {
-        // SAFETY: forwarded from the caller; `c` is this thread's block.
-        let r = unsafe { in_call(c, nr, a) };
+    let v = loop {
         break match r {
             CpResult::Done(r) if r != -(libc::EINTR as c_long) => Ok(r),
             _ => match decide(c, r, kind) {
@@ -153,12 +276,16 @@ unsafe fn raw_point(nr: c_long, a: [c_long; 6], kind: Kind) -> Result<c_long, c_
                     let r = unsafe { plain(nr, a) };
                     Ok(if r == -1 { -(errno() as c_long) } else { r })
                 }
-                Verdict::Again => continue,
+                Verdict::Again => {
+                    // SAFETY: forwarded from the caller; `c` is this thread's block.
+                    r = unsafe { in_call(c, nr, a) };
+                    continue;
+                }
             },
         };
     };
     std::mem::forget(abort);
-    r
+    v
 }
 
 /// Aborts the process if dropped: live across the crate's own code in an interposed function,

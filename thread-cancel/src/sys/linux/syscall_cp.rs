@@ -6,6 +6,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+#[cfg(not(target_arch = "x86_64"))]
 extern "C" {
     fn thread_cancel_syscall_cp(
         word: *const u32,
@@ -25,6 +26,9 @@ extern "C" {
         a3: libc::c_long,
         a4: libc::c_long,
     ) -> libc::c_long;
+}
+
+extern "C" {
     static thread_cancel_cp_begin: u8;
     static thread_cancel_cp_end: u8;
     static thread_cancel_cp_cancel: u8;
@@ -61,9 +65,36 @@ pub(crate) unsafe fn syscall_cp(
     a: [libc::c_long; 6],
 ) -> CpResult {
     let [a1, a2, a3, a4, a5, a6] = a;
+    #[cfg(target_arch = "x86_64")]
+    let r = {
+        let r: libc::c_long;
+        // SAFETY: forwarded from the caller. The trampoline (`arch/x86_64.rs`) takes the
+        // system call's own registers and the word's address in `r11`, and changes only `rax`
+        // (the result), `rcx`, `r11` and the flags; every other register, the argument
+        // registers included, is as it was (the kernel preserves them across `syscall`, and
+        // the cancel label only sets `rax`). It uses the stack only for the `call`'s return
+        // address (no `nostack`: the red zone is free). It reads the word and the kernel
+        // reads and writes the memory the arguments point to (no `nomem`).
+        unsafe {
+            core::arch::asm!(
+                "call thread_cancel_cp_begin",
+                inout("rax") nr => r,
+                in("rdi") a1,
+                in("rsi") a2,
+                in("rdx") a3,
+                in("r10") a4,
+                in("r8") a5,
+                in("r9") a6,
+                inout("r11") word => _,
+                out("rcx") _,
+            );
+        }
+        r
+    };
     // (A test the compiler folds away: the arguments are constants at nearly every call.)
     // SAFETY (both): forwarded from the caller; the trampoline follows the C calling
     // convention and clobbers only caller-saved registers.
+    #[cfg(not(target_arch = "x86_64"))]
     let r = if a5 == 0 && a6 == 0 {
         unsafe { thread_cancel_syscall_cp4(word, nr, a1, a2, a3, a4) }
     } else {

@@ -1,12 +1,16 @@
 //! x86_64: the cancellable system-call trampoline and the program counter in a signal context.
 //!
-//! `thread_cancel_syscall_cp(word, nr, a1..a6)` (or `thread_cancel_syscall_cp4(word, nr,
-//! a1..a4)`, the last two zero, every argument in a register) loads the thread's state word
-//! *inside* the address range `[thread_cancel_cp_begin, thread_cancel_cp_end)`, returns `CANCELED` if a
-//! request must be acted on (or a swallowed cancellation raised again: terminating, not at the
-//! root), and otherwise issues the system call. `thread_cancel_cp_end` is the
-//! instruction right after `syscall`. The signal handler moves a program counter that lies in
-//! the range to `thread_cancel_cp_cancel`:
+//! `thread_cancel_cp_begin` is entered by a `call` from inline assembly (`syscall_cp::syscall_cp`) with
+//! the system call's own registers already in place — the number in `rax`, the arguments in
+//! `rdi`, `rsi`, `rdx`, `r10`, `r8`, `r9` — and the address of the thread's state word in
+//! `r11`. It loads the word *inside* the address range `[thread_cancel_cp_begin,
+//! thread_cancel_cp_end)`, returns `CANCELED` in `rax` if a request must be acted on (or a
+//! swallowed cancellation raised again: terminating, not at the root), and otherwise issues the
+//! system call and returns its result in `rax`. It changes only `rax`, `rcx`, `r11` and the
+//! flags (what `syscall` itself clobbers), so the caller's argument registers survive the call
+//! and no argument is moved. `thread_cancel_cp_end` is the instruction right after `syscall`.
+//! The signal handler moves a program counter that lies in the range to
+//! `thread_cancel_cp_cancel`:
 //!
 //! - interrupted before the `syscall` instruction: nothing was done; cancel;
 //! - interrupted while blocked in it: the kernel rewinds a restartable call to the `syscall`
@@ -32,37 +36,9 @@ use crate::word::{ASYNC, BLOCK, REQUEST, ROOT, UNWINDING};
 core::arch::global_asm!(
     ".text",
     ".p2align 4",
-    // The same with the last two arguments zero: every argument in a register (no stack
-    // arguments to store and reload on the hot path of `read`, `write`, `recv`, ...).
-    ".globl thread_cancel_syscall_cp4",
-    ".hidden thread_cancel_syscall_cp4",
-    ".type thread_cancel_syscall_cp4,@function",
-    "thread_cancel_syscall_cp4:",
-    "mov r11, rdi",
-    "mov rax, rsi",
-    "mov rdi, rdx",
-    "mov rsi, rcx",
-    "mov rdx, r8",
-    "mov r10, r9",
-    "xor r8d, r8d",
-    "xor r9d, r9d",
-    "jmp thread_cancel_cp_begin",
-    ".size thread_cancel_syscall_cp4, . - thread_cancel_syscall_cp4",
-    ".p2align 4",
-    ".globl thread_cancel_syscall_cp",
-    ".hidden thread_cancel_syscall_cp",
-    ".type thread_cancel_syscall_cp,@function",
-    "thread_cancel_syscall_cp:",
-    "mov r11, rdi",
-    "mov rax, rsi",
-    "mov rdi, rdx",
-    "mov rsi, rcx",
-    "mov rdx, r8",
-    "mov r10, r9",
-    "mov r8, [rsp + 8]",
-    "mov r9, [rsp + 16]",
     ".globl thread_cancel_cp_begin",
     ".hidden thread_cancel_cp_begin",
+    ".type thread_cancel_cp_begin,@function",
     "thread_cancel_cp_begin:",
     "mov ecx, dword ptr [r11]",
     // Nothing requested, nothing blocking: the call (the hot path is this one test).
@@ -88,7 +64,7 @@ core::arch::global_asm!(
     "thread_cancel_cp_cancel:",
     "movabs rax, {canceled}",
     "ret",
-    ".size thread_cancel_syscall_cp, . - thread_cancel_syscall_cp",
+    ".size thread_cancel_cp_begin, . - thread_cancel_cp_begin",
     slow = const BLOCK | REQUEST,
     block = const BLOCK,
     unw_root = const UNWINDING | ROOT,
