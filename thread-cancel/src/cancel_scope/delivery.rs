@@ -203,8 +203,26 @@ pub(crate) fn run_callbacks(reached: Reached) {
     }
 }
 
+/// In the child of a `fork`, in the forking thread while it is the only thread: a delivery the
+/// parent's other threads had under way to it (counted in its block, `ScopeRuns::deliveries`,
+/// and in the scopes it runs, `delivering`) never ends here; forgotten, or the end of its run
+/// would wait for it for ever (C09). Atomics and thread-local reads only.
+extern "C" fn forget_parents_deliveries() {
+    if let Some(c) = crate::control::current_ptr() {
+        // SAFETY: the calling thread's control block, alive while it runs.
+        unsafe { &*c }.runs.deliveries.store(0, Ordering::Relaxed);
+    }
+    runs::every_frame(|sc| sc.forget_parents_deliveries());
+}
+
 #[cold]
 pub(super) fn register_thread(c: &Control) {
+    static FORK_HANDLER: std::sync::Once = std::sync::Once::new();
+    FORK_HANDLER.call_once(|| {
+        // SAFETY: registers a plain `extern "C"` function that stays valid for the life of the
+        // process.
+        unsafe { libc::pthread_atfork(None, None, Some(forget_parents_deliveries)) };
+    });
     let arc = crate::current::current_control();
     debug_assert!(std::ptr::eq(&*arc, c));
     let mut reg = lock_registry();

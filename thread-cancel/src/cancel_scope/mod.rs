@@ -406,6 +406,10 @@ impl RunScope for Inner {
     fn timed_out(&self) -> bool {
         self.state.load(Ordering::Acquire) & WHY == TIMED_OUT
     }
+
+    fn forget_parents_deliveries(&self) {
+        self.delivering.store(0, Ordering::Relaxed);
+    }
 }
 
 impl Drop for Inner {

@@ -23,6 +23,10 @@ pub(crate) trait RunScope {
     /// an interposed call fails with).
     #[cfg_attr(not(feature = "interpose"), allow(dead_code))]
     fn timed_out(&self) -> bool;
+    /// In the child of a `fork`, in the forking thread (then the only thread): forgets the
+    /// cancels of the parent's other threads that were delivering to its run (they never end
+    /// there).
+    fn forget_parents_deliveries(&self);
 }
 
 /// How many runs the calling thread is in (`on_cancel` records it with a callback).
@@ -105,6 +109,17 @@ pub(crate) fn any_frame(mut f: impl FnMut(&Frame, &dyn RunScope) -> bool) -> boo
         p = fr.parent;
     }
     false
+}
+
+/// Calls `f` on each run in progress on this thread, shields and the runs they hold included.
+pub(crate) fn every_frame(mut f: impl FnMut(&dyn RunScope)) {
+    let mut p = TOP.with(Cell::get);
+    while !p.is_null() {
+        // SAFETY: as in `any_frame`.
+        let (fr, sc) = unsafe { (&*p, &*(*p).scope) };
+        f(sc);
+        p = fr.parent;
+    }
 }
 
 /// The depth of the outermost run on this thread whose scope is canceled.
