@@ -24,7 +24,7 @@
 //! | P4c | cancel → first C cleanup handler, C thread through `pthread_compat.h` in `read` ([`crate::c_thread_latency`]) | the same C code on glibc, same driver process | signal → handler |
 //! | P5 | `spawn` + `join` (and with `Builder::lightweight()`), [`P5_BATCH`] | `pthread_create` + `pthread_join` | `std::thread::spawn` + `join` |
 //! | P6 | cancel + join of [`crate::mass_cancel::THREADS`] blocked lightweight threads (and, informative, `std`-spawned ones) | the same with `pthread_cancel` | futex wake + join |
-//! | P7 | `CancelScope::run(\|\| black_box(1))` on a reused scope; `with_timeout(5 s, ..)`, [`P7_BATCH`] calls | — | `catch_unwind` alone |
+//! | P7 | `CancelScope::run(\|\| black_box(1))` on a reused scope; `with_timeout(5 s, ..)`, [`P7_BATCH`] calls | — | `catch_unwind` alone; for `with_timeout`, `Instant::now()` + a `run` |
 //! | P8 | `scope.cancel()` → `Err` from `run` in `sleep`, `recv`, `io::read` ([`crate::scope_latency`]) | `pthread_cancel` in `nanosleep`, `pthread_cond_wait`, `read` | the thread cancel on the same wait (P3/P4's ours) |
 //! | P8 | the same, with every thread of a sample on one CPU (`latency_on_one_cpu`) | — | the thread cancel on the same wait, on one CPU |
 //! | P8 | how late `with_deadline` returns `Err` after its deadline, in `sleep` and `io::read` | — | the scope cancel on the same wait (the P8 row above) |
@@ -677,18 +677,29 @@ fn p7_plans(p: &mut Plans, each: Plan) {
             Ok(())
         }),
     );
-    for (ours, scenario, short, target) in [
+    let scope = thread_cancel::CancelScope::new();
+    let clock_run = p.add(
+        "Instant::now() + CancelScope::run on a reused scope",
+        each,
+        per_call(Unit::Ns, P7_BATCH, move || {
+            micro::clock_and_scope_run(&scope);
+            Ok(())
+        }),
+    );
+    for (ours, scenario, short, target, floor) in [
         (
             run,
             "P7 CancelScope::run, nothing canceled",
             "P7 run",
             Target::P7,
+            catch,
         ),
         (
             timeout,
             "P7 with_timeout(5 s), nothing canceled",
             "P7 with_timeout",
             Target::P7Timeout,
+            clock_run,
         ),
     ] {
         p.rows.push(Row {
@@ -698,7 +709,7 @@ fn p7_plans(p: &mut Plans, each: Plan) {
             unit: Unit::Ns,
             ours,
             glibc: None,
-            floor: Some(catch),
+            floor: Some(floor),
             floor_plus: None,
         });
     }
@@ -1255,7 +1266,8 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
          (`resume_unwind` caught one frame up; its median in this run: {} us), so \
          \"ours/floor\" is the ratio the target holds them to and \"ours/glibc\" the gap to \
          glibc. A P7 sample is the mean of {P7_BATCH} calls; its floor is `catch_unwind` \
-         alone. A P8 scope-cancel sample is one `scope.cancel()` of a fresh thread seen asleep \
+         alone for `run`, and a clock read (`Instant::now()`) plus a `run` for `with_timeout` \
+         (what computing a deadline and running costs at the least). A P8 scope-cancel sample is one `scope.cancel()` of a fresh thread seen asleep \
          in its call, to `run` returning `Err` there; its \"floor\" is the thread \
          cancellation's latency on the same wait (the P3/P4 series of ours), which the target \
          holds it to; the rows marked \"one CPU\" run both series with every thread of a \

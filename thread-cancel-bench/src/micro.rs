@@ -168,8 +168,19 @@ pub fn scope_run(scope: &thread_cancel::CancelScope) -> i32 {
     black_box(scope).run(|| black_box(1)).expect("a live scope")
 }
 
-/// P7, ours: `with_timeout(5 s, || black_box(1))`, which makes a scope and registers its
-/// deadline (and removes it again) each time.
+/// The floor of `with_timeout` where a clock read is dear: `Instant::now()` and a `run` on a
+/// reused scope, what a `with_timeout` must do at the least (compute its deadline, run).
+///
+/// # Panics
+///
+/// Never: the scope is not canceled.
+pub fn clock_and_scope_run(scope: &thread_cancel::CancelScope) -> i32 {
+    black_box(std::time::Instant::now());
+    scope_run(scope)
+}
+
+/// P7, ours: `with_timeout(5 s, || black_box(1))`: a scope on the stack whose deadline is
+/// registered in the thread's slot (and withdrawn) each time.
 ///
 /// # Panics
 ///
