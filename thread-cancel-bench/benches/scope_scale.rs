@@ -107,6 +107,20 @@ fn unpark_of_a_parked_thread(iters: u64) -> Duration {
     timed
 }
 
+/// The rows whose operation wakes a blocked thread (one per iteration): the cancel of a scope
+/// another thread runs, blocked in a sleep, and its floor, std's `unpark`.
+fn wake_rows(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, idle: usize) {
+    g.throughput(Throughput::Elements(1));
+    g.bench_function(
+        BenchmarkId::new("cancel of a scope another thread runs", idle),
+        |b| b.iter_custom(cancel_of_a_blocked_run),
+    );
+    g.bench_function(
+        BenchmarkId::new("floor: std unpark of a parked thread", idle),
+        |b| b.iter_custom(unpark_of_a_parked_thread),
+    );
+}
+
 /// Sizes the process's futex hash table for `slots` (Linux 6.16 and later); false where the
 /// kernel has no such setting.
 fn size_futex_hash(slots: u64) -> bool {
@@ -172,16 +186,8 @@ fn idle_threads(c: &mut Criterion) {
             runner.join().unwrap();
         }
         // A cancel of a scope another thread runs, blocked in a sleep: it reaches that
-        // thread (one per iteration; nothing else runs meanwhile).
-        g.throughput(Throughput::Elements(1));
-        g.bench_function(
-            BenchmarkId::new("cancel of a scope another thread runs", idle),
-            |b| b.iter_custom(cancel_of_a_blocked_run),
-        );
-        g.bench_function(
-            BenchmarkId::new("floor: std unpark of a parked thread", idle),
-            |b| b.iter_custom(unpark_of_a_parked_thread),
-        );
+        // thread (one per iteration; nothing else runs meanwhile), beside its floor.
+        wake_rows(&mut g, idle);
         g.throughput(Throughput::Elements(N));
         // Runs in a loop while another thread cancels unrelated scopes nobody runs.
         {
@@ -217,15 +223,7 @@ fn idle_threads(c: &mut Criterion) {
     for idle in [0usize, 10_000] {
         let _idle = Idle::new(idle);
         let mut g = c.benchmark_group("P10 beside idle threads, futex hash sized for them");
-        g.throughput(Throughput::Elements(1));
-        g.bench_function(
-            BenchmarkId::new("cancel of a scope another thread runs", idle),
-            |b| b.iter_custom(cancel_of_a_blocked_run),
-        );
-        g.bench_function(
-            BenchmarkId::new("floor: std unpark of a parked thread", idle),
-            |b| b.iter_custom(unpark_of_a_parked_thread),
-        );
+        wake_rows(&mut g, idle);
         g.finish();
     }
 }
