@@ -11,9 +11,10 @@
 #include <sys/wait.h>
 #include "tc_test.h"
 
-static atomic_int release_parent;
+static atomic_int release_parent, started;
 
 static void *held(void *a) {
+    atomic_fetch_add(&started, 1);
     test_wait_ge(&release_parent, 1);
     return a;
 }
@@ -43,6 +44,11 @@ int main(void) {
     alarm(20);
     pthread_t t[2];
     for (int i = 0; i < 2; i++) CHECK(pthread_create(&t[i], NULL, held, NULL) == 0);
+    /* The threads are past their start (under AddressSanitizer a starting thread allocates, and
+     * a fork while it holds the sanitizer's allocator lock leaves the child's allocator locked:
+     * the child's first allocation would hang, whatever the thread library). */
+    test_wait_ge(&started, 2);
+    test_msleep(10);
     fflush(stdout);
 
     pid_t p = fork();
