@@ -26,6 +26,12 @@ static CHOSEN: Once = Once::new();
 /// Chooses the C library's cancel signal and installs its handler (once; see [`CHOSEN`]).
 #[no_mangle]
 pub extern "C" fn tc_signal_init() {
+    // Before main, as this is called: which threads are not the program's.
+    crate::threads::note_threads_before_main();
+    choose();
+}
+
+fn choose() {
     CHOSEN.call_once(|| {
         // An error leaves the crate's own choice (see `CHOSEN`).
         let _ = thread_cancel::io::set_signal(libc::SIGRTMIN());
@@ -34,7 +40,7 @@ pub extern "C" fn tc_signal_init() {
 
 /// The cancel signal, chosen if it was not yet.
 fn ours() -> c_int {
-    tc_signal_init();
+    choose();
     c_abi::cancel_signal()
 }
 

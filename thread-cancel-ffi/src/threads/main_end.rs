@@ -103,9 +103,36 @@ pub(crate) fn end_main_thread(value: *mut c_void) -> ! {
 /// which never keep the process alive.
 const HELPER_NAME: &[u8] = b"thread-cancel-";
 
-/// Whether no thread of the process is left other than main, `me` (the caller) and the
-/// library's own helper threads: the threads of `/proc/self/task` by name. Without `/proc`,
-/// true (only the threads created here are then waited for).
+/// The threads the process had before `main` besides the main thread (recorded by the
+/// constructor `thread_cancel.h` gives every program, `tc_signal_init`): not the program's —
+/// under a user-mode emulator (qemu-user) its own threads are in `/proc/self/task` from the
+/// start and never end; natively there are none.
+static BEFORE_MAIN: std::sync::OnceLock<Vec<libc::pid_t>> = std::sync::OnceLock::new();
+
+/// Records the threads of the process other than the caller, once, before `main`.
+pub(crate) fn note_threads_before_main() {
+    BEFORE_MAIN.get_or_init(|| {
+        // SAFETY: no preconditions.
+        let me = unsafe { libc::gettid() };
+        task_ids().into_iter().filter(|&t| t != me).collect()
+    });
+}
+
+/// The thread ids in `/proc/self/task` (none without `/proc`).
+fn task_ids() -> Vec<libc::pid_t> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| t.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// Whether no thread of the process is left other than main, `me` (the caller), the threads
+/// that were there before `main` ([`BEFORE_MAIN`]) and the library's own helper threads: the
+/// threads of `/proc/self/task` by name. Without `/proc`, true (only the threads created here
+/// are then waited for).
 pub(super) fn only_the_library_threads_left(me: Option<libc::pid_t>) -> bool {
     // SAFETY: no preconditions.
     let main = unsafe { libc::getpid() };
@@ -120,7 +147,7 @@ pub(super) fn only_the_library_threads_left(me: Option<libc::pid_t>) -> bool {
         else {
             continue;
         };
-        if tid == main || Some(tid) == me {
+        if tid == main || Some(tid) == me || BEFORE_MAIN.get().is_some_and(|b| b.contains(&tid)) {
             continue;
         }
         // A thread that has gone since the listing has no name to read: it is not left.

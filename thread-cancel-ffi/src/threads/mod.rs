@@ -20,6 +20,7 @@ use std::ffi::c_void;
 
 pub(crate) use exit::{act, async_act, finish_in_region, point};
 pub(crate) use foreign::enter as enter_point;
+pub(crate) use main_end::note_threads_before_main;
 
 /// `PTHREAD_CANCELED`: `(void *)-1` in glibc, musl and bionic.
 const CANCELED: *mut c_void = usize::MAX as *mut c_void;
