@@ -112,8 +112,8 @@ static BEFORE_MAIN: std::sync::OnceLock<Vec<libc::pid_t>> = std::sync::OnceLock:
 /// Records the threads of the process other than the caller, once, before `main`.
 pub(crate) fn note_threads_before_main() {
     BEFORE_MAIN.get_or_init(|| {
-        // SAFETY: no preconditions.
-        let me = unsafe { libc::gettid() };
+        // SAFETY: a system call without arguments.
+        let me = unsafe { libc::syscall(libc::SYS_gettid) } as libc::pid_t;
         task_ids().into_iter().filter(|&t| t != me).collect()
     });
 }
