@@ -140,13 +140,6 @@ const EMULATION_SKIPS: &[(&str, &str)] = &[
          itself): the program's check that SIGRTMIN..SIGRTMAX are all blocked fails at once, \
          for our build and the plain glibc build alike (checked by hand on aarch64)",
     ),
-    (
-        "r21_forked_child_main_exit_does_not_wait_for_the_parents_threads.c",
-        "in a forked child qemu-user 7.2 starts a thread of its own again (its RCU thread, after \
-         the fork, so not among the threads present before main), which main's pthread_exit \
-         then waits for as it waits for a thread created without the header: the child hangs \
-         (the plain glibc build passes); run natively",
-    ),
 ];
 
 /// Programs whose plain glibc build (the reference of [`c_programs_match_plain_glibc`]) cannot

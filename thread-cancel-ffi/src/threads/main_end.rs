@@ -12,6 +12,7 @@ use super::ids::{process, registry, MY_ID};
 use super::CANCELED;
 use crate::SendPtr;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 use thread_cancel::c_abi;
 
@@ -99,73 +100,139 @@ pub(crate) fn end_main_thread(value: *mut c_void) -> ! {
     }
 }
 
-/// Whether main's `pthread_exit` also waits for the threads created without the header (read
-/// from `/proc/self/task`). Off: under qemu-user the emulator's own threads (some started
-/// after `main`, one again in a forked child) are in `/proc/self/task` and never end, so
-/// programs hung there at main's end; only the threads made here are waited for until a way
-/// to tell the emulator's threads apart is found.
-const WAIT_FOR_THREADS_MADE_ELSEWHERE: bool = false;
-
 /// The prefix of the names of the library's own helper threads (the deadline timer, ...),
 /// which never keep the process alive.
 const HELPER_NAME: &[u8] = b"thread-cancel-";
 
-/// The threads the process had before `main` besides the main thread (recorded by the
-/// constructor `thread_cancel.h` gives every program, `tc_signal_init`): not the program's —
-/// under a user-mode emulator (qemu-user) its own threads are in `/proc/self/task` from the
-/// start and never end; natively there are none.
-static BEFORE_MAIN: std::sync::OnceLock<Vec<libc::pid_t>> = std::sync::OnceLock::new();
+/// How many threads that are not the program's [`NOT_THE_PROGRAMS`] holds at most.
+const NOT_THE_PROGRAMS_MAX: usize = 16;
 
-/// Records the threads of the process other than the caller, once, before `main`.
+/// The threads that are not the program's: those the process had besides the caller before
+/// `main` (recorded by the constructor `thread_cancel.h` gives every program,
+/// `tc_signal_init`), recorded again in every forked child right after the fork (a pthread_atfork
+/// child handler), where the forking thread is the program's only one. Natively there are none;
+/// under a user-mode emulator (qemu-user) they are its own threads, in `/proc/self/task` from
+/// the start and never ending — and started again in a forked child (its RCU thread, by its
+/// own fork handler, before the guest's fork returns). Atomics, no lock: written before `main`
+/// and in a forked child's only thread, read at main's end.
+static NOT_THE_PROGRAMS: [AtomicI32; NOT_THE_PROGRAMS_MAX] =
+    [const { AtomicI32::new(0) }; NOT_THE_PROGRAMS_MAX];
+
+/// Records the threads of the process other than the caller (see [`NOT_THE_PROGRAMS`]), before
+/// `main`; registers the fork child handler that records them again in each forked child.
 pub(crate) fn note_threads_before_main() {
-    BEFORE_MAIN.get_or_init(|| {
-        // SAFETY: a system call without arguments.
-        let me = unsafe { libc::syscall(libc::SYS_gettid) } as libc::pid_t;
-        task_ids().into_iter().filter(|&t| t != me).collect()
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        note_threads_not_the_programs();
+        // SAFETY: the handler only lists `/proc/self/task` with system calls (no allocation, no
+        // lock), in the child's only thread. If registration fails (ENOMEM) a forked child
+        // keeps the parent's record: natively empty, as it should be.
+        unsafe { libc::pthread_atfork(None, None, Some(note_threads_not_the_programs_c)) };
     });
 }
 
-/// The thread ids in `/proc/self/task` (none without `/proc`).
-fn task_ids() -> Vec<libc::pid_t> {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
+extern "C" fn note_threads_not_the_programs_c() {
+    note_threads_not_the_programs();
+}
+
+fn note_threads_not_the_programs() {
+    // SAFETY: a system call without arguments.
+    let me = unsafe { libc::syscall(libc::SYS_gettid) } as libc::pid_t;
+    let mut n = 0;
+    for_each_task(|tid| {
+        if tid != me && n < NOT_THE_PROGRAMS_MAX {
+            NOT_THE_PROGRAMS[n].store(tid, Ordering::Relaxed);
+            n += 1;
+        }
+    });
+    for slot in &NOT_THE_PROGRAMS[n..] {
+        slot.store(0, Ordering::Relaxed);
+    }
+}
+
+fn is_not_the_programs(tid: libc::pid_t) -> bool {
+    NOT_THE_PROGRAMS
+        .iter()
+        .any(|t| t.load(Ordering::Relaxed) == tid)
+}
+
+/// Calls `f` with each thread id in `/proc/self/task` (none without `/proc`), with system calls
+/// only: no allocation, no lock (it runs in a fork child handler, see
+/// [`note_threads_before_main`]).
+fn for_each_task(mut f: impl FnMut(libc::pid_t)) {
+    // SAFETY: a NUL-terminated path; the descriptor is closed below.
+    let fd = unsafe {
+        libc::open(
+            c"/proc/self/task".as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
     };
-    tasks
-        .flatten()
-        .filter_map(|t| t.file_name().to_str()?.parse().ok())
-        .collect()
+    if fd < 0 {
+        return;
+    }
+    let mut buf = [0u64; 256]; // 2 KiB, 8-byte aligned as `linux_dirent64` records are
+    loop {
+        // SAFETY: `buf` is writable for its whole length.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_getdents64,
+                fd,
+                buf.as_mut_ptr(),
+                std::mem::size_of_val(&buf),
+            )
+        };
+        if n <= 0 {
+            break;
+        }
+        // SAFETY: the kernel wrote `n` bytes of records into `buf`.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
+        let mut at = 0;
+        // A `linux_dirent64`: inode (8 bytes), offset (8), record length (2), type (1), name
+        // (NUL-terminated).
+        while at + 19 <= bytes.len() {
+            let len = usize::from(u16::from_ne_bytes([bytes[at + 16], bytes[at + 17]]));
+            if len == 0 || at + len > bytes.len() {
+                break;
+            }
+            let name = &bytes[at + 19..at + len];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            if let Some(tid) = parse_tid(name) {
+                f(tid);
+            }
+            at += len;
+        }
+    }
+    // SAFETY: the descriptor opened above.
+    unsafe { libc::close(fd) };
+}
+
+/// A decimal thread id (`.` and `..` are not).
+fn parse_tid(name: &[u8]) -> Option<libc::pid_t> {
+    if name.is_empty() || name.len() > 9 || !name.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        name.iter()
+            .fold(0, |v, &d| v * 10 + libc::pid_t::from(d - b'0')),
+    )
 }
 
 /// Whether no thread of the process is left other than main, `me` (the caller), the threads
-/// that were there before `main` ([`BEFORE_MAIN`]) and the library's own helper threads: the
-/// threads of `/proc/self/task` by name. Without `/proc`, true (only the threads created here
-/// are then waited for).
+/// that are not the program's ([`NOT_THE_PROGRAMS`]) and the library's own helper threads
+/// (known by name): the threads of `/proc/self/task`. Without `/proc`, true (only the threads
+/// created here are then waited for).
 pub(super) fn only_the_library_threads_left(me: Option<libc::pid_t>) -> bool {
-    if !WAIT_FOR_THREADS_MADE_ELSEWHERE {
-        return true;
-    }
     // SAFETY: no preconditions.
     let main = unsafe { libc::getpid() };
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return true;
-    };
-    for task in tasks.flatten() {
-        let Some(tid) = task
-            .file_name()
-            .to_str()
-            .and_then(|t| t.parse::<libc::pid_t>().ok())
-        else {
-            continue;
-        };
-        if tid == main || Some(tid) == me || BEFORE_MAIN.get().is_some_and(|b| b.contains(&tid)) {
-            continue;
+    let mut left = false;
+    for_each_task(|tid| {
+        if left || tid == main || Some(tid) == me || is_not_the_programs(tid) {
+            return;
         }
         // A thread that has gone since the listing has no name to read: it is not left.
-        if let Ok(name) = std::fs::read(task.path().join("comm")) {
-            if !name.starts_with(HELPER_NAME) {
-                return false;
-            }
+        if let Ok(name) = std::fs::read(format!("/proc/self/task/{tid}/comm")) {
+            left = !name.starts_with(HELPER_NAME);
         }
-    }
-    true
+    });
+    !left
 }
