@@ -54,7 +54,8 @@ pub(crate) use fork_safe_lock;
 /// control block to the new generation).
 static FORK_GENERATION: AtomicU32 = AtomicU32::new(0);
 /// Runs in the child of a `fork`, in the forking thread, while it is the only thread:
-/// atomics, a `const` thread-local read, and the release of the locks `before_fork` took.
+/// atomics, a `const` thread-local read, `gettid` (the forking thread's new kernel id, under
+/// its own lock, held since `before_fork`), and the release of the locks `before_fork` took.
 pub(super) extern "C" fn after_fork_in_child() {
     crate::sys::after_fork_in_child();
     let g = FORK_GENERATION.fetch_add(1, Relaxed).wrapping_add(1);
