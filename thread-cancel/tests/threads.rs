@@ -971,8 +971,24 @@ fn scoped_threads_can_be_canceled_and_borrow() {
     assert!(counter.load(Ordering::Relaxed) > 0);
 }
 
+/// A thread blocked in a system call (`read` of a socket nobody writes to), and the socket's
+/// other end.
+fn blocked_in_read() -> (JoinHandle<()>, std::os::unix::net::UnixStream) {
+    let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+    let t = spawn(move || loop {
+        let _ = thread_cancel::io::read(a.as_fd(), &mut [0u8; 1]);
+    });
+    (t, b)
+}
+
 #[test]
 fn cancel_in_forked_child_of_parent_thread_is_no_such_thread() {
+    // A cancel signal sent before the fork (the process id the signal goes to is then known:
+    // the child must not use the parent's).
+    let (before, _peer) = blocked_in_read();
+    std::thread::sleep(Duration::from_millis(20)); // asleep in `read`
+    before.cancel().unwrap();
+    assert!(before.join().is_canceled());
     let parent_thread = blocked_target();
     // This thread, which will fork: it lives on in the child.
     let adopted = current();
@@ -982,12 +998,32 @@ fn cancel_in_forked_child_of_parent_thread_is_no_such_thread() {
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
+        // SAFETY: a child that hangs ends with SIGALRM, reported by the parent below.
+        unsafe { libc::alarm(10) };
         let parents = parent_thread.cancel() == Err(NoSuchThread);
+        // The forking thread, blocked in a call, is interrupted by a scope's cancel from a
+        // thread made in the child (the signal goes to its kernel id in the child).
+        let scope = thread_cancel::CancelScope::new();
+        let s2 = scope.clone();
+        let canceler = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            s2.cancel();
+        });
+        let t = std::time::Instant::now();
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let interrupted = scope
+            .run(|| thread_cancel::io::read(a.as_fd(), &mut [0u8; 1]))
+            .is_err()
+            && t.elapsed() < Duration::from_secs(4);
+        canceler.join().unwrap();
         let _held = disable();
         let own = adopted.cancel() == Ok(());
         let child_thread = blocked_target();
         let created_here = child_thread.cancel() == Ok(()) && child_thread.join().is_canceled();
-        let code = i32::from(!parents) | i32::from(!own) << 1 | i32::from(!created_here) << 2;
+        let code = i32::from(!parents)
+            | i32::from(!own) << 1
+            | i32::from(!created_here) << 2
+            | i32::from(!interrupted) << 3;
         // SAFETY: ends the child at once, without running the parent's exit handlers.
         unsafe { libc::_exit(code) };
     }
@@ -1010,6 +1046,11 @@ fn cancel_in_forked_child_of_parent_thread_is_no_such_thread() {
         code & 4,
         0,
         "in the child, a thread created there can be canceled"
+    );
+    assert_eq!(
+        code & 8,
+        0,
+        "in the child, the forking thread blocked in a call is interrupted by a cancel"
     );
     parent_thread.cancel().unwrap();
     assert!(parent_thread.join().is_canceled());

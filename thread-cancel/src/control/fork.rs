@@ -54,10 +54,18 @@ pub(crate) use fork_safe_lock;
 /// control block to the new generation).
 static FORK_GENERATION: AtomicU32 = AtomicU32::new(0);
 /// Runs in the child of a `fork`, in the forking thread, while it is the only thread:
-/// atomics, a `const` thread-local read, and the release of the locks `before_fork` took.
+/// atomics, a `const` thread-local read, `gettid` (the forking thread's new kernel id, under
+/// its own lock, held since `before_fork`), and the release of the locks `before_fork` took.
 pub(super) extern "C" fn after_fork_in_child() {
+    crate::sys::after_fork_in_child();
     let g = FORK_GENERATION.fetch_add(1, Relaxed).wrapping_add(1);
     super::tls::with_current(|c| c.generation.store(g, Relaxed));
+    // The forking thread's kernel id is new in the child (the cancel signal goes to it).
+    let _ = HELD_AT_FORK.try_with(|h| {
+        if let Some(Some(t)) = h.borrow_mut().as_mut().map(|held| held.0.as_mut()) {
+            t.after_fork_in_child();
+        }
+    });
     after_fork_in_parent();
 }
 
@@ -65,7 +73,7 @@ pub(super) extern "C" fn after_fork_in_child() {
 /// goes on with that block (its end takes them), and another thread of the parent (a joiner
 /// registering, a canceler signalling) may hold one of them at the moment of the fork.
 type HeldAtFork = (
-    std::sync::MutexGuard<'static, Option<crate::sys::pthread::Id>>,
+    std::sync::MutexGuard<'static, Option<crate::sys::Target>>,
     std::sync::MutexGuard<'static, Vec<Arc<Control>>>,
     std::sync::MutexGuard<'static, Callbacks>,
     std::sync::MutexGuard<'static, Option<Box<dyn Any + Send>>>,

@@ -49,9 +49,9 @@ pub(crate) struct Control {
     /// between the two sides: `sys::publish_in_syscall` / `observe_in_syscall`). So either the
     /// trampoline sees the request, or the request sees the flag and sends the signal.
     pub(crate) in_syscall: std::sync::atomic::AtomicBool,
-    /// The thread's pthread id while it is alive (cleared under the lock by `finish`), so the
-    /// cancel signal is never sent to a thread that has gone.
-    pthread: Mutex<Option<crate::sys::pthread::Id>>,
+    /// The thread's pthread and kernel ids while it is alive (cleared under the lock by
+    /// `finish`), so the cancel signal is never sent to a thread that has gone.
+    pthread: Mutex<Option<crate::sys::Target>>,
     /// Owner: the innermost asynchronous region the thread is in, or null (`async_region.rs`). Set
     /// with `SeqCst` before the region's entry reads the word, read with `SeqCst` by a request
     /// after its `fetch_or`: either the entry sees the request or the request sends the signal.
@@ -216,7 +216,7 @@ impl Control {
     /// Owner: records its pthread id only (a thread created for the C ABI, which never parks
     /// through `std` and must not make `std` register a thread-local destructor).
     pub(crate) fn set_pthread(&self) {
-        *lock(&self.pthread) = Some(crate::sys::pthread::Id::current());
+        *lock(&self.pthread) = Some(crate::sys::Target::current());
     }
 
     /// Sends `sig` to the thread if it is alive: `pthread_kill`'s result, or `None` if the
@@ -228,7 +228,7 @@ impl Control {
         }
         let t = lock(&self.pthread);
         // SAFETY: as in `interrupt`.
-        t.map(|t| unsafe { libc::pthread_kill(t.0, sig) })
+        t.map(|t| unsafe { libc::pthread_kill(t.id.0, sig) })
     }
 
     /// Sends the cancel signal to the thread, blocked in a cancellable system call (for a
@@ -246,7 +246,7 @@ impl Control {
         if let Some(t) = *t {
             // SAFETY: the id is cleared (under this lock) by `finish` before the thread ends,
             // so it names a live thread while we hold the lock.
-            unsafe { crate::sys::kill(t.0, sig) };
+            unsafe { crate::sys::kill(t, sig) };
         }
     }
 

@@ -63,9 +63,9 @@ pub(crate) use linux::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        arm_deadline_tick, drain as drain_cancel_signal, kill, prepare, set_deadline_due,
-        set_decisions, set_signal, signal, syscall_cp, without_cancel_signal, CpResult,
-        DeadlineTick, SignalError,
+        after_fork_in_child, arm_deadline_tick, drain as drain_cancel_signal, kill, prepare,
+        set_deadline_due, set_decisions, set_signal, signal, syscall_cp, without_cancel_signal,
+        CpResult, DeadlineTick, SignalError, Target,
     },
 };
 /// What only the C ABI's support (`c_abi`, feature `c-abi`) uses.
@@ -101,8 +101,8 @@ pub(crate) use portable::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        arm_deadline_tick, drain as drain_cancel_signal, kill, prepare, set_deadline_due,
-        set_decisions, set_signal, signal, syscall_cp, without_cancel_signal, CpResult,
-        DeadlineTick, SignalError,
+        after_fork_in_child, arm_deadline_tick, drain as drain_cancel_signal, kill, prepare,
+        set_deadline_due, set_decisions, set_signal, signal, syscall_cp, without_cancel_signal,
+        CpResult, DeadlineTick, SignalError, Target,
     },
 };

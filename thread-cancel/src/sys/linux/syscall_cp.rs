@@ -419,14 +419,68 @@ unsafe fn defer(uc: *mut libc::c_void, sig: i32) {
 /// Whether the replacement of the handler was reported (once per process).
 static REPORTED: AtomicBool = AtomicBool::new(false);
 
+/// A thread the cancel signal can be sent to: its pthread id and its kernel thread id, both
+/// read by the thread itself ([`Target::current`]; again in a forked child, where the forking
+/// thread has a new kernel id: [`Target::after_fork_in_child`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Target {
+    pub(crate) id: crate::sys::pthread::Id,
+    tid: libc::pid_t,
+}
+
+impl Target {
+    /// The calling thread.
+    pub(crate) fn current() -> Self {
+        Target {
+            id: crate::sys::pthread::Id::current(),
+            // SAFETY: a system call without arguments.
+            tid: unsafe { libc::syscall(libc::SYS_gettid) } as libc::pid_t,
+        }
+    }
+
+    /// In a forked child, in the forking thread (the child's only thread): its new kernel id.
+    pub(crate) fn after_fork_in_child(&mut self) {
+        *self = Target::current();
+    }
+}
+
+/// This process's id, read once (0: not yet; a forked child reads it again:
+/// [`after_fork_in_child`]).
+static PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// In a forked child, while the forking thread is its only thread (the control blocks' fork
+/// handler, registered before any thread can be sent the signal): the child's process id is
+/// read again on first use.
+pub(crate) fn after_fork_in_child() {
+    PID.store(0, Ordering::Relaxed);
+}
+
+fn pid() -> libc::pid_t {
+    match PID.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: no preconditions.
+            let p = unsafe { libc::getpid() };
+            PID.store(p, Ordering::Relaxed);
+            p
+        }
+        p => p,
+    }
+}
+
 /// Sends the cancel signal to thread `t` — unless the signal's handler is no longer ours
 /// (someone installed `SIG_DFL`, `SIG_IGN` or a handler of theirs after the start): then no
 /// signal is sent (`SIG_DFL` of a real-time signal would end the process), the replacement is
 /// reported once on stderr, and the request waits for the thread's next cancellation point.
 ///
+/// The signal goes by `tgkill` to the kernel thread id the thread recorded itself, not by
+/// `pthread_kill`, which blocks every signal around its own check that the thread has not
+/// exited (three system calls where one does): the caller guarantees it is alive, so its
+/// kernel id names it and no other thread.
+///
 /// # Safety
-/// `t` must be a live thread (not yet exited and joined).
-pub(crate) unsafe fn kill(t: libc::pthread_t, sig: i32) {
+/// `t` must be a live thread (not yet exited and joined) of this process, recorded by the
+/// thread itself in this process (not in a parent before a `fork`).
+pub(crate) unsafe fn kill(t: Target, sig: i32) {
     if current_handler(sig) != Some(on_signal as *const () as usize) {
         if !REPORTED.swap(true, Ordering::Relaxed) {
             let _ = writeln!(
@@ -441,9 +495,15 @@ pub(crate) unsafe fn kill(t: libc::pthread_t, sig: i32) {
         }
         return;
     }
-    // SAFETY: the caller guarantees `t` is alive.
+    // SAFETY: the caller guarantees the thread is alive, so `t.tid` names it in this process;
+    // `tgkill` takes scalar arguments.
     unsafe {
-        libc::pthread_kill(t, sig);
+        libc::syscall(
+            libc::SYS_tgkill,
+            libc::c_long::from(pid()),
+            libc::c_long::from(t.tid),
+            libc::c_long::from(sig),
+        );
     }
 }
 

@@ -93,11 +93,32 @@ pub(crate) fn arm_deadline_tick(_deadline: std::time::Instant) -> Option<Deadlin
     None
 }
 
+/// A thread the cancel signal could be sent to (none is: [`signal`] is `None`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Target {
+    pub(crate) id: crate::sys::pthread::Id,
+}
+
+impl Target {
+    /// The calling thread.
+    pub(crate) fn current() -> Self {
+        Target {
+            id: crate::sys::pthread::Id::current(),
+        }
+    }
+
+    /// In a forked child: nothing changes.
+    pub(crate) fn after_fork_in_child(&mut self) {}
+}
+
+/// Nothing to do in a forked child.
+pub(crate) fn after_fork_in_child() {}
+
 /// Sends nothing (never called: [`signal`] is `None`).
 ///
 /// # Safety
 /// None needed; `unsafe` for the interface's sake.
-pub(crate) unsafe fn kill(_t: libc::pthread_t, _sig: i32) {}
+pub(crate) unsafe fn kill(_t: Target, _sig: i32) {}
 
 /// Nothing can be pending.
 pub(crate) fn drain() {}
