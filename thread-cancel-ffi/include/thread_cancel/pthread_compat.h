@@ -54,8 +54,10 @@
  * SIGRTMIN is the next one: the system's macro calls __libc_current_sigrtmin, redirected here
  * to tc_current_sigrtmin. A program may block, wait for and handle each of its real-time
  * signals, before its first thread or after, and cancellation is untouched. Our signal is
- * treated as glibc treats its own: sigaction and signal refuse it (EINVAL), sigaddset and
- * sigdelset refuse it, sigfillset leaves it out, masks and signal waits never hold it; its
+ * treated as glibc treats its own: sigaction and signal refuse it (EINVAL), pthread_kill,
+ * pthread_sigqueue and raise do not send it (EINVAL), sigaddset and sigdelset refuse it,
+ * sigfillset leaves it out, masks and signal waits never hold it (sigqueue and kill to the
+ * process send it, as glibc's send its own, and it does nothing then); its
  * handler is installed before main (thread_cancel.h's constructor). The Rust crate's default
  * (SIGRTMIN + 7, for Rust programs, which see the system's SIGRTMIN) is not used here; if a
  * Rust thread of the crate started first in the process, its signal stays and SIGRTMIN is the
@@ -446,7 +448,8 @@ extern int TC_COMPAT_REDIRECT_NTH_(pthread_sigmask, (int, const sigset_t *__rest
 extern int TC_COMPAT_REDIRECT_NTH_(sigprocmask, (int, const sigset_t *__restrict, sigset_t *__restrict), tc_sigprocmask);
 /* The cancel signal kept from the program (see the top comment): its SIGRTMIN (the system
  * headers' macro calls __libc_current_sigrtmin) is the first real-time signal after ours, and
- * sigaction, signal and the set calls treat ours as glibc's treat its own signals. glibc labels
+ * sigaction, signal, raise and the set calls treat ours as glibc's treat its own signals
+ * (pthread_kill and pthread_sigqueue, above, too). glibc labels
  * signal __sysv_signal when read without __USE_MISC (strict standard modes with
  * -DTC_COMPAT_NO_GNU_SOURCE): then signal stays the system's. */
 typedef void (*tc_compat_sighandler_)(int);
@@ -455,6 +458,7 @@ extern int TC_COMPAT_REDIRECT_NTH_(sigaction, (int, const struct sigaction *__re
 #if !defined __GLIBC__ || defined __USE_MISC
 extern tc_compat_sighandler_ TC_COMPAT_REDIRECT_NTH_(signal, (int, tc_compat_sighandler_), tc_signal);
 #endif
+extern int TC_COMPAT_REDIRECT_NTH_(raise, (int), tc_raise);
 extern int TC_COMPAT_REDIRECT_NTH_(sigaddset, (sigset_t *, int), tc_sigaddset);
 extern int TC_COMPAT_REDIRECT_NTH_(sigdelset, (sigset_t *, int), tc_sigdelset);
 extern int TC_COMPAT_REDIRECT_NTH_(sigfillset, (sigset_t *), tc_sigfillset);

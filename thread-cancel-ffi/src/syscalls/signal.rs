@@ -1,6 +1,5 @@
 //! Signals: the C library's cancel signal (chosen at load, outside the program's real-time
-//! range), the calls that keep it from the program (`sigaction`, `signal`, the set calls, the
-//! real-time range), the mask calls (which never block it), `sigpause`, `sigsuspend`, and the
+//! range), the calls that keep it from the program (`sigaction`, `signal`, `raise`, the set calls, the real-time range), the mask calls (which never block it), `sigpause`, `sigsuspend`, and the
 //! waits for a signal.
 //!
 //! # Safety (every function here)
@@ -8,40 +7,20 @@
 
 use super::{c, call, SIGSET_SIZE};
 use libc::{c_int, c_long};
-use std::sync::Once;
 use thread_cancel::c_abi::{self, calls};
 
-/// The C library's cancel signal is the system's first real-time signal (glibc's, musl's or
-/// bionic's `SIGRTMIN`), and programs built through the compatibility header see the range
-/// after it: `SIGRTMIN` is `tc_current_sigrtmin()`, one more. So every signal from the
-/// program's `SIGRTMIN` to `SIGRTMAX` is the program's, as glibc keeps its own signals below
-/// the `SIGRTMIN` it reports. Chosen (and its handler installed) once per process: by the
-/// constructor that `thread_cancel.h` gives every translation unit that includes it, before
-/// the program's own constructors, and by every call here that needs it. If the crate had
-/// already started with another signal (a Rust thread of the process, or an explicit
-/// `io::set_signal`), or if another library holds that signal, the crate's choice stands and
-/// the program's range is the system's (see `tc_current_sigrtmin`).
-static CHOSEN: Once = Once::new();
-
-/// Chooses the C library's cancel signal and installs its handler (once; see [`CHOSEN`]).
+/// Chooses the C library's cancel signal and installs its handler (once; see
+/// `crate::cancel_signal`).
 #[no_mangle]
 pub extern "C" fn tc_signal_init() {
     // Before main, as this is called: which threads are not the program's.
     crate::threads::note_threads_before_main();
-    choose();
-}
-
-fn choose() {
-    CHOSEN.call_once(|| {
-        // An error leaves the crate's own choice (see `CHOSEN`).
-        let _ = thread_cancel::io::set_signal(libc::SIGRTMIN());
-    });
+    crate::cancel_signal();
 }
 
 /// The cancel signal, chosen if it was not yet.
 fn ours() -> c_int {
-    choose();
-    c_abi::cancel_signal()
+    crate::cancel_signal()
 }
 
 /// `SIGRTMIN` as programs built through the compatibility header see it (the header's name for
@@ -94,6 +73,17 @@ pub unsafe extern "C" fn tc_signal(sig: c_int, handler: libc::sighandler_t) -> l
     }
     // SAFETY: the caller's arguments.
     unsafe { libc::signal(sig, handler) }
+}
+
+/// `raise`: the system's, except for the cancel signal (-1 with `EINVAL`, as glibc's for its
+/// own signals: the program cannot send it; `tc_kill` refuses it too).
+#[no_mangle]
+pub extern "C" fn tc_raise(sig: c_int) -> c_int {
+    if sig == ours() {
+        return einval();
+    }
+    // SAFETY: no memory arguments.
+    unsafe { libc::raise(sig) }
 }
 
 /// `sigaddset`: the system's, except for the cancel signal (`EINVAL`, as glibc's for its own).
