@@ -91,14 +91,14 @@ pub extern "C" fn tc_raise(sig: c_int) -> c_int {
 /// signals as `sigaction` does. bionic has the X/Open ones only from API level 26 (they are not
 /// mapped there); `sysv_signal` is glibc's.
 mod sys {
-    use libc::{c_int, sighandler_t};
+    use libc::c_int;
     extern "C" {
         #[cfg(not(target_os = "android"))]
-        pub(super) fn sigset(sig: c_int, disp: sighandler_t) -> sighandler_t;
+        pub(super) fn sigset(sig: c_int, disp: libc::sighandler_t) -> libc::sighandler_t;
         #[cfg(not(target_os = "android"))]
-        pub(super) fn bsd_signal(sig: c_int, handler: sighandler_t) -> sighandler_t;
+        pub(super) fn bsd_signal(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t;
         #[cfg(target_env = "gnu")]
-        pub(super) fn sysv_signal(sig: c_int, handler: sighandler_t) -> sighandler_t;
+        pub(super) fn sysv_signal(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t;
         #[cfg(not(target_os = "android"))]
         pub(super) fn sigignore(sig: c_int) -> c_int;
         #[cfg(not(target_os = "android"))]
@@ -110,6 +110,7 @@ mod sys {
 }
 
 /// `SIG_ERR` with `EINVAL`, for the calls that return the old handler.
+#[cfg(not(target_os = "android"))]
 fn handler_einval() -> libc::sighandler_t {
     einval();
     libc::SIG_ERR
