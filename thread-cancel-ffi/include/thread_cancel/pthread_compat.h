@@ -5,8 +5,8 @@
  *
  * It includes the system headers first, then redirects the POSIX thread, cancellation and
  * cancellation-point calls (system calls, stdio, system, aio_suspend) and the signal-mask
- * calls, sigaction, signal, the set calls (see "The cancel signal" below) to their tc_
- * equivalents (thread_cancel.h). The rest (mutexes, attributes, other signal calls, ...) is the
+ * calls, sigaction, signal and the older handler calls, raise, the set calls (see "The cancel
+ * signal" below) to their tc_ equivalents (thread_cancel.h). The rest (mutexes, attributes, other signal calls, ...) is the
  * system's, untouched. glibc points not mapped (a blocked thread there is canceled only at
  * its next point): the wide-character stdio calls, freopen, pclose, fseek/fsetpos/rewind's
  * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message.
