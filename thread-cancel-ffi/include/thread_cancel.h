@@ -354,7 +354,11 @@ void tc_perror(const char *s);
  * thread of thread-cancel started first), that one stays and tc_current_sigrtmin is the
  * system's SIGRTMIN.
  * tc_sigaction, tc_signal, tc_sigaddset and tc_sigdelset answer EINVAL (tc_signal: SIG_ERR) for
- * the cancel signal and tc_sigfillset leaves it out, as glibc's calls do for its own signals.
+ * the cancel signal and tc_sigfillset leaves it out, as glibc's calls do for its own signals, and
+ * so do the older calls: tc_sigset, tc_sysv_signal, tc_bsd_signal (SIG_ERR), tc_sigignore,
+ * tc_sighold, tc_sigrelse, tc_siginterrupt (-1), each with errno EINVAL;
+ * the program cannot send it either: tc_kill and tc_pthread_sigqueue return EINVAL and tc_raise
+ * -1 with errno EINVAL (the library sends it itself, not through these).
  * The cancel signal is never blocked and never waited for: tc_pthread_sigmask and
  * tc_sigprocmask remove it from the mask they set, and every point above that takes a mask
  * (tc_sigsuspend, tc_ppoll, tc_pselect, tc_epoll_pwait, tc_epoll_pwait2, tc_sigpause) or a set
@@ -365,6 +369,18 @@ int tc_current_sigrtmin(void);
 struct sigaction;
 int tc_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact);
 void (*tc_signal(int sig, void (*handler)(int)))(int);
+int tc_raise(int sig);
+#ifndef __ANDROID__ /* bionic: the X/Open calls from API level 26 only; not mapped there */
+void (*tc_sigset(int sig, void (*disp)(int)))(int);
+void (*tc_bsd_signal(int sig, void (*handler)(int)))(int);
+int tc_sigignore(int sig);
+int tc_sighold(int sig);
+int tc_sigrelse(int sig);
+#endif
+#ifdef __GLIBC__
+void (*tc_sysv_signal(int sig, void (*handler)(int)))(int);
+#endif
+int tc_siginterrupt(int sig, int flag);
 int tc_sigaddset(sigset_t *set, int sig);
 int tc_sigdelset(sigset_t *set, int sig);
 int tc_sigfillset(sigset_t *set);

@@ -85,3 +85,23 @@ fn set_errno(e: i32) {
     // SAFETY: the calling thread's errno slot, valid for the thread's life.
     unsafe { *thread_cancel::c_abi::errno_location() = e };
 }
+
+/// The C library's cancel signal, chosen (and its handler installed) if it was not yet: the
+/// system's first real-time signal (glibc's, musl's or bionic's `SIGRTMIN`), and programs built
+/// through the compatibility header see the range after it: `SIGRTMIN` is
+/// `tc_current_sigrtmin()`, one more. So every signal from the program's `SIGRTMIN` to
+/// `SIGRTMAX` is the program's, as glibc keeps its own signals below the `SIGRTMIN` it reports.
+/// Chosen once per process: by the constructor that `thread_cancel.h` gives every translation
+/// unit that includes it (`tc_signal_init`), before the program's own constructors, and by
+/// every call that needs it (the signal calls that refuse it, `tc_kill`). If the crate had
+/// already started with another signal (a Rust thread of the process, or an explicit
+/// `io::set_signal`), or if another library holds that signal, the crate's choice stands and
+/// the program's range is the system's (see `tc_current_sigrtmin`).
+fn cancel_signal() -> libc::c_int {
+    static CHOSEN: std::sync::Once = std::sync::Once::new();
+    CHOSEN.call_once(|| {
+        // An error leaves the crate's own choice (see above).
+        let _ = thread_cancel::io::set_signal(libc::SIGRTMIN());
+    });
+    thread_cancel::c_abi::cancel_signal()
+}

@@ -5,8 +5,8 @@
  *
  * It includes the system headers first, then redirects the POSIX thread, cancellation and
  * cancellation-point calls (system calls, stdio, system, aio_suspend) and the signal-mask
- * calls, sigaction, signal, the set calls (see "The cancel signal" below) to their tc_
- * equivalents (thread_cancel.h). The rest (mutexes, attributes, other signal calls, ...) is the
+ * calls, sigaction, signal and the older handler calls, raise, the set calls (see "The cancel
+ * signal" below) to their tc_ equivalents (thread_cancel.h). The rest (mutexes, attributes, other signal calls, ...) is the
  * system's, untouched. glibc points not mapped (a blocked thread there is canceled only at
  * its next point): the wide-character stdio calls, freopen, pclose, fseek/fsetpos/rewind's
  * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message.
@@ -54,8 +54,11 @@
  * SIGRTMIN is the next one: the system's macro calls __libc_current_sigrtmin, redirected here
  * to tc_current_sigrtmin. A program may block, wait for and handle each of its real-time
  * signals, before its first thread or after, and cancellation is untouched. Our signal is
- * treated as glibc treats its own: sigaction and signal refuse it (EINVAL), sigaddset and
- * sigdelset refuse it, sigfillset leaves it out, masks and signal waits never hold it; its
+ * treated as glibc treats its own: sigaction and signal refuse it (EINVAL), and so do sigset,
+ * sysv_signal, bsd_signal, sigignore, sighold, sigrelse and siginterrupt; pthread_kill,
+ * pthread_sigqueue and raise do not send it (EINVAL), sigaddset and sigdelset refuse it,
+ * sigfillset leaves it out, masks and signal waits never hold it (sigqueue and kill to the
+ * process send it, as glibc's send its own, and it does nothing then); its
  * handler is installed before main (thread_cancel.h's constructor). The Rust crate's default
  * (SIGRTMIN + 7, for Rust programs, which see the system's SIGRTMIN) is not used here; if a
  * Rust thread of the crate started first in the process, its signal stays and SIGRTMIN is the
@@ -446,14 +449,36 @@ extern int TC_COMPAT_REDIRECT_NTH_(pthread_sigmask, (int, const sigset_t *__rest
 extern int TC_COMPAT_REDIRECT_NTH_(sigprocmask, (int, const sigset_t *__restrict, sigset_t *__restrict), tc_sigprocmask);
 /* The cancel signal kept from the program (see the top comment): its SIGRTMIN (the system
  * headers' macro calls __libc_current_sigrtmin) is the first real-time signal after ours, and
- * sigaction, signal and the set calls treat ours as glibc's treat its own signals. glibc labels
- * signal __sysv_signal when read without __USE_MISC (strict standard modes with
- * -DTC_COMPAT_NO_GNU_SOURCE): then signal stays the system's. */
+ * sigaction, signal, raise and the set calls treat ours as glibc's treat its own signals
+ * (pthread_kill and pthread_sigqueue, above, too). glibc labels signal __sysv_signal when read
+ * without __USE_MISC (strict standard modes with -DTC_COMPAT_NO_GNU_SOURCE): then signal stays
+ * the system's. */
 typedef void (*tc_compat_sighandler_)(int);
 extern int TC_COMPAT_REDIRECT_NTH_(__libc_current_sigrtmin, (void), tc_current_sigrtmin);
 extern int TC_COMPAT_REDIRECT_NTH_(sigaction, (int, const struct sigaction *__restrict, struct sigaction *__restrict), tc_sigaction);
 #if !defined __GLIBC__ || defined __USE_MISC
 extern tc_compat_sighandler_ TC_COMPAT_REDIRECT_NTH_(signal, (int, tc_compat_sighandler_), tc_signal);
+#endif
+extern int TC_COMPAT_REDIRECT_NTH_(raise, (int), tc_raise);
+/* The older handler and mask calls, which glibc refuses for its own signals as it refuses
+ * sigaction: declared where the system declares them (on glibc: sigset, sighold, sigrelse,
+ * sigignore in X/Open modes, siginterrupt in those and the default mode, sysv_signal with
+ * _GNU_SOURCE). glibc declares bsd_signal only in X/Open modes before POSIX 2008, not with
+ * _GNU_SOURCE, with which this header reads <signal.h>: it is declared here in every X/Open
+ * mode, so that such a program still compiles through the header. bionic (API level 26 and
+ * later) keeps its own X/Open calls. */
+#if defined __GLIBC__ ? defined __USE_XOPEN_EXTENDED : !defined __ANDROID__
+extern tc_compat_sighandler_ TC_COMPAT_REDIRECT_NTH_(sigset, (int, tc_compat_sighandler_), tc_sigset);
+extern tc_compat_sighandler_ TC_COMPAT_REDIRECT_NTH_(bsd_signal, (int, tc_compat_sighandler_), tc_bsd_signal);
+extern int TC_COMPAT_REDIRECT_NTH_(sigignore, (int), tc_sigignore);
+extern int TC_COMPAT_REDIRECT_NTH_(sighold, (int), tc_sighold);
+extern int TC_COMPAT_REDIRECT_NTH_(sigrelse, (int), tc_sigrelse);
+#endif
+#if !defined __GLIBC__ || defined __USE_XOPEN_EXTENDED || defined __USE_MISC
+extern int TC_COMPAT_REDIRECT_NTH_(siginterrupt, (int, int), tc_siginterrupt);
+#endif
+#if defined __GLIBC__ && defined __USE_GNU
+extern tc_compat_sighandler_ TC_COMPAT_REDIRECT_NTH_(sysv_signal, (int, tc_compat_sighandler_), tc_sysv_signal);
 #endif
 extern int TC_COMPAT_REDIRECT_NTH_(sigaddset, (sigset_t *, int), tc_sigaddset);
 extern int TC_COMPAT_REDIRECT_NTH_(sigdelset, (sigset_t *, int), tc_sigdelset);

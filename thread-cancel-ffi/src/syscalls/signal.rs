@@ -1,6 +1,6 @@
 //! Signals: the C library's cancel signal (chosen at load, outside the program's real-time
-//! range), the calls that keep it from the program (`sigaction`, `signal`, the set calls, the
-//! real-time range), the mask calls (which never block it), `sigpause`, `sigsuspend`, and the
+//! range), the calls that keep it from the program (`sigaction`, `signal` and the older
+//! handler and mask calls, `raise`, the set calls, the real-time range), the mask calls (which never block it), `sigpause`, `sigsuspend`, and the
 //! waits for a signal.
 //!
 //! # Safety (every function here)
@@ -8,40 +8,20 @@
 
 use super::{c, call, SIGSET_SIZE};
 use libc::{c_int, c_long};
-use std::sync::Once;
 use thread_cancel::c_abi::{self, calls};
 
-/// The C library's cancel signal is the system's first real-time signal (glibc's, musl's or
-/// bionic's `SIGRTMIN`), and programs built through the compatibility header see the range
-/// after it: `SIGRTMIN` is `tc_current_sigrtmin()`, one more. So every signal from the
-/// program's `SIGRTMIN` to `SIGRTMAX` is the program's, as glibc keeps its own signals below
-/// the `SIGRTMIN` it reports. Chosen (and its handler installed) once per process: by the
-/// constructor that `thread_cancel.h` gives every translation unit that includes it, before
-/// the program's own constructors, and by every call here that needs it. If the crate had
-/// already started with another signal (a Rust thread of the process, or an explicit
-/// `io::set_signal`), or if another library holds that signal, the crate's choice stands and
-/// the program's range is the system's (see `tc_current_sigrtmin`).
-static CHOSEN: Once = Once::new();
-
-/// Chooses the C library's cancel signal and installs its handler (once; see [`CHOSEN`]).
+/// Chooses the C library's cancel signal and installs its handler (once; see
+/// `crate::cancel_signal`).
 #[no_mangle]
 pub extern "C" fn tc_signal_init() {
     // Before main, as this is called: which threads are not the program's.
     crate::threads::note_threads_before_main();
-    choose();
-}
-
-fn choose() {
-    CHOSEN.call_once(|| {
-        // An error leaves the crate's own choice (see `CHOSEN`).
-        let _ = thread_cancel::io::set_signal(libc::SIGRTMIN());
-    });
+    crate::cancel_signal();
 }
 
 /// The cancel signal, chosen if it was not yet.
 fn ours() -> c_int {
-    choose();
-    c_abi::cancel_signal()
+    crate::cancel_signal()
 }
 
 /// `SIGRTMIN` as programs built through the compatibility header see it (the header's name for
@@ -94,6 +74,143 @@ pub unsafe extern "C" fn tc_signal(sig: c_int, handler: libc::sighandler_t) -> l
     }
     // SAFETY: the caller's arguments.
     unsafe { libc::signal(sig, handler) }
+}
+
+/// `raise`: the system's, except for the cancel signal (-1 with `EINVAL`, as glibc's for its
+/// own signals: the program cannot send it; `tc_kill` refuses it too).
+#[no_mangle]
+pub extern "C" fn tc_raise(sig: c_int) -> c_int {
+    if sig == ours() {
+        return einval();
+    }
+    // SAFETY: no memory arguments.
+    unsafe { libc::raise(sig) }
+}
+
+/// The C library's older signal calls (X/Open, System V, BSD), which glibc refuses for its own
+/// signals as `sigaction` does. bionic has the X/Open ones only from API level 26 (they are not
+/// mapped there); `sysv_signal` is glibc's.
+mod sys {
+    use libc::c_int;
+    extern "C" {
+        #[cfg(not(target_os = "android"))]
+        pub(super) fn sigset(sig: c_int, disp: libc::sighandler_t) -> libc::sighandler_t;
+        #[cfg(not(target_os = "android"))]
+        pub(super) fn bsd_signal(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t;
+        #[cfg(target_env = "gnu")]
+        pub(super) fn sysv_signal(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t;
+        #[cfg(not(target_os = "android"))]
+        pub(super) fn sigignore(sig: c_int) -> c_int;
+        #[cfg(not(target_os = "android"))]
+        pub(super) fn sighold(sig: c_int) -> c_int;
+        #[cfg(not(target_os = "android"))]
+        pub(super) fn sigrelse(sig: c_int) -> c_int;
+        pub(super) fn siginterrupt(sig: c_int, flag: c_int) -> c_int;
+    }
+}
+
+/// `SIG_ERR` with `EINVAL`, for the calls that return the old handler.
+#[cfg(not(target_os = "android"))]
+fn handler_einval() -> libc::sighandler_t {
+    einval();
+    libc::SIG_ERR
+}
+
+/// `sigset` (X/Open): the system's, except for the cancel signal (`SIG_ERR` with `EINVAL`, as
+/// glibc's for its own signals, `SIG_HOLD` included).
+///
+/// # Safety
+/// As `sigset`.
+#[cfg(not(target_os = "android"))]
+#[no_mangle]
+pub unsafe extern "C" fn tc_sigset(sig: c_int, disp: libc::sighandler_t) -> libc::sighandler_t {
+    if sig == ours() {
+        return handler_einval();
+    }
+    // SAFETY: the caller's arguments.
+    unsafe { sys::sigset(sig, disp) }
+}
+
+/// `bsd_signal`: as `tc_signal` (the same BSD semantics).
+///
+/// # Safety
+/// As `bsd_signal`.
+#[cfg(not(target_os = "android"))]
+#[no_mangle]
+pub unsafe extern "C" fn tc_bsd_signal(
+    sig: c_int,
+    handler: libc::sighandler_t,
+) -> libc::sighandler_t {
+    if sig == ours() {
+        return handler_einval();
+    }
+    // SAFETY: the caller's arguments.
+    unsafe { sys::bsd_signal(sig, handler) }
+}
+
+/// `sysv_signal` (glibc's): the system's, except for the cancel signal (`SIG_ERR` with
+/// `EINVAL`, as glibc's for its own signals).
+///
+/// # Safety
+/// As `sysv_signal`.
+#[cfg(target_env = "gnu")]
+#[no_mangle]
+pub unsafe extern "C" fn tc_sysv_signal(
+    sig: c_int,
+    handler: libc::sighandler_t,
+) -> libc::sighandler_t {
+    if sig == ours() {
+        return handler_einval();
+    }
+    // SAFETY: the caller's arguments.
+    unsafe { sys::sysv_signal(sig, handler) }
+}
+
+/// `sigignore` (X/Open): the system's, except for the cancel signal (-1 with `EINVAL`, as
+/// glibc's for its own signals).
+#[cfg(not(target_os = "android"))]
+#[no_mangle]
+pub extern "C" fn tc_sigignore(sig: c_int) -> c_int {
+    if sig == ours() {
+        return einval();
+    }
+    // SAFETY: no memory arguments.
+    unsafe { sys::sigignore(sig) }
+}
+
+/// `sighold` (X/Open): the system's, except for the cancel signal (-1 with `EINVAL`, as
+/// glibc's: the signal is never blocked).
+#[cfg(not(target_os = "android"))]
+#[no_mangle]
+pub extern "C" fn tc_sighold(sig: c_int) -> c_int {
+    if sig == ours() {
+        return einval();
+    }
+    // SAFETY: no memory arguments.
+    unsafe { sys::sighold(sig) }
+}
+
+/// `sigrelse` (X/Open): the system's, except for the cancel signal (-1 with `EINVAL`, as
+/// glibc's).
+#[cfg(not(target_os = "android"))]
+#[no_mangle]
+pub extern "C" fn tc_sigrelse(sig: c_int) -> c_int {
+    if sig == ours() {
+        return einval();
+    }
+    // SAFETY: no memory arguments.
+    unsafe { sys::sigrelse(sig) }
+}
+
+/// `siginterrupt`: the system's, except for the cancel signal (-1 with `EINVAL`, as glibc's:
+/// the flags of its handler are the library's).
+#[no_mangle]
+pub extern "C" fn tc_siginterrupt(sig: c_int, flag: c_int) -> c_int {
+    if sig == ours() {
+        return einval();
+    }
+    // SAFETY: no memory arguments.
+    unsafe { sys::siginterrupt(sig, flag) }
 }
 
 /// `sigaddset`: the system's, except for the cancel signal (`EINVAL`, as glibc's for its own).

@@ -44,10 +44,15 @@ fn with_native(thread: u64, gone: i32, f: impl FnOnce(libc::pthread_t) -> i32) -
     }
 }
 
-/// `pthread_kill`: `ESRCH` if the id's lifetime has ended; 0 and no signal for a thread that
+/// `pthread_kill`: `EINVAL` for the cancel signal, which the program cannot send (as glibc's
+/// for its own signals, before it looks at the thread; the library sends it itself, not
+/// through here); `ESRCH` if the id's lifetime has ended; 0 and no signal for a thread that
 /// has ended but whose id lives (glibc >= 2.34).
 #[no_mangle]
 pub extern "C" fn tc_kill(thread: u64, sig: i32) -> i32 {
+    if sig == crate::cancel_signal() {
+        return libc::EINVAL;
+    }
     // SAFETY: a live system id (`with_native`).
     with_native(thread, 0, |t| unsafe { libc::pthread_kill(t, sig) })
 }
@@ -174,11 +179,15 @@ pub unsafe extern "C" fn tc_getcpuclockid(thread: u64, clock: *mut libc::clockid
     })
 }
 
-/// `pthread_sigqueue` on one of our ids: `ESRCH` if the id's lifetime has ended; 0 and no
-/// signal for the main thread after its `tc_exit` (as `tc_kill`).
+/// `pthread_sigqueue` on one of our ids: `EINVAL` for the cancel signal (as `tc_kill`);
+/// `ESRCH` if the id's lifetime has ended; 0 and no signal for the main thread after its
+/// `tc_exit` (as `tc_kill`).
 #[cfg(not(target_env = "musl"))]
 #[no_mangle]
 pub extern "C" fn tc_pthread_sigqueue(thread: u64, sig: i32, value: libc::sigval) -> i32 {
+    if sig == crate::cancel_signal() {
+        return libc::EINVAL;
+    }
     // SAFETY: a live system id.
     with_native(thread, 0, |t| unsafe { pthread_sigqueue(t, sig, value) })
 }

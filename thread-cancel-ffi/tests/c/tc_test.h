@@ -1,9 +1,14 @@
-/* Helpers shared by the C test programs (compiled through pthread_compat.h, as a user would). */
+/* Helpers shared by the C and C++ test programs (compiled through pthread_compat.h, as a user
+ * would; the C++ programs of tests/cxx include it as "../c/tc_test.h"). */
 #ifndef TC_TEST_H
 #define TC_TEST_H
 
 #include <errno.h>
+#ifdef __cplusplus
+#include <atomic> /* g++ before C++23 has no <stdatomic.h> */
+#else
 #include <stdatomic.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +28,13 @@
 /* The system's nanosleep (not a cancellation point of ours): the compat header redirects every
  * reference to `nanosleep`, a call or its address, to tc_nanosleep, so this names the C
  * library's symbol itself. */
+#ifdef __cplusplus
+extern "C" {
+#endif
 extern int tc_test_sys_nanosleep(const struct timespec *, struct timespec *) __asm__("nanosleep");
+#ifdef __cplusplus
+}
+#endif
 
 /* Sleeps `ms` milliseconds with the system's nanosleep. */
 static inline void test_msleep(long ms) {
@@ -41,9 +52,15 @@ static inline void test_usleep(long us) {
 
 /* Waits (without a cancellation point) until `*flag >= value`. A hang is caught by the
  * program's alarm(). */
+#ifdef __cplusplus
+static inline void test_wait_ge(std::atomic<int> *flag, int value) {
+    while (flag->load() < value) test_usleep(100);
+}
+#else
 static inline void test_wait_ge(atomic_int *flag, int value) {
     while (atomic_load(flag) < value) test_usleep(100);
 }
+#endif
 
 /* The calling thread's kernel id (for test_wait_blocked). */
 static inline pid_t test_gettid(void) {

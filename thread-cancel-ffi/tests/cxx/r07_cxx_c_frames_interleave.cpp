@@ -13,13 +13,7 @@
 #include <mutex>
 #include <string>
 
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);    \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "../c/tc_test.h"
 
 extern "C" void c_layer(void (*handler)(void *), void *arg, void (*callback)(void));
 

@@ -26,13 +26,7 @@
 #include <mutex>
 #include <string>
 
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);    \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "../c/tc_test.h"
 
 static std::string log_; /* written by the one worker at a time, read after join */
 static std::atomic<int> ready;

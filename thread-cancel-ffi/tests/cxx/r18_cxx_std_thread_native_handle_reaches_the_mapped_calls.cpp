@@ -21,13 +21,7 @@
 #include <atomic>
 #include <thread>
 
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);    \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "../c/tc_test.h"
 
 static std::atomic<int> destructors, started, go;
 static std::atomic<pthread_t> self_of_worker;

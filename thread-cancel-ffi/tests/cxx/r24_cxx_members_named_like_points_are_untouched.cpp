@@ -23,13 +23,7 @@
 #include <thread>
 #include <unistd.h>
 
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);    \
-            std::exit(1);                                                               \
-        }                                                                               \
-    } while (0)
+#include "../c/tc_test.h"
 
 struct Device {
     std::string log;

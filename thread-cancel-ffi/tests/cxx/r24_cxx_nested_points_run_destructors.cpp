@@ -40,13 +40,7 @@
 #include <atomic>
 #include <string>
 
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);    \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "../c/tc_test.h"
 
 /* The system's nanosleep, named by its symbol (the header redirects `nanosleep` to ours). */
 extern "C" int sys_nanosleep(const struct timespec *, struct timespec *) __asm__("nanosleep");

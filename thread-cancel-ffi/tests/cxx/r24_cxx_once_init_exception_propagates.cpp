@@ -23,13 +23,7 @@
 
 #include <atomic>
 
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);    \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "../c/tc_test.h"
 
 struct OnceException {
     int n;

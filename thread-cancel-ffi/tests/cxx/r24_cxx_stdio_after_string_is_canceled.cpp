@@ -24,13 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);    \
-            std::exit(1);                                                               \
-        }                                                                               \
-    } while (0)
+#include "../c/tc_test.h"
 
 static std::atomic<int> destructors;
 static std::atomic<int> handlers;
