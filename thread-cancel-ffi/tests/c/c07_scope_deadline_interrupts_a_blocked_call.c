@@ -1,6 +1,6 @@
 /* C07 (with C01, C03, C06): a scope's deadline interrupts a blocked call in C.
  *
- * In a thread created by the library: a run of a scope made by tc_scope_new_timeout_ns(50 ms)
+ * In a thread created by the library: a run of a scope made by tc_scope_new_timeout_ns(200 ms)
  * around a read(2) blocked on an empty pipe (nothing is ever written) returns TC_SCOPE_TIMEDOUT,
  * its cleanup handler ran, and the thread goes on (poll(NULL, 0, 5) returns 0: no EINTR). A
  * child of a scope whose deadline passes times out with it (a child's own longer deadline does
@@ -38,7 +38,7 @@ static void *quick(void *arg) {
  * function then goes on and returns 7. */
 static void *outer_fn(void *arg) {
     (void)arg;
-    tc_scope_t *inner = tc_scope_new_timeout_ns(20 * MS);
+    tc_scope_t *inner = tc_scope_new_timeout_ns(200 * MS);
     CHECK(inner != NULL);
     int rc = tc_scope_run(inner, blocked_read, NULL, NULL);
     tc_scope_free(inner);
@@ -58,8 +58,10 @@ static void *worker(void *arg) {
     CHECK(tc_scope_run(s, quick, NULL, NULL) == 0);
     tc_scope_free(s);
 
-    /* Its own deadline. */
-    s = tc_scope_new_timeout_ns(50 * MS);
+    /* Its own deadline. The deadlines below leave the run time to start before they pass (a
+     * run whose deadline passed before it started calls no function and runs no handler): a
+     * 30 ms one was missed once by a loaded machine under ASan ("handlers == 2" failed). */
+    s = tc_scope_new_timeout_ns(200 * MS);
     CHECK(s != NULL);
     void *result = (void *)0x55;
     int rc = tc_scope_run(s, blocked_read, NULL, &result);
@@ -73,7 +75,7 @@ static void *worker(void *arg) {
     CHECK(poll(NULL, 0, 5) == 0);
 
     /* A parent's deadline, through a child with a longer one of its own. */
-    tc_scope_t *parent = tc_scope_new_timeout_ns(30 * MS);
+    tc_scope_t *parent = tc_scope_new_timeout_ns(200 * MS);
     CHECK(parent != NULL);
     tc_scope_t *child = tc_scope_child(parent);
     CHECK(child != NULL);
