@@ -1,7 +1,8 @@
 //! How a thread ends in C code: `tc_exit`, and acting on a cancellation (the cleanup handlers,
 //! then the forced unwind of the C and C++ frames to the thread's C region).
 
-use super::main_end::{end_main_thread, foreign_thread_ends, is_main_thread};
+use super::ids::is_main_thread;
+use super::main_end::{end_main_thread, foreign_thread_ends};
 use crate::{cleanup, SendPtr};
 use std::ffi::c_void;
 use thread_cancel::c_abi;

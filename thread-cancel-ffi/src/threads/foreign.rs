@@ -17,8 +17,8 @@
 //! have the top bit set, which a system id never has, so no id of ours is ever taken for a
 //! system id: a stale id of ours stays `ESRCH`.
 
+use super::ids::is_main_thread;
 use super::ids::{give_id, system_id, try_registry, Pending, Registry, MY_ID, PENDING};
-use super::main_end::is_main_thread;
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 

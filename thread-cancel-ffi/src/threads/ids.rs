@@ -12,7 +12,6 @@
 //! join and detach of that id answer `EINVAL` as glibc's (which still finds the detached
 //! thread's descriptor), until the slot's next thread has lived and gone.
 
-use super::main_end::is_main_thread;
 use crate::SendPtr;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -297,6 +296,12 @@ fn in_forked_child(reg: &mut Registry, p: &mut Process) {
 
 /// Whether the thread that forks is the main thread (set before the fork, under the locks).
 static FORKER_IS_MAIN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the calling thread is the process's main thread.
+pub(super) fn is_main_thread() -> bool {
+    // SAFETY: no preconditions.
+    unsafe { libc::getpid() == libc::gettid() }
+}
 
 /// The id `tc_self` gave the main thread (0: none yet): the one thread not created here that can
 /// be joined (POSIX allows it; glibc's join waits until main has ended).

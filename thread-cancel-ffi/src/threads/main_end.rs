@@ -8,7 +8,7 @@
 //! waits until no other thread of the program runs, so nothing races its status. Main can be
 //! joined: the join waits until it has ended and reports its value.
 
-use super::ids::{process, registry, MY_ID};
+use super::ids::{is_main_thread, process, registry, MY_ID};
 use super::CANCELED;
 use crate::SendPtr;
 use std::ffi::c_void;
@@ -18,11 +18,6 @@ use thread_cancel::c_abi;
 
 /// The main thread's exit value once it has ended (`PTHREAD_CANCELED` if it was canceled).
 pub(super) static MAIN_VALUE: Mutex<Option<SendPtr>> = Mutex::new(None);
-
-pub(super) fn is_main_thread() -> bool {
-    // SAFETY: no preconditions.
-    unsafe { libc::getpid() == libc::gettid() }
-}
 
 /// How a thread not created here ends once it has acted on a cancellation or `tc_exit` in C
 /// code (its C and C++ frames unwound to the end of its stack, its cleanup handlers run), with
