@@ -2,12 +2,12 @@
 //! their system ids: a program may pass such a thread's `pthread_t` (`native_handle()`) to the
 //! mapped calls, as on glibc.
 //!
-//! A system id is never passed to the system on trust (a stale or made-up value would be
-//! undefined behaviour there): it is looked up among the threads not created here that are
-//! known, those that have called a mapped function. Such a thread gets an id of ours the first
+//! A system id is first looked up among the threads not created here that are known, those
+//! that have called a mapped function. Such a thread gets an id of ours the first
 //! time it calls one (`pthread_self`, or a cancellation point: [`enter`]), with its system id,
-//! freed when it ends; until then kill, names, scheduling and the rest answer `ESRCH` for its
-//! system id. Join and detach of a system id are `ESRCH`: the thread's id dies with it, so a
+//! freed when it ends; until then kill, names, scheduling and the rest pass its system id to
+//! the system as it is, as the program would without the header (`native.rs`): what glibc does
+//! with a stale one is glibc's (our own ids never take that path). Join and detach of a system id are `ESRCH`: the thread's id dies with it, so a
 //! join after its end could not tell its system id from a made-up one; its creator joins it
 //! with the C library's own call (`std::thread::join` does). A cancel of a system id that no known thread has is queued: the thread whose
 //! system id it is takes it when it first calls a mapped function, and acts on it there (glibc
@@ -94,6 +94,16 @@ fn threads_alive() -> Option<Vec<libc::pid_t>> {
             .filter_map(|t| t.file_name().to_str()?.parse().ok())
             .collect(),
     )
+}
+
+/// `thread` as the system's `pthread_t`, if it may be one (not one of our ids, [`plausible`]):
+/// for the calls that pass a system id no known thread has to the system (`native.rs`).
+pub(super) fn system_id_of_unknown(thread: u64) -> Option<libc::pthread_t> {
+    if super::ids::is_ours(thread) || !plausible(thread) {
+        return None;
+    }
+    // A system id came from a `pthread_t` of the same width (64-bit targets only).
+    Some(thread as libc::pthread_t)
 }
 
 /// Whether `thread` may be a system `pthread_t`: on glibc, musl and bionic it is the address of

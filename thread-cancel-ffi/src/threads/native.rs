@@ -27,6 +27,12 @@ extern "C" {
 /// its system thread is joined, and a detached or foreign thread frees it before it ends);
 /// except for the calling thread itself, which is alive, and runs `f` without the lock (a
 /// signal it sends itself is handled before the call returns, and its handler may call here).
+///
+/// A system id that no known thread has (a thread created without the header that has not
+/// called a mapped function yet) goes to the system as it is, as the program would give it to
+/// the C library without the header: what the C library does with it is what glibc's call
+/// does (for a thread that has been joined, undefined behaviour there as here). Our own ids,
+/// which have the top bit set, never take that path: a stale one is `ESRCH`.
 fn with_native(thread: u64, gone: i32, f: impl FnOnce(libc::pthread_t) -> i32) -> i32 {
     if thread == MY_ID.get() && thread != 0 {
         if registry().get(thread).is_none() {
@@ -36,7 +42,13 @@ fn with_native(thread: u64, gone: i32, f: impl FnOnce(libc::pthread_t) -> i32) -
         return f(unsafe { libc::pthread_self() });
     }
     let mut reg = registry();
-    let id = reg.resolve(thread).unwrap_or(0);
+    let Some(id) = reg.resolve(thread) else {
+        drop(reg);
+        return match super::foreign::system_id_of_unknown(thread) {
+            Some(native) => f(native),
+            None => libc::ESRCH,
+        };
+    };
     match reg.get(id).map(|e| e.live_native()) {
         Some(Some(native)) => f(native),
         Some(None) => gone,
