@@ -899,3 +899,82 @@ fn header_declares_every_exported_function() {
     exported.sort();
     assert_eq!(declared, exported);
 }
+
+/// A program in POSIX.1-2008 C alone (no GNU extension), for
+/// [`compat_header_opt_out_follows_strict_posix_modes`]: a thread blocked in `read` is canceled
+/// and its cleanup handler runs.
+const STRICT_POSIX_PROGRAM: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+static int fds[2];
+static volatile int ran;
+static void handler(void *a) { (void)a; ran = 1; }
+static void *reader(void *a) {
+    char b;
+    pthread_cleanup_push(handler, NULL);
+    (void)read(fds[0], &b, 1);
+    pthread_cleanup_pop(0);
+    return a;
+}
+int main(void) {
+    pthread_t t;
+    void *ret = NULL;
+    struct timespec ms = {0, 20000000};
+    if (pipe(fds) != 0 || pthread_create(&t, NULL, reader, NULL) != 0) return 1;
+    nanosleep(&ms, NULL);
+    if (pthread_cancel(t) != 0 || pthread_join(t, &ret) != 0) return 1;
+    printf("canceled %d, handler %d\n", ret == PTHREAD_CANCELED, ran);
+    return 0;
+}
+"#;
+
+/// With `-DTC_COMPAT_NO_GNU_SOURCE` the compatibility header follows the command line's feature
+/// macros: a program compiled in a strict POSIX mode (the flags of the Open POSIX test suite,
+/// `-std=c99 -D_POSIX_C_SOURCE=200809L -D_XOPEN_SOURCE=700`, and C11 with either) compiles with
+/// `-Werror` and behaves as with glibc; a strict mode that names no POSIX.1-2008 level gets the
+/// header's own error, which says what to add. (Before, every strict mode failed to compile:
+/// `off64_t`, `siginfo_t`, `idtype_t` unknown.)
+#[test]
+fn compat_header_opt_out_follows_strict_posix_modes() {
+    let src = out_dir().join("strict_posix_program.c");
+    std::fs::write(&src, STRICT_POSIX_PROGRAM).unwrap();
+    let cc = |flags: &[&str], exe: &Path| {
+        let mut c = Command::new(compiler(false));
+        c.args(flags)
+            .args(["-Wall", "-Wextra", "-Werror", "-DTC_COMPAT_NO_GNU_SOURCE"])
+            .args(["-include", "thread_cancel/pthread_compat.h", "-I"])
+            .arg(include_dir())
+            .arg(&src)
+            .arg(lib_dir().join("libthread_cancel.a"))
+            .args(["-lpthread", "-ldl", "-lm", "-o"])
+            .arg(exe);
+        c.output().expect("run the C compiler")
+    };
+    let modes: [&[&str]; 3] = [
+        &[
+            "-std=c99",
+            "-D_POSIX_C_SOURCE=200809L",
+            "-D_XOPEN_SOURCE=700",
+        ],
+        &["-std=c11", "-D_POSIX_C_SOURCE=200809L"],
+        &["-std=c11", "-D_XOPEN_SOURCE=700"],
+    ];
+    for (i, flags) in modes.iter().enumerate() {
+        let exe = out_dir().join(format!("strict_posix_program_{i}"));
+        let r = cc(flags, &exe);
+        assert!(
+            r.status.success(),
+            "{flags:?}: does not compile:\n{}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        assert_eq!(run(&exe), "canceled 1, handler 1\n", "{flags:?}");
+    }
+    let r = cc(&["-std=c11"], &out_dir().join("strict_posix_program_iso"));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        !r.status.success() && err.contains("needs POSIX.1-2008: add -D_POSIX_C_SOURCE=200809L"),
+        "-std=c11 alone: {err}"
+    );
+}

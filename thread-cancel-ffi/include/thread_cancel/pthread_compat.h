@@ -75,7 +75,9 @@
  * collide with one of those extensions (its own gettid, say) compiles with
  * -DTC_COMPAT_NO_GNU_SOURCE: those headers then follow the command line's feature macros only,
  * so a program that needs their GNU parts must define _GNU_SOURCE on the command line
- * (-D_GNU_SOURCE), not in its source. */
+ * (-D_GNU_SOURCE), not in its source; a strict mode must then name POSIX.1-2008
+ * (-D_POSIX_C_SOURCE=200809L or -D_XOPEN_SOURCE=700), and the calls that take an off64_t are
+ * mapped only where the system headers declare them. */
 #ifndef THREAD_CANCEL_PTHREAD_COMPAT_H
 #define THREAD_CANCEL_PTHREAD_COMPAT_H
 
@@ -100,6 +102,17 @@
 #endif
 
 #include <features.h> /* __GLIBC__, glibc's <sys/cdefs.h> */
+
+/* With -DTC_COMPAT_NO_GNU_SOURCE the system headers follow the command line's feature macros,
+ * and this header needs POSIX.1-2008's (siginfo_t, idtype_t, useconds_t, CLOCK_REALTIME, ...):
+ * a strict mode (-std=c11) must name that level. */
+#if defined TC_COMPAT_NO_GNU_SOURCE && !defined __cplusplus &&                                  \
+    ((defined __GLIBC__ && !defined __USE_XOPEN2K8) ||                                         \
+     (!defined __GLIBC__ && defined __STRICT_ANSI__ && !defined _POSIX_C_SOURCE &&            \
+      !defined _XOPEN_SOURCE && !defined _DEFAULT_SOURCE && !defined _GNU_SOURCE &&           \
+      !defined _BSD_SOURCE))
+#error "thread_cancel/pthread_compat.h with -DTC_COMPAT_NO_GNU_SOURCE needs POSIX.1-2008: add -D_POSIX_C_SOURCE=200809L (or -D_XOPEN_SOURCE=700, or -D_DEFAULT_SOURCE)"
+#endif
 
 /* Symbol-level redirection (see the top comment). TC_COMPAT_REDIRECT_(name, (params), alias)
  * is glibc's __REDIRECT (<sys/cdefs.h>): `name (params) __asm__("alias")`, made here on every C
@@ -422,16 +435,29 @@ extern int TC_COMPAT_REDIRECT_(mq_timedsend, (mqd_t, const char *, size_t, unsig
 extern int TC_COMPAT_REDIRECT_(open64, (const char *, int, ...), tc_compat_open_);
 extern int TC_COMPAT_REDIRECT_(openat64, (int, const char *, int, ...), tc_compat_openat_);
 extern int TC_COMPAT_REDIRECT_(creat64, (const char *, mode_t), tc_creat);
+/* The calls taking an off64_t exist for a program only where the system headers declare that
+ * type (glibc: large-file 64 interfaces, _GNU_SOURCE or _LARGEFILE64_SOURCE; not in a strict
+ * POSIX mode with -DTC_COMPAT_NO_GNU_SOURCE). */
+#if (defined __GLIBC__ && defined __USE_LARGEFILE64) ||                                        \
+    (!defined __GLIBC__ && (defined _GNU_SOURCE || defined _LARGEFILE64_SOURCE))
+#define TC_COMPAT_OFF64_ 1
+#endif
+#ifdef TC_COMPAT_OFF64_
 extern ssize_t TC_COMPAT_REDIRECT_(pread64, (int, void *, size_t, off64_t), tc_pread);
 extern ssize_t TC_COMPAT_REDIRECT_(pwrite64, (int, const void *, size_t, off64_t), tc_pwrite);
 extern ssize_t TC_COMPAT_REDIRECT_(preadv64, (int, const struct iovec *, int, off64_t), tc_preadv);
 extern ssize_t TC_COMPAT_REDIRECT_(pwritev64, (int, const struct iovec *, int, off64_t), tc_pwritev);
+#endif
 #ifdef __GLIBC__ /* musl has neither */
+#ifdef TC_COMPAT_OFF64_
 extern ssize_t TC_COMPAT_REDIRECT_(preadv64v2, (int, const struct iovec *, int, off64_t, int), tc_preadv2);
 extern ssize_t TC_COMPAT_REDIRECT_(pwritev64v2, (int, const struct iovec *, int, off64_t, int), tc_pwritev2);
+#endif
 extern int TC_COMPAT_REDIRECT_(fcntl64, (int, int, ...), tc_compat_fcntl_);
 #endif
+#ifdef TC_COMPAT_OFF64_
 extern int TC_COMPAT_REDIRECT_(lockf64, (int, int, off64_t), tc_lockf);
+#endif
 extern ssize_t TC_COMPAT_REDIRECT_(preadv, (int, const struct iovec *, int, off_t), tc_preadv);
 extern ssize_t TC_COMPAT_REDIRECT_(pwritev, (int, const struct iovec *, int, off_t), tc_pwritev);
 extern ssize_t TC_COMPAT_REDIRECT_(preadv2, (int, const struct iovec *, int, off_t, int), tc_preadv2);
