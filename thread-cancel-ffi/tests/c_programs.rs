@@ -978,3 +978,35 @@ fn compat_header_opt_out_follows_strict_posix_modes() {
         "-std=c11 alone: {err}"
     );
 }
+
+/// The compatibility header compiles against musl's headers (with `-Werror`), through
+/// `musl-gcc` where it is installed (natively only; skipped with a message otherwise). Before,
+/// it stopped on glibc's `__GLIBC_PREREQ` in an `#if` and on musl's unsigned `sendmmsg` flags.
+/// (Compiled only: linking a C program with the crate's musl build needs the Rust toolchain's
+/// own unwinder, not the system compiler's.)
+#[test]
+fn compat_header_compiles_with_musl_headers() {
+    if target().cross {
+        return;
+    }
+    if Command::new("musl-gcc").arg("--version").output().is_err() {
+        eprintln!("skipped: musl-gcc is not installed");
+        return;
+    }
+    let src = out_dir().join("musl_header_program.c");
+    std::fs::write(&src, STRICT_POSIX_PROGRAM).unwrap();
+    let r = Command::new("musl-gcc")
+        .args(["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-c"])
+        .args(["-include", "thread_cancel/pthread_compat.h", "-I"])
+        .arg(include_dir())
+        .arg(&src)
+        .arg("-o")
+        .arg(out_dir().join("musl_header_program.o"))
+        .output()
+        .expect("run musl-gcc");
+    assert!(
+        r.status.success(),
+        "the header does not compile with musl's:\n{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+}

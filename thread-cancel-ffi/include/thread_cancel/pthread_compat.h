@@ -326,9 +326,11 @@ extern int TC_COMPAT_REDIRECT_(pthread_cond_wait, (pthread_cond_t *__restrict, p
 extern int TC_COMPAT_REDIRECT_(pthread_cond_timedwait, (pthread_cond_t *__restrict, pthread_mutex_t *__restrict, const struct timespec *__restrict), tc_cond_timedwait);
 extern int TC_COMPAT_REDIRECT_(sem_wait, (sem_t *), tc_sem_wait);
 extern int TC_COMPAT_REDIRECT_(sem_timedwait, (sem_t *__restrict, const struct timespec *__restrict), tc_sem_timedwait);
-#if defined __USE_GNU && defined __GLIBC__ && __GLIBC_PREREQ(2, 30) /* glibc declares them with _GNU_SOURCE */
+#if defined __USE_GNU && defined __GLIBC__ /* glibc declares them with _GNU_SOURCE */
+#if __GLIBC_PREREQ(2, 30) /* (an #if of its own: the macro is glibc's) */
 extern int TC_COMPAT_REDIRECT_(pthread_cond_clockwait, (pthread_cond_t *__restrict, pthread_mutex_t *__restrict, clockid_t, const struct timespec *__restrict), tc_cond_clockwait);
 extern int TC_COMPAT_REDIRECT_(sem_clockwait, (sem_t *__restrict, clockid_t, const struct timespec *__restrict), tc_sem_clockwait);
+#endif
 #endif
 
 #ifdef TC_COMPAT_C11_THREADS_
@@ -462,8 +464,13 @@ extern ssize_t TC_COMPAT_REDIRECT_(preadv, (int, const struct iovec *, int, off_
 extern ssize_t TC_COMPAT_REDIRECT_(pwritev, (int, const struct iovec *, int, off_t), tc_pwritev);
 extern ssize_t TC_COMPAT_REDIRECT_(preadv2, (int, const struct iovec *, int, off_t, int), tc_preadv2);
 extern ssize_t TC_COMPAT_REDIRECT_(pwritev2, (int, const struct iovec *, int, off_t, int), tc_pwritev2);
-extern int TC_COMPAT_REDIRECT_(sendmmsg, (int, struct mmsghdr *, unsigned int, int), tc_sendmmsg);
-extern int TC_COMPAT_REDIRECT_(recvmmsg, (int, struct mmsghdr *, unsigned int, int, struct timespec *), tc_recvmmsg);
+#ifdef __GLIBC__
+#define TC_COMPAT_MMSG_FLAGS_ int
+#else /* musl's flags are unsigned */
+#define TC_COMPAT_MMSG_FLAGS_ unsigned int
+#endif
+extern int TC_COMPAT_REDIRECT_(sendmmsg, (int, struct mmsghdr *, unsigned int, TC_COMPAT_MMSG_FLAGS_), tc_sendmmsg);
+extern int TC_COMPAT_REDIRECT_(recvmmsg, (int, struct mmsghdr *, unsigned int, TC_COMPAT_MMSG_FLAGS_, struct timespec *), tc_recvmmsg);
 extern int TC_COMPAT_REDIRECT_(epoll_pwait2, (int, struct epoll_event *, int, const struct timespec *, const sigset_t *), tc_epoll_pwait2);
 extern pid_t TC_COMPAT_REDIRECT_NTH_(wait3, (int *, int, struct rusage *), tc_wait3);
 extern pid_t TC_COMPAT_REDIRECT_NTH_(wait4, (pid_t, int *, int, struct rusage *), tc_wait4);
