@@ -104,6 +104,22 @@ enum Verdict {
 enum Kind {
     Point,
     Stdio,
+    /// A write: `Stdio` if its descriptor (the first argument) is 1 or 2, else `Point`. Told
+    /// apart by [`point`] on its slow path only, from the arguments the trampoline gives back,
+    /// so that the fast path keeps nothing of it across the call.
+    Write,
+}
+
+impl Kind {
+    /// `Write` told apart by its descriptor `fd`; the others as they are.
+    #[inline(always)]
+    fn of(self, fd: c_long) -> Kind {
+        match self {
+            Kind::Write if fd == 1 || fd == 2 => Kind::Stdio,
+            Kind::Write => Kind::Point,
+            k => k,
+        }
+    }
 }
 
 /// Makes system call `nr` as an interposed point: its C-style result (`-1` and errno on
@@ -128,7 +144,7 @@ unsafe fn point(nr: c_long, a: [c_long; 6], kind: Kind) -> c_long {
         // callee-saved registers for both).
         let how = Slow {
             nr,
-            kind,
+            kind: kind.of(a[0]),
             r: CpResult::Canceled,
         };
         // SAFETY: forwarded from the caller.
@@ -148,6 +164,7 @@ unsafe fn point(nr: c_long, a: [c_long; 6], kind: Kind) -> c_long {
             return r;
         }
     }
+    let kind = kind.of(a[0]);
     // SAFETY: forwarded from the caller.
     unsafe { point_slow_any(three, Some(c), Slow { nr, kind, r }, a) }
 }
