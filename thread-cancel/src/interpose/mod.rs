@@ -159,8 +159,11 @@ unsafe fn point(nr: c_long, a: [c_long; 6], kind: Kind) -> c_long {
     // load, the trampoline, a comparison): the guard against an unwind into C is in the slow
     // path.
     let (r, a) = unsafe { in_call_keep(c, nr, a) };
+    // One sign test: a negative result is a failure, `CANCELED`, or (rarely: `fcntl`'s
+    // `F_GETOWN` of a process group) a value below the kernel's error range, which the slow
+    // path returns as it is (`c_result`).
     if let CpResult::Done(r) = r {
-        if !(-4095..0).contains(&r) {
+        if r >= 0 {
             return r;
         }
     }
