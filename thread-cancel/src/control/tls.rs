@@ -7,20 +7,77 @@
 
 use super::Control;
 use crate::word;
-use std::cell::Cell;
+
 use std::sync::atomic::Ordering;
 
+#[cfg(not(all(
+    feature = "interpose",
+    not(loom),
+    target_os = "linux",
+    target_arch = "x86_64",
+    not(thread_cancel_portable)
+)))]
 thread_local! {
     /// Non-null exactly while the thread's link (`current.rs`) holds the `Arc` it points into,
     /// or (a thread created for the C ABI) while the thread's root holds it.
-    static CURRENT: Cell<*const Control> = const { Cell::new(std::ptr::null()) };
+    static CURRENT: std::cell::Cell<*const Control> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+/// The calling thread's `CURRENT`.
+#[cfg(not(all(
+    feature = "interpose",
+    not(loom),
+    target_os = "linux",
+    target_arch = "x86_64",
+    not(thread_cancel_portable)
+)))]
+#[inline(always)]
+fn get() -> *const Control {
+    CURRENT.with(std::cell::Cell::get)
+}
+
+#[cfg(not(all(
+    feature = "interpose",
+    not(loom),
+    target_os = "linux",
+    target_arch = "x86_64",
+    not(thread_cancel_portable)
+)))]
+fn set(p: *const Control) {
+    CURRENT.with(|c| c.set(p));
+}
+
+/// Feature `interpose` on x86_64 Linux: `CURRENT` is the platform's initial-exec thread-local
+/// slot instead (`sys::current_slot`), read with no call, so that an interposed function's
+/// fast path keeps its arguments in their registers (P11). Same meaning, same rules.
+#[cfg(all(
+    feature = "interpose",
+    not(loom),
+    target_os = "linux",
+    target_arch = "x86_64",
+    not(thread_cancel_portable)
+))]
+#[inline(always)]
+fn get() -> *const Control {
+    crate::sys::current_slot() as *const Control
+}
+
+#[cfg(all(
+    feature = "interpose",
+    not(loom),
+    target_os = "linux",
+    target_arch = "x86_64",
+    not(thread_cancel_portable)
+))]
+fn set(p: *const Control) {
+    crate::sys::set_current_slot(p as usize);
 }
 
 /// Links (or, with null, unlinks) the calling thread's control block. The caller keeps the
 /// block alive until it unlinks it.
 pub(crate) fn set_current(p: *const Control) {
     keep_interposed_linked();
-    CURRENT.with(|c| c.set(p));
+    set(p);
 }
 
 /// Feature `interpose`: keeps the interposed definitions (module `interpose`, and the C shims'
@@ -106,7 +163,7 @@ fn keep_interposed_linked() {}
 /// caller returns.
 #[inline(always)]
 pub(crate) fn current_ptr() -> Option<*const Control> {
-    let p = CURRENT.with(Cell::get);
+    let p = get();
     (!p.is_null()).then_some(p)
 }
 

@@ -15,16 +15,6 @@ fn ptr_or_null<T>(copy: &mut Option<T>) -> *mut T {
     copy.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut T)
 }
 
-/// The kind of a write to `fd`: descriptors 1 and 2 are not points.
-#[inline(always)]
-fn write_kind(fd: c_int) -> Kind {
-    if fd == 1 || fd == 2 {
-        Kind::Stdio
-    } else {
-        Kind::Point
-    }
-}
-
 /// `read(2)`, a cancellation point that fails with `ECANCELED`/`ETIMEDOUT`.
 ///
 /// # Safety
@@ -46,7 +36,7 @@ pub unsafe extern "C-unwind" fn write(fd: c_int, buf: *const c_void, n: size_t) 
     next::next_for_foreign_threads!(write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t);
     let a = [fd as c_long, buf as c_long, n as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_write, a, write_kind(fd)) as ssize_t }
+    unsafe { point(libc::SYS_write, a, Kind::Write) as ssize_t }
 }
 
 /// `__read_chk`: `read` as C code built with `_FORTIFY_SOURCE` calls it (glibc's own
@@ -94,7 +84,7 @@ pub unsafe extern "C-unwind" fn writev(fd: c_int, iov: *const libc::iovec, cnt: 
     next::next_for_foreign_threads!(writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t);
     let a = [fd as c_long, iov as c_long, cnt as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_writev, a, write_kind(fd)) as ssize_t }
+    unsafe { point(libc::SYS_writev, a, Kind::Write) as ssize_t }
 }
 
 /// `pread64(2)` (on 64-bit Linux also `pread`).

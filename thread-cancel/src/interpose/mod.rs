@@ -50,7 +50,7 @@ mod calls;
 mod next;
 
 use crate::control::Control;
-use crate::point::syscall::in_call;
+use crate::point::syscall::{in_call, in_call_keep};
 use crate::sys::CpResult;
 use crate::word;
 use libc::{c_int, c_long};
@@ -104,6 +104,22 @@ enum Verdict {
 enum Kind {
     Point,
     Stdio,
+    /// A write: `Stdio` if its descriptor (the first argument) is 1 or 2, else `Point`. Told
+    /// apart by [`point`] on its slow path only, from the arguments the trampoline gives back,
+    /// so that the fast path keeps nothing of it across the call.
+    Write,
+}
+
+impl Kind {
+    /// `Write` told apart by its descriptor `fd`; the others as they are.
+    #[inline(always)]
+    fn of(self, fd: c_long) -> Kind {
+        match self {
+            Kind::Write if fd == 1 || fd == 2 => Kind::Stdio,
+            Kind::Write => Kind::Point,
+            k => k,
+        }
+    }
 }
 
 /// Makes system call `nr` as an interposed point: its C-style result (`-1` and errno on
@@ -119,25 +135,51 @@ enum Kind {
 /// argument array to memory around the system call.
 #[inline(always)]
 unsafe fn point(nr: c_long, a: [c_long; 6], kind: Kind) -> c_long {
-    // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
-    let c = crate::control::current_ptr().map(|c| unsafe { &*c });
-    let r = match c {
-        // A failed call takes the slow path too: its errno store is a call (to
-        // `__errno_location`), which would make the fast path keep its values across it.
-        // SAFETY: forwarded from the caller; `c` is this thread's block. Nothing here can
-        // panic (a load, the trampoline, a comparison): the guard against an unwind into C is
-        // in the slow path.
-        Some(c) => match unsafe { in_call(c, nr, a) } {
-            CpResult::Done(r) if !(-4095..0).contains(&r) => return r,
-            r => r,
-        },
-        // Not used: without a control block the slow path makes the plain call.
-        None => CpResult::Canceled,
-    };
-    let how = Slow { nr, kind, r };
-    let [a1, a2, a3, a4, a5, a6] = a;
     // (A test the compiler folds away: the arguments are constants at nearly every call.)
-    if a4 == 0 && a5 == 0 && a6 == 0 {
+    let three = a[3] == 0 && a[4] == 0 && a[5] == 0;
+    let Some(c) = crate::control::current_ptr() else {
+        // A thread without a control block whose C library definition was not found: the
+        // slow path makes the plain call. A path of its own, so that the fast path below
+        // shares no block with it (the compiler would otherwise keep the arguments in
+        // callee-saved registers for both).
+        let how = Slow {
+            nr,
+            kind: kind.of(a[0]),
+            r: CpResult::Canceled,
+        };
+        // SAFETY: forwarded from the caller.
+        return unsafe { point_slow_any(three, None, how, a) };
+    };
+    // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
+    let c = unsafe { &*c };
+    // A failed call takes the slow path too: its errno store is a call (to
+    // `__errno_location`), which would make the fast path keep its values across it. The
+    // arguments for the slow path are the ones the trampoline preserved.
+    // SAFETY: forwarded from the caller; `c` is this thread's block. Nothing here can panic (a
+    // load, the trampoline, a comparison): the guard against an unwind into C is in the slow
+    // path.
+    let (r, a) = unsafe { in_call_keep(c, nr, a) };
+    // One sign test: a negative result is a failure, `CANCELED`, or (rarely: `fcntl`'s
+    // `F_GETOWN` of a process group) a value below the kernel's error range, which the slow
+    // path returns as it is (`c_result`).
+    if let CpResult::Done(r) = r {
+        if r >= 0 {
+            return r;
+        }
+    }
+    let kind = kind.of(a[0]);
+    // SAFETY: forwarded from the caller.
+    unsafe { point_slow_any(three, Some(c), Slow { nr, kind, r }, a) }
+}
+
+/// Jumps to [`point_slow3`] (`three`: the last three arguments are zero) or [`point_slow`].
+///
+/// # Safety
+/// As [`point_slow`].
+#[inline(always)]
+unsafe fn point_slow_any(three: bool, c: Option<&Control>, how: Slow, a: [c_long; 6]) -> c_long {
+    let [a1, a2, a3, a4, a5, a6] = a;
+    if three {
         // SAFETY: forwarded from the caller.
         unsafe { point_slow3(c, how.pack(), a1, a2, a3) }
     } else {

@@ -22,6 +22,22 @@ use std::sync::atomic::Ordering;
 /// `nr`, as for [`cp`].
 #[inline(always)]
 pub(crate) unsafe fn in_call(c: &Control, nr: calls::Call, a: [libc::c_long; 6]) -> CpResult {
+    // SAFETY: forwarded from the caller.
+    unsafe { in_call_keep(c, nr, a) }.0
+}
+
+/// [`in_call`], also returning the arguments as the platform has them after the call
+/// (`sys::syscall_cp`): a caller that may make the call again uses these, so that it
+/// keeps no copies of its own across the call.
+///
+/// # Safety
+/// As [`in_call`].
+#[inline(always)]
+pub(crate) unsafe fn in_call_keep(
+    c: &Control,
+    nr: calls::Call,
+    a: [libc::c_long; 6],
+) -> (CpResult, [libc::c_long; 6]) {
     let outer = c.in_syscall.load(Ordering::Relaxed);
     sys::publish_in_syscall(&c.in_syscall);
     // SAFETY: the word is this thread's (borrowed `c` outlives the call); the arguments are

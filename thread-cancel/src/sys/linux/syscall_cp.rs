@@ -54,6 +54,11 @@ pub(crate) enum CpResult {
 /// the calling thread got its state word, and only a canceler that found the thread inside
 /// this call sends the signal.
 ///
+/// The call's arguments are returned too, as they are after the call: the same values, but on
+/// x86_64 read back from the registers the trampoline preserved, so that a caller that needs
+/// them afterwards (to make the call again on a rare path) keeps no copies of its own across
+/// the call (P11).
+///
 /// # Safety
 /// `word` must point to the calling thread's live state word; the arguments must be valid for
 /// system call `nr` (pointers to memory that stays valid and appropriately borrowed for the
@@ -63,10 +68,30 @@ pub(crate) unsafe fn syscall_cp(
     word: *const u32,
     nr: libc::c_long,
     a: [libc::c_long; 6],
-) -> CpResult {
-    let [a1, a2, a3, a4, a5, a6] = a;
+) -> (CpResult, [libc::c_long; 6]) {
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let [mut a1, mut a2, mut a3, mut a4, mut a5, mut a6] = a;
     #[cfg(target_arch = "x86_64")]
-    let r = {
+    let r = if reads_three_arguments(nr) {
+        let r: libc::c_long;
+        // SAFETY: as below; a call whose kernel side reads only its first three arguments
+        // (`reads_three_arguments`) needs nothing in `r10`, `r8` and `r9`, so they are left to
+        // the compiler: the trampoline preserves them, and the values the caller keeps across
+        // the call (its control block, the flag it restores) stay there instead of in
+        // callee-saved registers that the function would have to save and restore (P11).
+        unsafe {
+            core::arch::asm!(
+                "call thread_cancel_cp_begin",
+                inout("rax") nr => r,
+                inout("rdi") a1,
+                inout("rsi") a2,
+                inout("rdx") a3,
+                inout("r11") word => _,
+                out("rcx") _,
+            );
+        }
+        r
+    } else {
         let r: libc::c_long;
         // SAFETY: forwarded from the caller. The trampoline (`arch/x86_64.rs`) takes the
         // system call's own registers and the word's address in `r11`, and changes only `rax`
@@ -79,12 +104,12 @@ pub(crate) unsafe fn syscall_cp(
             core::arch::asm!(
                 "call thread_cancel_cp_begin",
                 inout("rax") nr => r,
-                in("rdi") a1,
-                in("rsi") a2,
-                in("rdx") a3,
-                in("r10") a4,
-                in("r8") a5,
-                in("r9") a6,
+                inout("rdi") a1,
+                inout("rsi") a2,
+                inout("rdx") a3,
+                inout("r10") a4,
+                inout("r8") a5,
+                inout("r9") a6,
                 inout("r11") word => _,
                 out("rcx") _,
             );
@@ -100,11 +125,38 @@ pub(crate) unsafe fn syscall_cp(
     } else {
         unsafe { thread_cancel_syscall_cp(word, nr, a1, a2, a3, a4, a5, a6) }
     };
-    if r == CANCELED as libc::c_long {
+    let r = if r == CANCELED as libc::c_long {
         CpResult::Canceled
     } else {
         CpResult::Done(r)
-    }
+    };
+    (r, [a1, a2, a3, a4, a5, a6])
+}
+
+/// Whether the kernel's side of system call `nr` reads no argument beyond the third (so the
+/// registers of the fourth to sixth need not be set). Only calls listed here; any other is
+/// taken to read all six. Folded away where `nr` is a constant (every call site but the
+/// C ABI's generic ones).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn reads_three_arguments(nr: libc::c_long) -> bool {
+    matches!(
+        nr,
+        libc::SYS_read
+            | libc::SYS_write
+            | libc::SYS_readv
+            | libc::SYS_writev
+            | libc::SYS_recvmsg
+            | libc::SYS_sendmsg
+            | libc::SYS_connect
+            | libc::SYS_accept
+            | libc::SYS_poll
+            | libc::SYS_fsync
+            | libc::SYS_fdatasync
+            | libc::SYS_flock
+            | libc::SYS_nanosleep
+            | libc::SYS_close
+    )
 }
 
 /// 0 until the handler is installed; then the signal used to interrupt blocked cancellable

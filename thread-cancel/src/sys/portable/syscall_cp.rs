@@ -16,13 +16,28 @@ pub(crate) enum CpResult {
 
 /// Makes call `nr` unless the word pointed to by `word` says act; after a call that failed
 /// (it had no effect), acts if a request arrived meanwhile. A call that completed returns its
-/// result: the request waits for the next point.
+/// result: the request waits for the next point. The arguments are returned with the verdict,
+/// unchanged (the Linux layer's x86_64 trampoline returns them from the registers it kept).
 ///
 /// # Safety
 /// `word` must point to the calling thread's live state word; the arguments must be valid for
 /// call `nr`.
 #[inline(always)]
-pub(crate) unsafe fn syscall_cp(word: *const u32, nr: Call, a: [libc::c_long; 6]) -> CpResult {
+pub(crate) unsafe fn syscall_cp(
+    word: *const u32,
+    nr: Call,
+    a: [libc::c_long; 6],
+) -> (CpResult, [libc::c_long; 6]) {
+    // SAFETY: forwarded from the caller.
+    (unsafe { syscall_cp_once(word, nr, a) }, a)
+}
+
+/// [`syscall_cp`]'s verdict.
+///
+/// # Safety
+/// As [`syscall_cp`].
+#[inline(always)]
+unsafe fn syscall_cp_once(word: *const u32, nr: Call, a: [libc::c_long; 6]) -> CpResult {
     // SAFETY: the caller's word is a live, aligned `u32` only changed atomically.
     let load = || unsafe { (*word.cast::<std::sync::atomic::AtomicU32>()).load(Ordering::SeqCst) };
     if acts(load()) {

@@ -178,6 +178,67 @@ core::arch::global_asm!(
     request = const REQUEST,
 );
 
+// Feature `interpose`: the calling thread's control-block pointer, in a thread-local slot of
+// its own (`control/tls.rs` keeps it there instead of in a `thread_local!`). Rust compiles a
+// library's thread-locals for the general-dynamic model: in the object code their read is a
+// call to `__tls_get_addr`, which clobbers the argument registers, so every interposed
+// function saved its arguments in callee-saved registers around it (pushed and popped on
+// every call), even though the linker of an executable then turns the call into two loads.
+// This slot is read with the initial-exec model instead: one load of its offset from the GOT
+// (an immediate once the linker relaxes it in an executable) and one `fs`-relative load, no
+// call (P11). The feature is for programs: in a shared object the initial-exec model needs
+// static TLS, which a library loaded with `dlopen` may not get.
+#[cfg(all(feature = "interpose", target_os = "linux"))]
+core::arch::global_asm!(
+    ".pushsection .tbss,\"awT\",@nobits",
+    ".p2align 3",
+    ".globl thread_cancel_current_slot",
+    ".hidden thread_cancel_current_slot",
+    ".type thread_cancel_current_slot,@object",
+    ".size thread_cancel_current_slot, 8",
+    "thread_cancel_current_slot:",
+    ".zero 8",
+    ".popsection",
+);
+
+/// The calling thread's slot (see the slot's definition above): null until
+/// [`set_current_slot`] stores a pointer. Async-signal-safe: two loads, no call.
+#[cfg(all(feature = "interpose", target_os = "linux"))]
+#[inline(always)]
+pub(crate) fn current_slot() -> usize {
+    let p: usize;
+    // SAFETY: the GOT entry holds the slot's offset from the thread pointer (`fs`), so the
+    // second load reads the calling thread's 8-byte, 8-aligned slot, which exists in every
+    // thread from its start (static TLS, zero-initialised). Reads memory only, and only
+    // memory that `set_current_slot` (an `asm!` the compiler treats as writing any memory)
+    // writes: `pure` lets two reads with no write between them be one.
+    unsafe {
+        core::arch::asm!(
+            "mov {p}, qword ptr [rip + thread_cancel_current_slot@GOTTPOFF]",
+            "mov {p}, qword ptr fs:[{p}]",
+            p = out(reg) p,
+            options(pure, nostack, preserves_flags, readonly),
+        );
+    }
+    p
+}
+
+/// Stores `v` in the calling thread's slot.
+#[cfg(all(feature = "interpose", target_os = "linux"))]
+#[inline(always)]
+pub(crate) fn set_current_slot(v: usize) {
+    // SAFETY: as in `current_slot`; writes the calling thread's own slot only.
+    unsafe {
+        core::arch::asm!(
+            "mov {t}, qword ptr [rip + thread_cancel_current_slot@GOTTPOFF]",
+            "mov qword ptr fs:[{t}], {v}",
+            t = out(reg) _,
+            v = in(reg) v,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
 /// The interrupted program counter in a signal handler's `ucontext_t`.
 ///
 /// # Safety
