@@ -235,6 +235,9 @@ impl Running {
     }
 }
 
+/// How long [`sample`] lets the machine settle before each sample.
+const SETTLE: Duration = Duration::from_millis(10);
+
 /// Takes one sample of `side` (starting the driver on first use): a C thread blocked in `read`
 /// is canceled; the time from the cancel call to its first cleanup handler.
 ///
@@ -248,6 +251,11 @@ pub fn sample(side: Side) -> io::Result<Duration> {
     if running.is_none() {
         *running = Some(Running::start()?);
     }
+    // The previous sample of the round-robin (another scenario, of this process) may still be
+    // ending its threads on the other CPU; the side sampled right after it paid for that (seen:
+    // ours 1.45x glibc in that place, glibc 1.40x ours with the order of the two series
+    // swapped; 0.97x-1.01x with the driver alone). Both sides start from a quiet machine.
+    std::thread::sleep(SETTLE);
     let r = running
         .as_mut()
         .map_or_else(|| Err(io::Error::other("no driver")), |d| d.ask(side));

@@ -1262,7 +1262,8 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
          sample is the mean of a batch ({P1_BATCH} / {P2_BATCH} calls), a P5 sample of \
          {P5_BATCH} spawn + join; a P3/P4/P4c sample is one cancellation of a fresh thread \
          seen asleep in its system call, from the cancel call to the first cleanup handler \
-         starting. For P3 and P4 the floor is the wait's floor plus one bare unwind \
+         starting (a P4c sample after 10 ms of quiet: the side sampled right after another \
+         scenario paid for that scenario's threads ending, up to 1.4x). For P3 and P4 the floor is the wait's floor plus one bare unwind \
          (`resume_unwind` caught one frame up; its median in this run: {} us), so \
          \"ours/floor\" is the ratio the target holds them to and \"ours/glibc\" the gap to \
          glibc. A P7 sample is the mean of {P7_BATCH} calls; its floor is `catch_unwind` \
