@@ -1,7 +1,7 @@
 //! Signals: the C library's cancel signal (chosen at load, outside the program's real-time
 //! range), the calls that keep it from the program (`sigaction`, `signal` and the older
-//! handler and mask calls, `raise`, the set calls, the real-time range), the mask calls (which never block it), `sigpause`, `sigsuspend`, and the
-//! waits for a signal.
+//! handler and mask calls, `raise`, the set calls, the real-time range), the mask calls (which
+//! never block it), `sigpause`, `sigsuspend`, and the waits for a signal.
 //!
 //! # Safety (every function here)
 //! The arguments must be valid for the system call, as for the libc function of the same name.
