@@ -49,7 +49,8 @@ fn set(p: *const Control) {
 
 /// Feature `interpose` on x86_64 Linux: `CURRENT` is the platform's initial-exec thread-local
 /// slot instead (`sys::current_slot`), read with no call, so that an interposed function's
-/// fast path keeps its arguments in their registers (P11). Same meaning, same rules.
+/// fast path keeps its arguments in their registers (the cost of an interposed call over the
+/// raw system call). Same meaning, same rules.
 #[cfg(all(
     feature = "interpose",
     not(loom),

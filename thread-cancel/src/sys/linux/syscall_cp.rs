@@ -57,7 +57,7 @@ pub(crate) enum CpResult {
 /// The call's arguments are returned too, as they are after the call: the same values, but on
 /// x86_64 read back from the registers the trampoline preserved, so that a caller that needs
 /// them afterwards (to make the call again on a rare path) keeps no copies of its own across
-/// the call (P11).
+/// the call (the cost of an interposed call over the raw system call).
 ///
 /// # Safety
 /// `word` must point to the calling thread's live state word; the arguments must be valid for
@@ -78,7 +78,7 @@ pub(crate) unsafe fn syscall_cp(
         // (`reads_three_arguments`) needs nothing in `r10`, `r8` and `r9`, so they are left to
         // the compiler: the trampoline preserves them, and the values the caller keeps across
         // the call (its control block, the flag it restores) stay there instead of in
-        // callee-saved registers that the function would have to save and restore (P11).
+        // callee-saved registers that the function would have to save and restore.
         unsafe {
             core::arch::asm!(
                 "call thread_cancel_cp_begin",

@@ -186,7 +186,7 @@ core::arch::global_asm!(
 // every call), even though the linker of an executable then turns the call into two loads.
 // This slot is read with the initial-exec model instead: one load of its offset from the GOT
 // (an immediate once the linker relaxes it in an executable) and one `fs`-relative load, no
-// call (P11). The feature is for programs: in a shared object the initial-exec model needs
+// call. The feature is for programs: in a shared object the initial-exec model needs
 // static TLS, which a library loaded with `dlopen` may not get.
 #[cfg(all(feature = "interpose", target_os = "linux"))]
 core::arch::global_asm!(
