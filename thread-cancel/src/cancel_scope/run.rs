@@ -315,6 +315,15 @@ fn register(c: &Control, depth: usize, id: usize) {
 fn leave(c: &Control, frame: &Frame) -> bool {
     c.runs.leave(frame.depth, frame.scope_id());
     runs::set_top(frame.parent);
+    // The child processes the run started are its own no more (feature `interpose`).
+    #[cfg(all(
+        feature = "interpose",
+        not(loom),
+        target_os = "linux",
+        target_pointer_width = "64",
+        not(thread_cancel_portable)
+    ))]
+    crate::interpose::forget_children(frame.depth);
     let s = c.word.load();
     if s & (word::SCOPE | word::SCOPE_UNWIND) == 0 {
         return false;

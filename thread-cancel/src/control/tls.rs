@@ -102,7 +102,7 @@ fn keep_interposed_linked() {
         fn thread_cancel_interpose_shim_anchor() -> libc::c_int;
     }
     /// Addresses only, never called through.
-    struct Symbols([*const (); 39]);
+    struct Symbols([*const (); 42]);
     // SAFETY: addresses only, never dereferenced or called through this table.
     unsafe impl Sync for Symbols {}
     static SYMBOLS: Symbols = Symbols([
@@ -144,6 +144,9 @@ fn keep_interposed_linked() {
         libc::sigwait as *const (),
         libc::pthread_sigmask as *const (),
         libc::sigprocmask as *const (),
+        libc::fork as *const (),
+        libc::posix_spawn as *const (),
+        libc::posix_spawnp as *const (),
         thread_cancel_interpose_shim_anchor as *const (),
     ]);
     std::hint::black_box(&SYMBOLS.0);

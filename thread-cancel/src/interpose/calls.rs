@@ -5,7 +5,7 @@
 //! (`shim.c`: stable Rust cannot define C-variadic functions) that call [`thread_cancel_openat`]
 //! and [`thread_cancel_fcntl_lock`] here.
 
-use super::{next, plain, point, sleep_point, Kind};
+use super::{children, next, plain, point, sleep_point, Kind};
 use crate::sys::calls::SIGSET_SIZE;
 use libc::{c_int, c_long, c_void, size_t, ssize_t};
 
@@ -883,4 +883,123 @@ pub unsafe extern "C" fn thread_cancel_fcntl_lock(
 #[no_mangle]
 pub extern "C" fn thread_cancel_interpose_has_control() -> c_int {
     c_int::from(crate::control::current_ptr().is_some())
+}
+
+/// The C library's definition of the interposed function `$f` (declared by
+/// `next_for_foreign_threads!` in it), or, if there is none, a return of `$none`.
+macro_rules! own_next {
+    ($f:ident($($t:ty),* $(,)?) -> $r:ty, $none:expr $(,)?) => {{
+        let Some(p) = next::definition(&NEXT, concat!(stringify!($f), "\0"), $f as *const () as usize)
+        else {
+            return $none;
+        };
+        // SAFETY: `p` is the C library's definition of this very function (found by its name:
+        // the same C signature).
+        unsafe { ::std::mem::transmute::<usize, unsafe extern "C-unwind" fn($($t),*) -> $r>(p) }
+    }};
+}
+
+/// `fork(2)`. In a canceled run it fails with `ECANCELED`/`ETIMEDOUT` and no child; in a run,
+/// the child is the run's: a cancel of the run acted on by an interposed call kills it (see
+/// `children.rs`).
+///
+/// # Safety
+/// As `fork(2)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn fork() -> libc::pid_t {
+    next::next_for_foreign_threads!(fork() -> libc::pid_t);
+    if let Some(e) = super::refusal() {
+        super::set_errno(e);
+        return -1;
+    }
+    let next = own_next!(fork() -> libc::pid_t, {
+        super::set_errno(libc::ENOSYS);
+        -1
+    });
+    // SAFETY: the C library's `fork`, called as the caller called ours.
+    let pid = unsafe { next() };
+    if pid > 0 {
+        children::record(pid);
+    }
+    pid
+}
+
+/// `posix_spawn(3)`. In a canceled run it fails with `ECANCELED`/`ETIMEDOUT` and no child; in
+/// a run, the child is the run's (see [`fork`]).
+///
+/// # Safety
+/// As `posix_spawn(3)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn posix_spawn(
+    pid: *mut libc::pid_t,
+    path: *const libc::c_char,
+    actions: *const libc::posix_spawn_file_actions_t,
+    attr: *const libc::posix_spawnattr_t,
+    argv: *const *mut libc::c_char,
+    envp: *const *mut libc::c_char,
+) -> c_int {
+    next::next_for_foreign_threads!(posix_spawn(pid: *mut libc::pid_t, path: *const libc::c_char, actions: *const libc::posix_spawn_file_actions_t, attr: *const libc::posix_spawnattr_t, argv: *const *mut libc::c_char, envp: *const *mut libc::c_char) -> c_int);
+    let next = own_next!(
+        posix_spawn(
+            *mut libc::pid_t,
+            *const libc::c_char,
+            *const libc::posix_spawn_file_actions_t,
+            *const libc::posix_spawnattr_t,
+            *const *mut libc::c_char,
+            *const *mut libc::c_char,
+        ) -> c_int,
+        libc::ENOSYS
+    );
+    // SAFETY: forwarded from the caller (`spawn` passes a valid pid pointer).
+    unsafe { spawn(pid, |p| next(p, path, actions, attr, argv, envp)) }
+}
+
+/// `posix_spawnp(3)`: as [`posix_spawn`].
+///
+/// # Safety
+/// As `posix_spawnp(3)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn posix_spawnp(
+    pid: *mut libc::pid_t,
+    file: *const libc::c_char,
+    actions: *const libc::posix_spawn_file_actions_t,
+    attr: *const libc::posix_spawnattr_t,
+    argv: *const *mut libc::c_char,
+    envp: *const *mut libc::c_char,
+) -> c_int {
+    next::next_for_foreign_threads!(posix_spawnp(pid: *mut libc::pid_t, file: *const libc::c_char, actions: *const libc::posix_spawn_file_actions_t, attr: *const libc::posix_spawnattr_t, argv: *const *mut libc::c_char, envp: *const *mut libc::c_char) -> c_int);
+    let next = own_next!(
+        posix_spawnp(
+            *mut libc::pid_t,
+            *const libc::c_char,
+            *const libc::posix_spawn_file_actions_t,
+            *const libc::posix_spawnattr_t,
+            *const *mut libc::c_char,
+            *const *mut libc::c_char,
+        ) -> c_int,
+        libc::ENOSYS
+    );
+    // SAFETY: forwarded from the caller (`spawn` passes a valid pid pointer).
+    unsafe { spawn(pid, |p| next(p, file, actions, attr, argv, envp)) }
+}
+
+/// The body of [`posix_spawn`] and [`posix_spawnp`]: refused in a canceled run (the error
+/// number returned, as these functions do); else `call` with a valid pid pointer, and the
+/// child recorded as the run's.
+///
+/// # Safety
+/// `pid` null or valid for a write; `call` is the C library's function with the caller's other
+/// arguments.
+unsafe fn spawn(pid: *mut libc::pid_t, call: impl FnOnce(*mut libc::pid_t) -> c_int) -> c_int {
+    if let Some(e) = super::refusal() {
+        return e;
+    }
+    let mut own = 0;
+    let p = if pid.is_null() { &mut own } else { pid };
+    let r = call(p);
+    if r == 0 {
+        // SAFETY: `p` is the caller's valid pointer or `own`, written by the call.
+        children::record(unsafe { *p });
+    }
+    r
 }

@@ -47,7 +47,10 @@
 //! errno is the C library's (`__errno_location`).
 
 mod calls;
+mod children;
 mod next;
+
+pub(crate) use children::forget_from as forget_children;
 
 use crate::control::Control;
 use crate::point::syscall::{in_call, in_call_keep};
@@ -312,7 +315,12 @@ unsafe fn after_call(
             CpResult::Done(r) if r != -(libc::EINTR as c_long) => Ok(r),
             _ => match decide(c, r, kind) {
                 Verdict::Done(r) => Ok(r),
-                Verdict::Fail(e) => Err(e),
+                // SAFETY: forwarded from the caller.
+                Verdict::Fail(e) => match unsafe { children::collect(nr, a) } {
+                    // What the run's killed children left (their pipes, their status).
+                    Some(r) => Ok(r),
+                    None => Err(e),
+                },
                 Verdict::Plain => {
                     // SAFETY: forwarded from the caller.
                     let r = unsafe { plain(nr, a) };
@@ -386,9 +394,29 @@ fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
         // A thread cancel: stays pending for the thread's next own point (E04).
         return Verdict::Fail(libc::ECANCELED);
     }
-    // A scope's cancel (pending, or its unwind under way or swallowed): level-triggered.
+    // A scope's cancel (pending, or its unwind under way or swallowed): level-triggered. The
+    // children the canceled runs started are killed (`children.rs`).
     crate::point::runs::mark_acted();
+    children::kill_canceled();
     Verdict::Fail(scope_errno())
+}
+
+/// For a call that is not one system call (`fork`, `posix_spawn`): the errno it fails with,
+/// with no effect, where a point would act now; `None`: make the call.
+fn refusal() -> Option<c_int> {
+    let c = crate::control::current_ptr()?;
+    // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
+    let c = unsafe { &*c };
+    if !word::trampoline_acts(c.word.load()) {
+        return None;
+    }
+    let abort = AbortOnUnwind;
+    let v = match decide(c, CpResult::Canceled, Kind::Point) {
+        Verdict::Fail(e) => Some(e),
+        _ => None,
+    };
+    std::mem::forget(abort);
+    v
 }
 
 /// `ETIMEDOUT` if the innermost canceled run's scope was canceled by a deadline, else

@@ -66,3 +66,17 @@ macro_rules! next_for_foreign_threads {
     };
 }
 pub(super) use next_for_foreign_threads;
+
+/// The C library's definition in `slot` for any thread (the interposed functions that are not
+/// system calls of ours, `fork` and `posix_spawn`, always call it): found now with
+/// [`resolve`] if the load-time entry has not run yet (another object's constructor calls the
+/// function), `None` if there is none.
+pub(super) fn definition(slot: &AtomicUsize, name: &str, own: usize) -> Option<usize> {
+    let p = slot.load(Ordering::Relaxed);
+    if p != 0 {
+        return Some(p);
+    }
+    resolve(slot, name, own);
+    let p = slot.load(Ordering::Relaxed);
+    (p != 0).then_some(p)
+}

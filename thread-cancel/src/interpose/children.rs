@@ -1,0 +1,456 @@
+//! The child processes a run started, as the interposed `fork`, `posix_spawn` and `posix_spawnp`
+//! see them, and what a cancel of the run does to them.
+//!
+//! A child started inside a run is part of the run's work. When a cancel of that run is acted
+//! on by an interposed call (the call fails with `ECANCELED`/`ETIMEDOUT`), the run's children
+//! that are still tracked are **killed** (`SIGKILL`) and the call waits, bounded, until they
+//! have exited. From then on the run may **collect what they left**: in that canceled run a
+//! `read`/`readv` of a pipe, or a `poll` of pipes only, that cannot block (data, or end of file)
+//! completes, and a wait for one of the killed children (`waitpid`, `wait4`, `waitid` for its id
+//! or for any child) reaps it. Everything else still fails at once. So std's `Command::output`
+//! returns the output the child wrote before the kill and its status (killed by `SIGKILL`), and
+//! `Command::status` / `Child::wait` return that status: no panic inside std, no child left
+//! running, no zombie. The run reports the cancel, acted on.
+//!
+//! Bookkeeping is per thread, in thread-locals with constant initializers (no allocation, no
+//! lock: the interposed `fork` may be called from a signal handler): each entry holds a pidfd
+//! of the child, so a signal can never reach a process that reused a reaped child's id; the
+//! process that started it (a forked child of ours inherits its parent thread's entries, which
+//! are not its children: it ignores and closes them); the depth of the run that started it.
+//! An entry is forgotten (its pidfd closed) when that run ends, whether the child was killed,
+//! waited for or neither: a run that returns a running child leaves it alone.
+//!
+//! Not tracked: more than [`MAX`] children of one thread's runs at once, children started by
+//! `vfork`, `clone`, `_Fork` or by the C library's internals (`system`), and a kernel without
+//! pidfds (before Linux 5.3). Only the children themselves are killed: a grandchild that holds
+//! a pipe keeps it open, and a read of that pipe then fails as any other call.
+
+use crate::point::runs;
+use libc::{c_int, c_long, pid_t};
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// How many children of its runs one thread keeps track of at once.
+const MAX: usize = 16;
+
+/// How long a canceled call waits for the children it killed to exit (a process killed while in
+/// an uninterruptible sleep may take longer: the call then goes on, and their pipes may still
+/// be open).
+const EXIT_BOUND: Duration = Duration::from_millis(200);
+
+#[derive(Clone, Copy)]
+struct Entry {
+    /// A pidfd of the child: it refers to this very process, reaped or not.
+    pidfd: c_int,
+    pid: pid_t,
+    /// The process that started it.
+    owner: pid_t,
+    /// The depth of the run that started it.
+    depth: usize,
+    killed: bool,
+}
+
+const EMPTY: Entry = Entry {
+    pidfd: -1,
+    pid: 0,
+    owner: 0,
+    depth: 0,
+    killed: false,
+};
+
+thread_local! {
+    /// How many entries of `CHILDREN` are in use (the first ones).
+    static COUNT: Cell<usize> = const { Cell::new(0) };
+    static CHILDREN: [Cell<Entry>; MAX] = const { [const { Cell::new(EMPTY) }; MAX] };
+}
+
+/// A raw system call, its result as the kernel gives it (`-errno` on failure).
+fn sys(nr: c_long, a: [c_long; 6]) -> c_long {
+    let [a1, a2, a3, a4, a5, a6] = a;
+    // SAFETY: every call below passes arguments valid for `nr` (scalars, or pointers to locals
+    // that outlive the call). `syscall` is the C library's generic wrapper, not interposed.
+    let r = unsafe { libc::syscall(nr, a1, a2, a3, a4, a5, a6) };
+    if r == -1 {
+        // SAFETY: the calling thread's errno slot.
+        -c_long::from(unsafe { *libc::__errno_location() })
+    } else {
+        r
+    }
+}
+
+fn getpid() -> pid_t {
+    sys(libc::SYS_getpid, [0; 6]) as pid_t
+}
+
+fn close(fd: c_int) {
+    sys(libc::SYS_close, [fd as c_long, 0, 0, 0, 0, 0]);
+}
+
+/// Calls `f` on each entry in use, with its index; `f` returns the entry to keep, or `None` to
+/// forget it (its pidfd closed).
+fn retain(mut f: impl FnMut(Entry) -> Option<Entry>) {
+    CHILDREN.with(|kids| {
+        let mut n = COUNT.with(Cell::get);
+        let mut i = 0;
+        while i < n {
+            match f(kids[i].get()) {
+                Some(e) => {
+                    kids[i].set(e);
+                    i += 1;
+                }
+                None => {
+                    close(kids[i].get().pidfd);
+                    n -= 1;
+                    kids[i].set(kids[n].get());
+                    kids[n].set(EMPTY);
+                }
+            }
+        }
+        COUNT.with(|c| c.set(n));
+    });
+}
+
+/// After `fork`/`posix_spawn` started child `pid` in the calling thread: tracks it if the
+/// thread is in a run.
+pub(super) fn record(pid: pid_t) {
+    let top = runs::top();
+    if top.is_null() || pid <= 0 {
+        return;
+    }
+    // SAFETY: `top` is the innermost run in progress on this thread (see `runs::any_frame`).
+    let depth = unsafe { (*top).depth };
+    let me = getpid();
+    // Entries a forked child inherited from its parent's thread are not its own.
+    retain(|e| (e.owner == me).then_some(e));
+    if COUNT.with(Cell::get) == MAX {
+        return;
+    }
+    let fd = sys(libc::SYS_pidfd_open, [pid as c_long, 0, 0, 0, 0, 0]);
+    if fd < 0 {
+        return;
+    }
+    let e = Entry {
+        pidfd: fd as c_int,
+        pid,
+        owner: me,
+        depth,
+        killed: false,
+    };
+    let n = COUNT.with(Cell::get);
+    CHILDREN.with(|kids| kids[n].set(e));
+    COUNT.with(|c| c.set(n + 1));
+}
+
+/// The end of the run at `depth`: its children (and those of the runs inside it) are forgotten.
+#[inline(always)]
+pub(crate) fn forget_from(depth: usize) {
+    if COUNT.with(Cell::get) != 0 {
+        forget_from_cold(depth);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn forget_from_cold(depth: usize) {
+    retain(|e| (e.depth < depth).then_some(e));
+}
+
+/// A cancel of the calling thread's canceled runs is acted on by an interposed call: kills the
+/// children their runs started that are not killed yet, then waits (at most [`EXIT_BOUND`])
+/// until they have exited, so that their ends of pipes are closed.
+#[cold]
+pub(super) fn kill_canceled() {
+    if COUNT.with(Cell::get) == 0 {
+        return;
+    }
+    let Some(depth) = runs::outermost_canceled() else {
+        return;
+    };
+    let me = getpid();
+    let mut killed = Killed {
+        wait: [libc::pollfd {
+            fd: -1,
+            events: libc::POLLIN,
+            revents: 0,
+        }; WAIT_MAX],
+        opened: [false; WAIT_MAX],
+        n: 0,
+    };
+    retain(|mut e| {
+        if e.owner != me {
+            return None;
+        }
+        if e.depth >= depth && !e.killed {
+            e.killed = true;
+            kill_tree(e.pidfd, e.pid, 0, &mut killed);
+        }
+        Some(e)
+    });
+    // A pidfd polls readable once its process has exited (its files closed).
+    let end = Instant::now() + EXIT_BOUND;
+    let (wait, n) = (&mut killed.wait, killed.n);
+    let mut i = 0;
+    while i < n {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let ts = libc::timespec {
+            tv_sec: left.as_secs() as libc::time_t,
+            tv_nsec: left.subsec_nanos() as libc::c_long,
+        };
+        let p = &mut wait[i] as *mut libc::pollfd;
+        let r = sys(
+            libc::SYS_ppoll,
+            [p as c_long, 1, &ts as *const _ as c_long, 0, 0, 0],
+        );
+        if r != -(libc::EINTR as c_long) {
+            i += 1;
+        }
+    }
+    for (p, &opened) in wait[..n].iter().zip(&killed.opened) {
+        if opened {
+            close(p.fd);
+        }
+    }
+}
+
+/// How many processes one cancel kills and waits for at most (the run's children and their
+/// descendants).
+const WAIT_MAX: usize = 64;
+
+/// How deep below a child of the run its descendants are looked for.
+const DEPTH_MAX: usize = 8;
+
+/// The processes a cancel killed, to wait for (the first `n` pidfds); those `opened` for
+/// descendants are closed after the wait (the others are the entries').
+struct Killed {
+    wait: [libc::pollfd; WAIT_MAX],
+    opened: [bool; WAIT_MAX],
+    n: usize,
+}
+
+/// Kills the process of `pidfd` (id `pid`) and its descendants: stopped first, so that it
+/// starts no more children while they are listed (`/proc/<pid>/task/<pid>/children`: those of
+/// its main thread), then killed. A descendant's id is turned into a pidfd while its parent is
+/// stopped (it cannot be reaped and its id reused). Returns whether `pidfd` was added to `k`
+/// to be waited for (`level` 0: the run's child; deeper: a descendant's pidfd, which `k` then
+/// owns).
+fn kill_tree(pidfd: c_int, pid: pid_t, level: usize, k: &mut Killed) -> bool {
+    let signal = |fd: c_int, sig: c_int| {
+        sys(
+            libc::SYS_pidfd_send_signal,
+            [fd as c_long, sig as c_long, 0, 0, 0, 0],
+        ) == 0
+    };
+    if !signal(pidfd, libc::SIGSTOP) {
+        return false; // Already gone (reaped): nothing to kill.
+    }
+    let added = k.n < WAIT_MAX;
+    if added {
+        k.wait[k.n].fd = pidfd;
+        k.opened[k.n] = level > 0;
+        k.n += 1;
+    }
+    if level < DEPTH_MAX {
+        for_each_child(pid, |child| {
+            let fd = sys(libc::SYS_pidfd_open, [child as c_long, 0, 0, 0, 0, 0]);
+            if fd >= 0 && !kill_tree(fd as c_int, child, level + 1, k) {
+                close(fd as c_int);
+            }
+        });
+    }
+    signal(pidfd, libc::SIGKILL);
+    added
+}
+
+/// Calls `f` with each child id listed in `/proc/<pid>/task/<pid>/children` (read into a stack
+/// buffer: no allocation).
+fn for_each_child(pid: pid_t, mut f: impl FnMut(pid_t)) {
+    let mut path = [0u8; 64];
+    let mut len = 0;
+    for part in [b"/proc/".as_slice(), b"", b"/task/", b"", b"/children\0"] {
+        let digits;
+        let part = if part.is_empty() {
+            digits = decimal(pid);
+            &digits.0[..digits.1]
+        } else {
+            part
+        };
+        path[len..len + part.len()].copy_from_slice(part);
+        len += part.len();
+    }
+    let fd = sys(
+        libc::SYS_openat,
+        [
+            libc::AT_FDCWD as c_long,
+            path.as_ptr() as c_long,
+            (libc::O_RDONLY | libc::O_CLOEXEC) as c_long,
+            0,
+            0,
+            0,
+        ],
+    );
+    if fd < 0 {
+        return;
+    }
+    let mut buf = [0u8; 1024];
+    let r = sys(
+        libc::SYS_read,
+        [fd, buf.as_mut_ptr() as c_long, buf.len() as c_long, 0, 0, 0],
+    );
+    close(fd as c_int);
+    let mut id: pid_t = 0;
+    for &b in &buf[..r.max(0) as usize] {
+        if b.is_ascii_digit() {
+            id = id.saturating_mul(10).saturating_add(pid_t::from(b - b'0'));
+        } else if id != 0 {
+            f(id);
+            id = 0;
+        }
+    }
+    if id != 0 {
+        f(id);
+    }
+}
+
+/// The decimal digits of `n` (positive) and how many.
+fn decimal(mut n: pid_t) -> ([u8; 12], usize) {
+    let mut d = [0u8; 12];
+    let mut i = d.len();
+    loop {
+        i -= 1;
+        d[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let len = d.len() - i;
+    d.copy_within(i.., 0);
+    (d, len)
+}
+
+/// Whether a child of this process killed by [`kill_canceled`] is tracked; `pid` if given must
+/// be its id, and `unreaped` asks that it still wait to be reaped.
+fn killed_child(pid: Option<pid_t>, unreaped: bool) -> bool {
+    if COUNT.with(Cell::get) == 0 {
+        return false;
+    }
+    let me = getpid();
+    let mut found = false;
+    retain(|e| {
+        if e.killed && e.owner == me && pid.is_none_or(|p| p == e.pid) {
+            found |= !unreaped || zombie(e.pidfd);
+        }
+        Some(e)
+    });
+    found
+}
+
+/// Whether the process of `pidfd` has exited and not been reaped.
+fn zombie(pidfd: c_int) -> bool {
+    // SAFETY: an all-zero `siginfo_t` is a valid value (plain data).
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let r = sys(
+        libc::SYS_waitid,
+        [
+            libc::P_PIDFD as c_long,
+            pidfd as c_long,
+            &mut info as *mut _ as c_long,
+            (libc::WEXITED | libc::WNOWAIT | libc::WNOHANG) as c_long,
+            0,
+            0,
+        ],
+    );
+    // SAFETY: `info` was written by the kernel or is zero.
+    r == 0 && unsafe { info.si_pid() } != 0
+}
+
+/// Whether descriptor `fd` is a pipe or FIFO.
+fn is_pipe(fd: c_long) -> bool {
+    // SAFETY: an all-zero `stat` is a valid value (plain data).
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    sys(
+        libc::SYS_fstat,
+        [fd, &mut st as *mut _ as c_long, 0, 0, 0, 0],
+    ) == 0
+        && st.st_mode & libc::S_IFMT == libc::S_IFIFO
+}
+
+/// Whether a read of `fd` would not block now (data, end of file, or an error to report).
+fn readable_now(fd: c_long) -> bool {
+    let mut p = libc::pollfd {
+        fd: fd as c_int,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let zero = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    sys(
+        libc::SYS_ppoll,
+        [
+            &mut p as *mut _ as c_long,
+            1,
+            &zero as *const _ as c_long,
+            0,
+            0,
+            0,
+        ],
+    ) > 0
+}
+
+/// In a canceled run whose children were killed: system call `nr` with arguments `a` if it
+/// collects what they left without blocking (see the module documentation), made now: its raw
+/// result. `None`: it fails as any call.
+///
+/// # Safety
+/// The arguments are valid for system call `nr` (the interposed function's caller's contract).
+#[cold]
+pub(super) unsafe fn collect(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
+    if COUNT.with(Cell::get) == 0 {
+        return None;
+    }
+    match nr {
+        libc::SYS_read | libc::SYS_readv => {
+            (killed_child(None, false) && is_pipe(a[0]) && readable_now(a[0])).then(|| sys(nr, a))
+        }
+        libc::SYS_ppoll => {
+            let (fds, n) = (a[0] as *const libc::pollfd, a[1] as usize);
+            if n == 0 || n > 64 || fds.is_null() || !killed_child(None, false) {
+                return None;
+            }
+            // SAFETY: the caller's `poll` array of `n` entries (its contract).
+            let set = unsafe { std::slice::from_raw_parts(fds, n) };
+            if !set.iter().all(|p| p.fd < 0 || is_pipe(p.fd as c_long)) {
+                return None;
+            }
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            let r = sys(nr, [a[0], a[1], &zero as *const _ as c_long, a[3], a[4], 0]);
+            (r > 0).then_some(r)
+        }
+        libc::SYS_wait4 => {
+            let pid = a[0] as pid_t;
+            let waits = match pid {
+                -1 => killed_child(None, true),
+                p if p > 0 => killed_child(Some(p), false),
+                _ => false,
+            };
+            waits.then(|| sys(nr, a))
+        }
+        libc::SYS_waitid => {
+            let waits = match a[0] as libc::idtype_t {
+                libc::P_ALL => killed_child(None, true),
+                libc::P_PID => killed_child(Some(a[1] as pid_t), false),
+                _ => false,
+            };
+            waits.then(|| sys(nr, a))
+        }
+        _ => None,
+    }
+}
