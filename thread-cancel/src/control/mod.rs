@@ -49,6 +49,10 @@ pub(crate) struct Control {
     /// between the two sides: `sys::publish_in_syscall` / `observe_in_syscall`). So either the
     /// trampoline sees the request, or the request sees the flag and sends the signal.
     pub(crate) in_syscall: std::sync::atomic::AtomicBool,
+    /// Owner: its copy of `sys::fence_asymmetric()`, taken when the block is linked to the
+    /// thread (after the process-wide set-up): which store [`Self::in_syscall`] is published
+    /// with, read from this block rather than from a static.
+    pub(crate) fence_asymmetric: std::sync::atomic::AtomicBool,
     /// The thread's pthread and kernel ids while it is alive (cleared under the lock by
     /// `finish`), so the cancel signal is never sent to a thread that has gone.
     pthread: Mutex<Option<crate::sys::Target>>,
@@ -94,6 +98,7 @@ impl Control {
             thread: std::sync::OnceLock::new(),
             callbacks: Mutex::new(Callbacks::default()),
             in_syscall: std::sync::atomic::AtomicBool::new(false),
+            fence_asymmetric: std::sync::atomic::AtomicBool::new(false),
             pthread: Mutex::new(None),
             region: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
             ignored: std::sync::atomic::AtomicU8::new(IGNORED_UNKNOWN),

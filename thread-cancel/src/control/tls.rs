@@ -78,6 +78,12 @@ fn set(p: *const Control) {
 /// block alive until it unlinks it.
 pub(crate) fn set_current(p: *const Control) {
     keep_interposed_linked();
+    // SAFETY: a block being linked to this thread, alive while linked (the caller's contract).
+    if let Some(c) = unsafe { p.as_ref() } {
+        // Every caller has run `sys::prepare` (the process-wide set-up) before linking.
+        c.fence_asymmetric
+            .store(crate::sys::fence_asymmetric(), Ordering::Relaxed);
+    }
     set(p);
 }
 

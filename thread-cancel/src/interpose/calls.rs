@@ -5,7 +5,7 @@
 //! (`shim.c`: stable Rust cannot define C-variadic functions) that call [`thread_cancel_openat`]
 //! and [`thread_cancel_fcntl_lock`] here.
 
-use super::{children, next, plain, point, sleep_point, Kind};
+use super::{children, next, plain, point, point_on, sleep_point, Kind};
 use crate::sys::calls::SIGSET_SIZE;
 use libc::{c_int, c_long, c_void, size_t, ssize_t};
 
@@ -21,10 +21,10 @@ fn ptr_or_null<T>(copy: &mut Option<T>) -> *mut T {
 /// As `read(2)`: `buf` valid for `n` bytes of writes.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    next::next_for_foreign_threads!(read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t);
+    next::next_for_foreign_threads!(cur => read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t);
     let a = [fd as c_long, buf as c_long, n as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller (the arguments of `read(2)`).
-    unsafe { point(libc::SYS_read, a, Kind::Point) as ssize_t }
+    unsafe { point_on(cur, libc::SYS_read, a, Kind::Point) as ssize_t }
 }
 
 /// `write(2)`; a point except on descriptors 1 and 2.
@@ -33,10 +33,10 @@ pub unsafe extern "C-unwind" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> 
 /// As `write(2)`.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
-    next::next_for_foreign_threads!(write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t);
+    next::next_for_foreign_threads!(cur => write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t);
     let a = [fd as c_long, buf as c_long, n as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_write, a, Kind::Write) as ssize_t }
+    unsafe { point_on(cur, libc::SYS_write, a, Kind::Write) as ssize_t }
 }
 
 /// `__read_chk`: `read` as C code built with `_FORTIFY_SOURCE` calls it (glibc's own

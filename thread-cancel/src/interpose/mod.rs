@@ -138,9 +138,20 @@ impl Kind {
 /// argument array to memory around the system call.
 #[inline(always)]
 unsafe fn point(nr: c_long, a: [c_long; 6], kind: Kind) -> c_long {
+    // SAFETY: forwarded from the caller.
+    unsafe { point_on(crate::control::current_ptr(), nr, a, kind) }
+}
+
+/// [`point`] with the calling thread's control block read already (`cur`, from
+/// `control::current_ptr()`), so that a function that looked at it first reads it once.
+///
+/// # Safety
+/// As [`point`]; `cur` is `control::current_ptr()` of the calling thread, read in this call.
+#[inline(always)]
+unsafe fn point_on(cur: Option<*const Control>, nr: c_long, a: [c_long; 6], kind: Kind) -> c_long {
     // (A test the compiler folds away: the arguments are constants at nearly every call.)
     let three = a[3] == 0 && a[4] == 0 && a[5] == 0;
-    let Some(c) = crate::control::current_ptr() else {
+    let Some(c) = cur else {
         // A thread without a control block whose C library definition was not found: the
         // slow path makes the plain call. A path of its own, so that the fast path below
         // shares no block with it (the compiler would otherwise keep the arguments in

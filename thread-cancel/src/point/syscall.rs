@@ -39,7 +39,7 @@ pub(crate) unsafe fn in_call_keep(
     a: [libc::c_long; 6],
 ) -> (CpResult, [libc::c_long; 6]) {
     let outer = c.in_syscall.load(Ordering::Relaxed);
-    sys::publish_in_syscall(&c.in_syscall);
+    sys::publish_in_syscall(&c.in_syscall, c.fence_asymmetric.load(Ordering::Relaxed));
     // SAFETY: the word is this thread's (borrowed `c` outlives the call); the arguments are
     // valid for `nr` by this function's contract.
     let r = unsafe { sys::syscall_cp(c.word.as_ptr(), nr, a) };

@@ -68,7 +68,10 @@ pub(crate) use linux::{current_slot, set_current_slot};
     not(thread_cancel_portable)
 ))]
 pub(crate) use linux::{
-    fence::{observe as observe_in_syscall, publish as publish_in_syscall},
+    fence::{
+        asymmetric as fence_asymmetric, observe as observe_in_syscall,
+        publish as publish_in_syscall,
+    },
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
@@ -106,7 +109,10 @@ pub use portable::calls;
     thread_cancel_portable
 ))]
 pub(crate) use portable::{
-    fence::{observe as observe_in_syscall, publish as publish_in_syscall},
+    fence::{
+        asymmetric as fence_asymmetric, observe as observe_in_syscall,
+        publish as publish_in_syscall,
+    },
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{

@@ -30,10 +30,19 @@ pub(crate) fn register() {
     ASYMMETRIC.store(r == 0, Ordering::Release);
 }
 
-/// Owner: sets `flag` before reading the state word in the trampoline.
+/// Whether the process registered for the asymmetric fence: final once `prepare` has run, so
+/// each thread keeps a copy of it when it is linked to its control block (`asymmetric` of
+/// [`publish`], read from the block beside the flag: no load of this static on the fast path).
+pub(crate) fn asymmetric() -> bool {
+    ASYMMETRIC.load(Ordering::Acquire)
+}
+
+/// Owner: sets `flag` before reading the state word in the trampoline. `asymmetric` is the
+/// thread's copy of [`asymmetric()`] (false is always correct: the sequentially consistent
+/// store).
 #[inline(always)]
-pub(crate) fn publish(flag: &AtomicBool) {
-    if ASYMMETRIC.load(Ordering::Relaxed) {
+pub(crate) fn publish(flag: &AtomicBool, asymmetric: bool) {
+    if asymmetric {
         flag.store(true, Ordering::Relaxed);
         // Keeps the compiler from moving the store after the trampoline's load; the CPU may,
         // and `membarrier` on the other side covers that.

@@ -4,8 +4,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Owner: sets the flag (read by nobody who would signal; kept for the interface).
 #[inline(always)]
-pub(crate) fn publish(flag: &AtomicBool) {
+pub(crate) fn publish(flag: &AtomicBool, _asymmetric: bool) {
     flag.store(true, Ordering::Relaxed);
+}
+
+/// No fence: nothing to register.
+pub(crate) fn asymmetric() -> bool {
+    false
 }
 
 /// Canceler: never signal.
