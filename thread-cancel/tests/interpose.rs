@@ -1092,3 +1092,33 @@ fn e07_a_forked_child_never_kills_its_parents_children() {
         "the sleep was killed"
     );
 }
+
+#[test]
+fn e04_a_thread_cancel_kills_the_children_of_the_threads_runs() {
+    // A thread in a run waits for `Command::output`; its cancel kills the child (no panic in
+    // std: `output` returns what the child wrote and its status), then the thread acts on the
+    // cancel at its next own point.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = thread_cancel::spawn(move || {
+        let r = thread_cancel::with_timeout(Duration::from_secs(30), || {
+            Command::new("sh")
+                .args(["-c", "echo started; exec sleep 5"])
+                .output()
+        });
+        tx.send(r.map_err(|e| e.into_value())).unwrap();
+        thread_cancel::testcancel();
+        unreachable!("testcancel acted");
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let t = Instant::now();
+    h.cancel().unwrap();
+    let out = rx
+        .recv_timeout(Duration::from_secs(5))
+        .unwrap()
+        .expect("the run was not canceled: the thread was")
+        .expect("the output of the killed child");
+    assert!(t.elapsed() < BOUND, "{:?}", t.elapsed());
+    assert_eq!(out.stdout, b"started\n");
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    assert!(h.join().is_canceled());
+}

@@ -1,10 +1,10 @@
 //! The child processes a run started, as the interposed `fork`, `posix_spawn` and `posix_spawnp`
 //! see them, and what a cancel of the run does to them.
 //!
-//! A child started inside a run is part of the run's work. When a cancel of that run is acted
-//! on by an interposed call (the call fails with `ECANCELED`/`ETIMEDOUT`), the run's children
-//! that are still tracked are **killed** (`SIGKILL`) and the call waits, bounded, until they
-//! have exited. From then on the run may **collect what they left**: in that canceled run a
+//! A child started inside a run is part of the run's work. When a cancel of that run (or of the
+//! thread) is acted on by an interposed call (the call fails with `ECANCELED`/`ETIMEDOUT`), the
+//! run's children that are still tracked are **killed** (`SIGKILL`) with their descendants,
+//! and the call waits, bounded, until they have exited. From then on the run may **collect what they left**: in that canceled run a
 //! `read`/`readv` of a pipe, or a `poll` of pipes only, that cannot block (data, or end of file)
 //! completes, and a wait for one of the killed children (`waitpid`, `wait4`, `waitid` for its id
 //! or for any child) reaps it. Everything else still fails at once. So std's `Command::output`
@@ -155,15 +155,16 @@ fn forget_from_cold(depth: usize) {
     retain(|e| (e.depth < depth).then_some(e));
 }
 
-/// A cancel of the calling thread's canceled runs is acted on by an interposed call: kills the
-/// children their runs started that are not killed yet, then waits (at most [`EXIT_BOUND`])
-/// until they have exited, so that their ends of pipes are closed.
+/// A cancel is acted on by an interposed call: kills the children that the calling thread's
+/// runs at `depth` and inside it started (the outermost canceled run's depth for a scope's
+/// cancel; 0, every run, for a thread cancel) and that are not killed yet, then waits (at most
+/// [`EXIT_BOUND`]) until they have exited, so that their ends of pipes are closed.
 #[cold]
-pub(super) fn kill_canceled() {
+pub(super) fn kill(depth: Option<usize>) {
     if COUNT.with(Cell::get) == 0 {
         return;
     }
-    let Some(depth) = runs::outermost_canceled() else {
+    let Some(depth) = depth else {
         return;
     };
     let me = getpid();
@@ -331,7 +332,7 @@ fn decimal(mut n: pid_t) -> ([u8; 12], usize) {
     (d, len)
 }
 
-/// Whether a child of this process killed by [`kill_canceled`] is tracked; `pid` if given must
+/// Whether a child of this process killed by [`kill`] is tracked; `pid` if given must
 /// be its id, and `unreaped` asks that it still wait to be reaped.
 fn killed_child(pid: Option<pid_t>, unreaped: bool) -> bool {
     if COUNT.with(Cell::get) == 0 {

@@ -18,6 +18,9 @@
 //!   acted on at the thread's next own point (E04); a scope's cancel stays level-triggered, so
 //!   every later interposed call of that run fails at once (E03). A failure caused by a scope
 //!   marks the thread's canceled runs as acted on (`point::runs::mark_acted`, C08).
+//! - **Child processes.** Acting on a cancel kills the child processes the canceled runs
+//!   started (all the thread's runs for a thread cancel), and lets the run collect what they
+//!   left: `children.rs`.
 //! - **Sleeps.** `nanosleep` and relative `clock_nanosleep` fail with `EINTR` and write a
 //!   remaining time of zero: `std::thread::sleep` loops on `EINTR` with the remaining time (and
 //!   asserts that the error is `EINTR`), so it returns early, without a panic and without a
@@ -402,13 +405,15 @@ fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
         return Verdict::Plain;
     }
     if s & word::PENDING != 0 {
-        // A thread cancel: stays pending for the thread's next own point (E04).
+        // A thread cancel: stays pending for the thread's next own point (E04). It ends every
+        // run of the thread: their children are killed.
+        children::kill(Some(0));
         return Verdict::Fail(libc::ECANCELED);
     }
     // A scope's cancel (pending, or its unwind under way or swallowed): level-triggered. The
     // children the canceled runs started are killed (`children.rs`).
     crate::point::runs::mark_acted();
-    children::kill_canceled();
+    children::kill(crate::point::runs::outermost_canceled());
     Verdict::Fail(scope_errno())
 }
 
