@@ -93,24 +93,93 @@ unsafe fn plain_cold(
     unsafe { calls::plain(nr, [a1, a2, a3, a4, a5, a6]) }
 }
 
+/// The fast path of [`cp`] on a thread with a control block: the trampoline, which gives the
+/// argument registers back, and one sign test. Everything else is out of line, reached by a
+/// jump with every argument in a register ([`cp_slow3`] for calls whose last three arguments
+/// are zero, the common case), so that the fast path keeps nothing across the call (no
+/// callee-saved register to save and restore around it).
+///
 /// # Safety
 /// As [`cp`].
 #[inline(always)]
 unsafe fn cp_on(c: &Control, nr: calls::Call, a: [libc::c_long; 6]) -> libc::c_long {
-    loop {
-        // The trampoline's one load of the word decides: act on a pending request, or raise
-        // again a cancellation that `catch_unwind` swallowed (`act` tells the two apart).
+    // SAFETY: forwarded from this function's contract.
+    let (r, a) = unsafe { in_call_keep(c, nr, a) };
+    let r = match r {
+        CpResult::Done(r) if r >= 0 => return r,
+        CpResult::Done(r) => r,
+        CpResult::Canceled => CANCELED,
+    };
+    let [a1, a2, a3, a4, a5, a6] = a;
+    // (A test the compiler folds away: the arguments are constants at nearly every call.)
+    if a4 == 0 && a5 == 0 && a6 == 0 {
         // SAFETY: forwarded from this function's contract.
-        let r = unsafe { in_call(c, nr, a) };
-        return match r {
+        unsafe { cp_slow3(c, nr, r, a1, a2, a3) }
+    } else {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { cp_again(c, nr, r, a) }
+    }
+}
+
+/// The trampoline's "act" verdict, as a result no system call returns.
+const CANCELED: libc::c_long = libc::c_long::MIN;
+
+/// [`cp_again`] for a call whose last three arguments are zero: six arguments, all in
+/// registers.
+///
+/// # Safety
+/// As [`cp`].
+#[cold]
+#[inline(never)]
+unsafe fn cp_slow3(
+    c: &Control,
+    nr: calls::Call,
+    r: libc::c_long,
+    a1: libc::c_long,
+    a2: libc::c_long,
+    a3: libc::c_long,
+) -> libc::c_long {
+    // SAFETY: forwarded from the caller.
+    unsafe { cp_again(c, nr, r, [a1, a2, a3, 0, 0, 0]) }
+}
+
+/// The rest of [`cp_on`] once the trampoline returned `r` (a failure, or [`CANCELED`]): the
+/// failure, or the slow path's verdict ([`cp_slow`]), making the call again when told to.
+///
+/// # Safety
+/// As [`cp`].
+#[cold]
+#[inline(never)]
+unsafe fn cp_again(
+    c: &Control,
+    nr: calls::Call,
+    mut r: libc::c_long,
+    a: [libc::c_long; 6],
+) -> libc::c_long {
+    loop {
+        // The trampoline's one load of the word decided: act on a pending request, or raise
+        // again a cancellation that `catch_unwind` swallowed (`act` tells the two apart).
+        let v = if r == CANCELED {
+            CpResult::Canceled
+        } else {
+            CpResult::Done(r)
+        };
+        return match v {
             CpResult::Done(r) if r != -(libc::EINTR as libc::c_long) => r,
-            _ => match cp_slow(c, r) {
+            _ => match cp_slow(c, v) {
                 Slow::Result(r) => r,
                 // A point inside an unwind (a `Drop` during a panic) does not act: the plain
                 // call.
                 // SAFETY: forwarded from this function's contract.
-                Slow::Plain => unsafe { plain_cold(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
-                Slow::Again => continue,
+                Slow::Plain => unsafe { calls::plain(nr, a) },
+                Slow::Again => {
+                    // SAFETY: forwarded from this function's contract.
+                    r = match unsafe { in_call(c, nr, a) } {
+                        CpResult::Done(r) => r,
+                        CpResult::Canceled => CANCELED,
+                    };
+                    continue;
+                }
             },
         };
     }
