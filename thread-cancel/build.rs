@@ -1,8 +1,25 @@
 //! Without feature `interpose`, nothing. With it (Linux), compiles the C shims of the
-//! interposed C-variadic functions (`src/interpose/shim.c`).
+//! interposed C-variadic functions (`src/interpose/shim.c`), and names once where the
+//! interposition is built (the cfgs below).
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    // `thread_cancel_interpose`: the interposed functions are built (feature `interpose`, Linux,
+    // 64-bit, neither the loom model nor the portable layer). `thread_cancel_tls_slot`: and on
+    // x86_64, the thread's link to its control block is the initial-exec slot of
+    // `sys/linux/arch/x86_64.rs`.
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    let interpose = std::env::var_os("CARGO_FEATURE_INTERPOSE").is_some()
+        && var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_POINTER_WIDTH") == "64"
+        && std::env::var_os("CARGO_CFG_LOOM").is_none()
+        && std::env::var_os("CARGO_CFG_THREAD_CANCEL_PORTABLE").is_none();
+    if interpose {
+        println!("cargo:rustc-cfg=thread_cancel_interpose");
+        if var("CARGO_CFG_TARGET_ARCH") == "x86_64" {
+            println!("cargo:rustc-cfg=thread_cancel_tls_slot");
+        }
+    }
     println!("cargo:rerun-if-changed=src/interpose/shim.c");
     #[cfg(feature = "interpose")]
     {

@@ -132,13 +132,7 @@ mod control;
 mod current;
 // Feature `interpose`: the C library's blocking functions defined as points that fail with
 // `ECANCELED`/`ETIMEDOUT` (docs/interpose.md). No public items: its API is the C symbols.
-#[cfg(all(
-    feature = "interpose",
-    not(loom),
-    target_os = "linux",
-    target_pointer_width = "64",
-    not(thread_cancel_portable)
-))]
+#[cfg(thread_cancel_interpose)]
 mod interpose;
 // The C ABI's support needs the complete Linux layer (regions, the forced unwind, the signal).
 #[cfg(all(

@@ -994,9 +994,10 @@ fn e05_command_output_of_a_shell_ends_at_the_deadline_with_its_children_killed()
 
 #[test]
 fn e05_stress_scope_cancel_against_command_output() {
-    // Each race: a child that writes a line, then lives about 10 ms; the cancel comes 0–15 ms
-    // after the run starts. Whatever the moment: no panic, nothing the child wrote is lost,
-    // no child is left, and the result says which side won.
+    // Each race: a shell that writes a line, starts a `sleep` of 5 ms twice (its own children,
+    // which hold its output pipe), then writes another; the cancel comes 0–15 ms after the run
+    // starts. Whatever the moment — the shell forking included —: no panic, nothing the shell
+    // wrote is lost, no process is left, and the result says which side won.
     let n = (stress_count() / 10).max(50);
     let (to_helper, jobs) = std::sync::mpsc::channel::<(thread_cancel::CancelScope, u64)>();
     let helper = std::thread::spawn(move || {
@@ -1014,7 +1015,7 @@ fn e05_stress_scope_cancel_against_command_output() {
         let r = scope.run(|| {
             std::panic::catch_unwind(|| {
                 Command::new("sh")
-                    .args(["-c", "echo x; sleep 0.01"])
+                    .args(["-c", "echo x; sleep 0.005; sleep 0.005; echo y"])
                     .output()
             })
             .expect("no panic inside std")
@@ -1036,11 +1037,14 @@ fn e05_stress_scope_cancel_against_command_output() {
         };
         if let Some(out) = out {
             if out.status.signal() == Some(libc::SIGKILL) {
-                assert!(out.stdout.is_empty() || out.stdout == b"x\n", "{out:?}");
+                assert!(
+                    [&b""[..], b"x\n", b"x\ny\n"].contains(&&out.stdout[..]),
+                    "{out:?}"
+                );
                 killed += 1;
             } else {
                 assert!(out.status.success(), "{out:?}");
-                assert_eq!(out.stdout, b"x\n", "nothing lost");
+                assert_eq!(out.stdout, b"x\ny\n", "nothing lost");
                 completed += 1;
             }
         }
@@ -1121,4 +1125,43 @@ fn e04_a_thread_cancel_kills_the_children_of_the_threads_runs() {
     assert_eq!(out.stdout, b"started\n");
     assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
     assert!(h.join().is_canceled());
+}
+
+#[test]
+fn e05_a_cancel_while_the_child_forks_leaves_no_descendant_holding_its_pipe() {
+    // The shell starts 20 `sleep`s one after the other (each holds its output pipe); the
+    // deadline comes while it is forking. A process sent SIGSTOP may still fork until it has
+    // stopped: its children are listed only once it has, so none escapes the kill to keep the
+    // pipe open (std's `output` would then fail, and panic).
+    for i in 0..30u64 {
+        let budget = Duration::from_micros(1_000 + i * 300);
+        let r = thread_cancel::with_timeout(budget, || {
+            std::panic::catch_unwind(|| {
+                Command::new("sh")
+                    .args([
+                        "-c",
+                        "i=0; while [ $i -lt 20 ]; do sleep 3.21 & i=$((i+1)); done; wait",
+                    ])
+                    .output()
+            })
+            .expect("no panic inside std")
+        });
+        match r {
+            Ok(out) => panic!("the shell ended before its deadline: {out:?}"),
+            Err(e) => match e.into_value() {
+                None | Some(Err(_)) => {} // canceled before the spawn
+                Some(Ok(out)) => {
+                    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{out:?}")
+                }
+            },
+        }
+        assert_no_child_left();
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let sleeps = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|cmd| cmd == b"sleep\x003.21\x00")
+        .count();
+    assert_eq!(sleeps, 0, "a `sleep` escaped the kill");
 }

@@ -316,13 +316,7 @@ fn leave(c: &Control, frame: &Frame) -> bool {
     c.runs.leave(frame.depth, frame.scope_id());
     runs::set_top(frame.parent);
     // The child processes the run started are its own no more (feature `interpose`).
-    #[cfg(all(
-        feature = "interpose",
-        not(loom),
-        target_os = "linux",
-        target_pointer_width = "64",
-        not(thread_cancel_portable)
-    ))]
+    #[cfg(thread_cancel_interpose)]
     crate::interpose::forget_children(frame.depth);
     let s = c.word.load();
     if s & (word::SCOPE | word::SCOPE_UNWIND) == 0 {

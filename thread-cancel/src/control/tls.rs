@@ -10,13 +10,7 @@ use crate::word;
 
 use std::sync::atomic::Ordering;
 
-#[cfg(not(all(
-    feature = "interpose",
-    not(loom),
-    target_os = "linux",
-    target_arch = "x86_64",
-    not(thread_cancel_portable)
-)))]
+#[cfg(not(thread_cancel_tls_slot))]
 thread_local! {
     /// Non-null exactly while the thread's link (`current.rs`) holds the `Arc` it points into,
     /// or (a thread created for the C ABI) while the thread's root holds it.
@@ -24,25 +18,13 @@ thread_local! {
 }
 
 /// The calling thread's `CURRENT`.
-#[cfg(not(all(
-    feature = "interpose",
-    not(loom),
-    target_os = "linux",
-    target_arch = "x86_64",
-    not(thread_cancel_portable)
-)))]
+#[cfg(not(thread_cancel_tls_slot))]
 #[inline(always)]
 fn get() -> *const Control {
     CURRENT.with(std::cell::Cell::get)
 }
 
-#[cfg(not(all(
-    feature = "interpose",
-    not(loom),
-    target_os = "linux",
-    target_arch = "x86_64",
-    not(thread_cancel_portable)
-)))]
+#[cfg(not(thread_cancel_tls_slot))]
 fn set(p: *const Control) {
     CURRENT.with(|c| c.set(p));
 }
@@ -51,25 +33,13 @@ fn set(p: *const Control) {
 /// slot instead (`sys::current_slot`), read with no call, so that an interposed function's
 /// fast path keeps its arguments in their registers (the cost of an interposed call over the
 /// raw system call). Same meaning, same rules.
-#[cfg(all(
-    feature = "interpose",
-    not(loom),
-    target_os = "linux",
-    target_arch = "x86_64",
-    not(thread_cancel_portable)
-))]
+#[cfg(thread_cancel_tls_slot)]
 #[inline(always)]
 fn get() -> *const Control {
     crate::sys::current_slot() as *const Control
 }
 
-#[cfg(all(
-    feature = "interpose",
-    not(loom),
-    target_os = "linux",
-    target_arch = "x86_64",
-    not(thread_cancel_portable)
-))]
+#[cfg(thread_cancel_tls_slot)]
 fn set(p: *const Control) {
     crate::sys::set_current_slot(p as usize);
 }
@@ -94,13 +64,7 @@ pub(crate) fn set_current(p: *const Control) {
 /// bundled in it) only for a symbol undefined when it reaches it, and `std`, which calls
 /// `read` & co., comes after this crate on the link line: without this reference the C
 /// library's definitions would be the ones used.
-#[cfg(all(
-    feature = "interpose",
-    not(loom),
-    target_os = "linux",
-    target_pointer_width = "64",
-    not(thread_cancel_portable)
-))]
+#[cfg(thread_cancel_interpose)]
 #[inline(never)]
 fn keep_interposed_linked() {
     extern "C" {
@@ -158,13 +122,7 @@ fn keep_interposed_linked() {
     std::hint::black_box(&SYMBOLS.0);
 }
 
-#[cfg(not(all(
-    feature = "interpose",
-    not(loom),
-    target_os = "linux",
-    target_pointer_width = "64",
-    not(thread_cancel_portable)
-)))]
+#[cfg(not(thread_cancel_interpose))]
 #[inline(always)]
 fn keep_interposed_linked() {}
 

@@ -254,6 +254,7 @@ fn kill_tree(pidfd: c_int, pid: pid_t, level: usize, k: &mut Killed) -> bool {
         k.n += 1;
     }
     if level < DEPTH_MAX {
+        wait_stopped(pid);
         for_each_child(pid, |child| {
             let fd = sys(libc::SYS_pidfd_open, [child as c_long, 0, 0, 0, 0, 0]);
             if fd >= 0 && !kill_tree(fd as c_int, child, level + 1, k) {
@@ -265,19 +266,13 @@ fn kill_tree(pidfd: c_int, pid: pid_t, level: usize, k: &mut Killed) -> bool {
     added
 }
 
-/// Calls `f` with each child id listed in `/proc/<pid>/task/<pid>/children` (read into a stack
-/// buffer: no allocation).
-fn for_each_child(pid: pid_t, mut f: impl FnMut(pid_t)) {
+/// Reads `/proc/<pid>/<rest>` (`rest` ends with a nul) into `buf` (no allocation): how many
+/// bytes, 0 if it cannot be read.
+fn read_proc(pid: pid_t, rest: &[u8], buf: &mut [u8]) -> usize {
     let mut path = [0u8; 64];
+    let digits = decimal(pid);
     let mut len = 0;
-    for part in [b"/proc/".as_slice(), b"", b"/task/", b"", b"/children\0"] {
-        let digits;
-        let part = if part.is_empty() {
-            digits = decimal(pid);
-            &digits.0[..digits.1]
-        } else {
-            part
-        };
+    for part in [b"/proc/".as_slice(), &digits.0[..digits.1], b"/", rest] {
         path[len..len + part.len()].copy_from_slice(part);
         len += part.len();
     }
@@ -293,16 +288,53 @@ fn for_each_child(pid: pid_t, mut f: impl FnMut(pid_t)) {
         ],
     );
     if fd < 0 {
-        return;
+        return 0;
     }
-    let mut buf = [0u8; 1024];
     let r = sys(
         libc::SYS_read,
         [fd, buf.as_mut_ptr() as c_long, buf.len() as c_long, 0, 0, 0],
     );
     close(fd as c_int);
+    r.max(0) as usize
+}
+
+/// Waits (at most [`STOP_BOUND`]) until process `pid`, sent `SIGSTOP`, has stopped (or died):
+/// the signal is acted on when the process next returns to user space, and until then it may
+/// still start a child. Its state is the first letter after the `)` closing its name in
+/// `/proc/<pid>/stat`.
+fn wait_stopped(pid: pid_t) {
+    let end = Instant::now() + STOP_BOUND;
+    loop {
+        let mut buf = [0u8; 512];
+        let n = read_proc(pid, b"stat\0", &mut buf);
+        let state = buf[..n]
+            .iter()
+            .rposition(|&b| b == b')')
+            .and_then(|i| buf[..n].get(i + 2).copied());
+        if !matches!(state, Some(b'R' | b'S' | b'D' | b'W' | b'I' | b'P')) || Instant::now() >= end
+        {
+            return; // Stopped, dead, gone, or not stopping in time.
+        }
+        sys(libc::SYS_sched_yield, [0; 6]);
+    }
+}
+
+/// How long [`kill_tree`] waits for a process to stop before it lists its children.
+const STOP_BOUND: Duration = Duration::from_millis(50);
+
+/// Calls `f` with each child id listed in `/proc/<pid>/task/<pid>/children`.
+fn for_each_child(pid: pid_t, mut f: impl FnMut(pid_t)) {
+    let mut rest = [0u8; 32];
+    let digits = decimal(pid);
+    let mut len = 0;
+    for part in [b"task/".as_slice(), &digits.0[..digits.1], b"/children\0"] {
+        rest[len..len + part.len()].copy_from_slice(part);
+        len += part.len();
+    }
+    let mut buf = [0u8; 1024];
+    let n = read_proc(pid, &rest[..len], &mut buf);
     let mut id: pid_t = 0;
-    for &b in &buf[..r.max(0) as usize] {
+    for &b in &buf[..n] {
         if b.is_ascii_digit() {
             id = id.saturating_mul(10).saturating_add(pid_t::from(b - b'0'));
         } else if id != 0 {

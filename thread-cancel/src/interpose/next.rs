@@ -29,32 +29,15 @@ pub(super) fn resolve(slot: &AtomicUsize, name: &str, own: usize) {
     }
 }
 
-/// The C library's definition in `slot`, if the calling thread never met the crate and the
-/// definition was found: one thread-local read and one atomic load.
-#[inline(always)]
-pub(super) fn foreign(slot: &AtomicUsize) -> Option<usize> {
-    if crate::control::current_ptr().is_some() {
-        return None;
-    }
-    let p = slot.load(Ordering::Relaxed);
-    (p != 0).then_some(p)
-}
-
 /// Opens an interposed function: for a thread that never met the crate, calls the C library's
 /// definition of the function (`$f`, with the arguments and C signature given) and returns its
-/// result. Declares the function's slot and its `.init_array` entry.
+/// result. Declares the function's slot (`NEXT`) and its `.init_array` entry.
 ///
 /// With `$cur =>` first, binds `$cur` to the calling thread's control block
 /// (`control::current_ptr()`), read once for the whole function: pass it on to
 /// [`point_on`](super::point_on), so that the fast path reads the thread-local once.
 macro_rules! next_for_foreign_threads {
     ($cur:ident => $f:ident($($arg:ident: $t:ty),*) -> $r:ty) => {
-        let $cur = crate::control::current_ptr();
-        if $cur.is_none() {
-            super::next::next_for_foreign_threads!(@call $f($($arg: $t),*) -> $r);
-        }
-    };
-    (@call $f:ident($($arg:ident: $t:ty),*) -> $r:ty) => {
         static NEXT: ::std::sync::atomic::AtomicUsize = ::std::sync::atomic::AtomicUsize::new(0);
         #[used]
         #[link_section = ".init_array"]
@@ -64,36 +47,24 @@ macro_rules! next_for_foreign_threads {
             }
             resolve
         };
-        let p = NEXT.load(::std::sync::atomic::Ordering::Relaxed);
-        if p != 0 {
-            // SAFETY: `p` is the C library's definition of this very function (found by its
-            // name: the same C signature), called with the caller's arguments, whose contract
-            // the caller met.
-            let next: unsafe extern "C-unwind" fn($($t),*) -> $r =
-                unsafe { ::std::mem::transmute::<usize, unsafe extern "C-unwind" fn($($t),*) -> $r>(p) };
-            // SAFETY: as above.
-            return unsafe { next($($arg),*) };
+        // One thread-local read and, for a thread that never met the crate, one atomic load.
+        let $cur = crate::control::current_ptr();
+        if $cur.is_none() {
+            let p = NEXT.load(::std::sync::atomic::Ordering::Relaxed);
+            if p != 0 {
+                // SAFETY: `p` is the C library's definition of this very function (found by
+                // its name: the same C signature), called with the caller's arguments, whose
+                // contract the caller met.
+                let next: unsafe extern "C-unwind" fn($($t),*) -> $r = unsafe {
+                    ::std::mem::transmute::<usize, unsafe extern "C-unwind" fn($($t),*) -> $r>(p)
+                };
+                // SAFETY: as above.
+                return unsafe { next($($arg),*) };
+            }
         }
     };
     ($f:ident($($arg:ident: $t:ty),*) -> $r:ty) => {
-        static NEXT: ::std::sync::atomic::AtomicUsize = ::std::sync::atomic::AtomicUsize::new(0);
-        #[used]
-        #[link_section = ".init_array"]
-        static RESOLVE: extern "C" fn() = {
-            extern "C" fn resolve() {
-                super::next::resolve(&NEXT, concat!(stringify!($f), "\0"), $f as *const () as usize)
-            }
-            resolve
-        };
-        if let Some(p) = super::next::foreign(&NEXT) {
-            // SAFETY: `p` is the C library's definition of this very function (found by its
-            // name: the same C signature), called with the caller's arguments, whose contract
-            // the caller met.
-            let next: unsafe extern "C-unwind" fn($($t),*) -> $r =
-                unsafe { ::std::mem::transmute::<usize, unsafe extern "C-unwind" fn($($t),*) -> $r>(p) };
-            // SAFETY: as above.
-            return unsafe { next($($arg),*) };
-        }
+        super::next::next_for_foreign_threads!(_cur => $f($($arg: $t),*) -> $r);
     };
 }
 pub(super) use next_for_foreign_threads;

@@ -56,12 +56,7 @@ mod linux;
 pub use linux::calls;
 /// Feature `interpose` on x86_64 Linux: the calling thread's control-block pointer in an
 /// initial-exec thread-local slot (`control/tls.rs`).
-#[cfg(all(
-    feature = "interpose",
-    target_arch = "x86_64",
-    target_os = "linux",
-    not(thread_cancel_portable)
-))]
+#[cfg(thread_cancel_tls_slot)]
 pub(crate) use linux::{current_slot, set_current_slot};
 #[cfg(all(
     any(target_os = "linux", target_os = "android"),

@@ -14,7 +14,7 @@ pub(crate) mod syscall_cp;
 #[cfg_attr(target_arch = "riscv64", path = "arch/riscv64.rs")]
 mod arch;
 
-#[cfg(all(feature = "interpose", target_arch = "x86_64", target_os = "linux"))]
+#[cfg(thread_cancel_tls_slot)]
 pub(crate) use arch::{current_slot, set_current_slot};
 
 #[cfg(not(any(

@@ -188,7 +188,7 @@ core::arch::global_asm!(
 // (an immediate once the linker relaxes it in an executable) and one `fs`-relative load, no
 // call. The feature is for programs: in a shared object the initial-exec model needs
 // static TLS, which a library loaded with `dlopen` may not get.
-#[cfg(all(feature = "interpose", target_os = "linux"))]
+#[cfg(thread_cancel_tls_slot)]
 core::arch::global_asm!(
     ".pushsection .tbss,\"awT\",@nobits",
     ".p2align 3",
@@ -203,7 +203,7 @@ core::arch::global_asm!(
 
 /// The calling thread's slot (see the slot's definition above): null until
 /// [`set_current_slot`] stores a pointer. Async-signal-safe: two loads, no call.
-#[cfg(all(feature = "interpose", target_os = "linux"))]
+#[cfg(thread_cancel_tls_slot)]
 #[inline(always)]
 pub(crate) fn current_slot() -> usize {
     let p: usize;
@@ -224,7 +224,7 @@ pub(crate) fn current_slot() -> usize {
 }
 
 /// Stores `v` in the calling thread's slot.
-#[cfg(all(feature = "interpose", target_os = "linux"))]
+#[cfg(thread_cancel_tls_slot)]
 #[inline(always)]
 pub(crate) fn set_current_slot(v: usize) {
     // SAFETY: as in `current_slot`; writes the calling thread's own slot only.
