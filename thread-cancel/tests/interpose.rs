@@ -1165,3 +1165,37 @@ fn e05_a_cancel_while_the_child_forks_leaves_no_descendant_holding_its_pipe() {
         .count();
     assert_eq!(sleeps, 0, "a `sleep` escaped the kill");
 }
+
+#[test]
+fn e07_a_forked_child_forgets_its_parents_pidfds_at_once() {
+    // The record of a run's children holds a pidfd per child. In the child of `fork` these are
+    // copies of the parent's: closed by `fork` itself, before the child can reuse their
+    // numbers (closing them later could close a descriptor the child opened meanwhile).
+    fn pidfds() -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|l| l.to_string_lossy().contains("pidfd"))
+            .count()
+    }
+    let out = thread_cancel::CancelScope::new().run(|| {
+        let mut sleeper = Command::new("sleep").arg("2").spawn().unwrap();
+        let before = pidfds();
+        // SAFETY: the child lists its descriptors and `_exit`s.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let n = pidfds();
+            // SAFETY: ends the child.
+            unsafe { libc::_exit(n as i32) };
+        }
+        let mut st = 0;
+        // SAFETY: our own child; a valid out-pointer.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
+        (before, libc::WEXITSTATUS(st))
+    });
+    let (before, in_child) = out.unwrap();
+    assert!(before >= 1, "the run's child is recorded with a pidfd");
+    assert_eq!(in_child, 0, "the forked child kept the parent's pidfds");
+}

@@ -920,6 +920,8 @@ pub unsafe extern "C-unwind" fn fork() -> libc::pid_t {
     let pid = unsafe { next() };
     if pid > 0 {
         children::record(pid);
+    } else if pid == 0 {
+        children::after_fork_in_child();
     }
     pid
 }

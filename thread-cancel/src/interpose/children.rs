@@ -62,6 +62,22 @@ thread_local! {
     /// How many entries of `CHILDREN` are in use (the first ones).
     static COUNT: Cell<usize> = const { Cell::new(0) };
     static CHILDREN: [Cell<Entry>; MAX] = const { [const { Cell::new(EMPTY) }; MAX] };
+    /// Whether this thread is inside one of the functions below: a signal handler that
+    /// interrupts one of them and calls another (`fork`, or an interposed call that acts on a
+    /// cancel) finds the table being changed and leaves it alone (see [`exclusive`]).
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with the table to itself, or returns `None` if this thread is already inside a
+/// function of this module (a signal handler interrupted it): the nested call then tracks,
+/// kills and collects nothing. Nothing in `f` panics.
+fn exclusive<R>(f: impl FnOnce() -> R) -> Option<R> {
+    if BUSY.with(|b| b.replace(true)) {
+        return None;
+    }
+    let r = f();
+    BUSY.with(|b| b.set(false));
+    Some(r)
 }
 
 /// A raw system call, its result as the kernel gives it (`-errno` on failure).
@@ -119,14 +135,25 @@ pub(super) fn record(pid: pid_t) {
     }
     // SAFETY: `top` is the innermost run in progress on this thread (see `runs::any_frame`).
     let depth = unsafe { (*top).depth };
+    exclusive(|| record_at(pid, depth));
+}
+
+fn record_at(pid: pid_t, depth: usize) {
     let me = getpid();
-    // Entries a forked child inherited from its parent's thread are not its own.
+    // Entries a child made by other means than `fork` (which forgets them at once) inherited
+    // from its parent's thread are not its own.
     retain(|e| (e.owner == me).then_some(e));
     if COUNT.with(Cell::get) == MAX {
         return;
     }
     let fd = sys(libc::SYS_pidfd_open, [pid as c_long, 0, 0, 0, 0, 0]);
     if fd < 0 {
+        return;
+    }
+    // Still our child: not reaped (by a `SIGCHLD` set to be ignored, or another thread's wait
+    // for any child) and its id taken by an unrelated process before the pidfd was opened.
+    if waitid_pidfd(fd as c_int, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT).is_none() {
+        close(fd as c_int);
         return;
     }
     let e = Entry {
@@ -152,7 +179,15 @@ pub(crate) fn forget_from(depth: usize) {
 #[cold]
 #[inline(never)]
 fn forget_from_cold(depth: usize) {
-    retain(|e| (e.depth < depth).then_some(e));
+    exclusive(|| retain(|e| (e.depth < depth).then_some(e)));
+}
+
+/// In the child of the interposed `fork`: the entries are the parent's (their pidfds are
+/// copies), forgotten at once, before the child can reuse those descriptor numbers.
+pub(super) fn after_fork_in_child() {
+    if COUNT.with(Cell::get) != 0 {
+        exclusive(|| retain(|_| None));
+    }
 }
 
 /// A cancel is acted on by an interposed call: kills the children that the calling thread's
@@ -167,6 +202,10 @@ pub(super) fn kill(depth: Option<usize>) {
     let Some(depth) = depth else {
         return;
     };
+    exclusive(|| kill_from(depth));
+}
+
+fn kill_from(depth: usize) {
     let me = getpid();
     let mut killed = Killed {
         wait: [libc::pollfd {
@@ -176,14 +215,14 @@ pub(super) fn kill(depth: Option<usize>) {
         }; WAIT_MAX],
         opened: [false; WAIT_MAX],
         n: 0,
+        stop_end: Instant::now() + STOP_BOUND,
     };
     retain(|mut e| {
         if e.owner != me {
             return None;
         }
         if e.depth >= depth && !e.killed {
-            e.killed = true;
-            kill_tree(e.pidfd, e.pid, 0, &mut killed);
+            e.killed = kill_tree(e.pidfd, e.pid, 0, &mut killed);
         }
         Some(e)
     });
@@ -224,19 +263,24 @@ const WAIT_MAX: usize = 64;
 const DEPTH_MAX: usize = 8;
 
 /// The processes a cancel killed, to wait for (the first `n` pidfds); those `opened` for
-/// descendants are closed after the wait (the others are the entries').
+/// descendants are closed after the wait (the others are the entries'). `stop_end`: until when
+/// [`wait_stopped`] waits, for all the processes of this cancel together.
 struct Killed {
     wait: [libc::pollfd; WAIT_MAX],
     opened: [bool; WAIT_MAX],
     n: usize,
+    stop_end: Instant,
 }
 
-/// Kills the process of `pidfd` (id `pid`) and its descendants: stopped first, so that it
-/// starts no more children while they are listed (`/proc/<pid>/task/<pid>/children`: those of
-/// its main thread), then killed. A descendant's id is turned into a pidfd while its parent is
-/// stopped (it cannot be reaped and its id reused). Returns whether `pidfd` was added to `k`
-/// to be waited for (`level` 0: the run's child; deeper: a descendant's pidfd, which `k` then
-/// owns).
+/// Kills the process of `pidfd` (id `pid`) and its descendants: stopped first, then (once it
+/// has stopped: until then it may still start a child) its children are listed
+/// (`/proc/<pid>/task/<pid>/children`: those of its main thread), then it is killed. A
+/// descendant's id is turned into a pidfd while its parent is stopped (it cannot be reaped and
+/// its id reused meanwhile, unless that parent ignores `SIGCHLD`). Each killed process is added
+/// to `k` to be waited for; at `level` 0 `pidfd` is an entry's, deeper it is a descendant's,
+/// which `k` then owns (closed here if `k` is full). Returns whether the process was there to
+/// be killed. Iterative in effect on the stack: the listing's buffer is gone before the
+/// recursion (a call from a signal handler may run on a small alternate stack).
 fn kill_tree(pidfd: c_int, pid: pid_t, level: usize, k: &mut Killed) -> bool {
     let signal = |fd: c_int, sig: c_int| {
         sys(
@@ -245,7 +289,11 @@ fn kill_tree(pidfd: c_int, pid: pid_t, level: usize, k: &mut Killed) -> bool {
         ) == 0
     };
     if !signal(pidfd, libc::SIGSTOP) {
-        return false; // Already gone (reaped): nothing to kill.
+        // Already gone (reaped): nothing to kill.
+        if level > 0 {
+            close(pidfd);
+        }
+        return false;
     }
     let added = k.n < WAIT_MAX;
     if added {
@@ -254,16 +302,20 @@ fn kill_tree(pidfd: c_int, pid: pid_t, level: usize, k: &mut Killed) -> bool {
         k.n += 1;
     }
     if level < DEPTH_MAX {
-        wait_stopped(pid);
-        for_each_child(pid, |child| {
+        wait_stopped(pid, k.stop_end);
+        let (children, n) = children_of(pid);
+        for &child in &children[..n] {
             let fd = sys(libc::SYS_pidfd_open, [child as c_long, 0, 0, 0, 0, 0]);
-            if fd >= 0 && !kill_tree(fd as c_int, child, level + 1, k) {
-                close(fd as c_int);
+            if fd >= 0 {
+                kill_tree(fd as c_int, child, level + 1, k);
             }
-        });
+        }
     }
     signal(pidfd, libc::SIGKILL);
-    added
+    if !added && level > 0 {
+        close(pidfd);
+    }
+    true
 }
 
 /// Reads `/proc/<pid>/<rest>` (`rest` ends with a nul) into `buf` (no allocation): how many
@@ -298,12 +350,12 @@ fn read_proc(pid: pid_t, rest: &[u8], buf: &mut [u8]) -> usize {
     r.max(0) as usize
 }
 
-/// Waits (at most [`STOP_BOUND`]) until process `pid`, sent `SIGSTOP`, has stopped (or died):
+/// Waits (until `end` at most) until process `pid`, sent `SIGSTOP`, has stopped (or died):
 /// the signal is acted on when the process next returns to user space, and until then it may
 /// still start a child. Its state is the first letter after the `)` closing its name in
 /// `/proc/<pid>/stat`.
-fn wait_stopped(pid: pid_t) {
-    let end = Instant::now() + STOP_BOUND;
+#[inline(never)]
+fn wait_stopped(pid: pid_t, end: Instant) {
     loop {
         let mut buf = [0u8; 512];
         let n = read_proc(pid, b"stat\0", &mut buf);
@@ -319,11 +371,18 @@ fn wait_stopped(pid: pid_t) {
     }
 }
 
-/// How long [`kill_tree`] waits for a process to stop before it lists its children.
+/// How long [`kill_tree`] waits, for all the processes of one cancel together, for each to stop
+/// before it lists its children.
 const STOP_BOUND: Duration = Duration::from_millis(50);
 
-/// Calls `f` with each child id listed in `/proc/<pid>/task/<pid>/children`.
-fn for_each_child(pid: pid_t, mut f: impl FnMut(pid_t)) {
+/// How many children of one process [`kill_tree`] kills at most.
+const CHILDREN_MAX: usize = 64;
+
+/// The child ids listed in `/proc/<pid>/task/<pid>/children` (at most [`CHILDREN_MAX`]), and
+/// how many. An id is taken only when a separator follows it, or the file ended after it: a
+/// listing cut by the buffer's end never yields part of a number.
+#[inline(never)]
+fn children_of(pid: pid_t) -> ([pid_t; CHILDREN_MAX], usize) {
     let mut rest = [0u8; 32];
     let digits = decimal(pid);
     let mut len = 0;
@@ -333,18 +392,25 @@ fn for_each_child(pid: pid_t, mut f: impl FnMut(pid_t)) {
     }
     let mut buf = [0u8; 1024];
     let n = read_proc(pid, &rest[..len], &mut buf);
+    let mut out = [0; CHILDREN_MAX];
+    let mut count = 0;
     let mut id: pid_t = 0;
     for &b in &buf[..n] {
         if b.is_ascii_digit() {
             id = id.saturating_mul(10).saturating_add(pid_t::from(b - b'0'));
         } else if id != 0 {
-            f(id);
+            if count < CHILDREN_MAX {
+                out[count] = id;
+                count += 1;
+            }
             id = 0;
         }
     }
-    if id != 0 {
-        f(id);
+    if id != 0 && n < buf.len() && count < CHILDREN_MAX {
+        out[count] = id;
+        count += 1;
     }
+    (out, count)
 }
 
 /// The decimal digits of `n` (positive) and how many.
@@ -364,8 +430,9 @@ fn decimal(mut n: pid_t) -> ([u8; 12], usize) {
     (d, len)
 }
 
-/// Whether a child of this process killed by [`kill`] is tracked; `pid` if given must
-/// be its id, and `unreaped` asks that it still wait to be reaped.
+/// Whether a child of this process killed by [`kill`] is tracked; `pid` if given must be its
+/// id, and `unreaped` asks that it has exited and waits to be reaped (its id cannot have been
+/// reused).
 fn killed_child(pid: Option<pid_t>, unreaped: bool) -> bool {
     if COUNT.with(Cell::get) == 0 {
         return false;
@@ -381,8 +448,10 @@ fn killed_child(pid: Option<pid_t>, unreaped: bool) -> bool {
     found
 }
 
-/// Whether the process of `pidfd` has exited and not been reaped.
-fn zombie(pidfd: c_int) -> bool {
+/// `waitid(P_PIDFD, pidfd, ..)` with `options`: the id of the process it reports (0: none,
+/// with `WNOHANG`), or `None` if the call fails (`ECHILD`: not a child of this process, or
+/// already reaped). Linux 5.4.
+fn waitid_pidfd(pidfd: c_int, options: c_int) -> Option<pid_t> {
     // SAFETY: an all-zero `siginfo_t` is a valid value (plain data).
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     let r = sys(
@@ -391,13 +460,18 @@ fn zombie(pidfd: c_int) -> bool {
             libc::P_PIDFD as c_long,
             pidfd as c_long,
             &mut info as *mut _ as c_long,
-            (libc::WEXITED | libc::WNOWAIT | libc::WNOHANG) as c_long,
+            options as c_long,
             0,
             0,
         ],
     );
-    // SAFETY: `info` was written by the kernel or is zero.
-    r == 0 && unsafe { info.si_pid() } != 0
+    // SAFETY: `info` was written by the kernel, or is zero.
+    (r == 0).then(|| unsafe { info.si_pid() })
+}
+
+/// Whether the process of `pidfd` has exited and not been reaped.
+fn zombie(pidfd: c_int) -> bool {
+    waitid_pidfd(pidfd, libc::WEXITED | libc::WNOWAIT | libc::WNOHANG).is_some_and(|p| p != 0)
 }
 
 /// Whether descriptor `fd` is a pipe or FIFO.
@@ -411,8 +485,9 @@ fn is_pipe(fd: c_long) -> bool {
         && st.st_mode & libc::S_IFMT == libc::S_IFIFO
 }
 
-/// Whether a read of `fd` would not block now (data, end of file, or an error to report).
-fn readable_now(fd: c_long) -> bool {
+/// Whether every writer of pipe `fd` is gone (`POLLHUP`): a read of it cannot block (what is
+/// left in it, then end of file), whatever another thread does meanwhile.
+fn hung_up(fd: c_long) -> bool {
     let mut p = libc::pollfd {
         fd: fd as c_int,
         events: libc::POLLIN,
@@ -433,6 +508,7 @@ fn readable_now(fd: c_long) -> bool {
             0,
         ],
     ) > 0
+        && p.revents & libc::POLLHUP != 0
 }
 
 /// In a canceled run whose children were killed: system call `nr` with arguments `a` if it
@@ -446,9 +522,18 @@ pub(super) unsafe fn collect(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
     if COUNT.with(Cell::get) == 0 {
         return None;
     }
+    // SAFETY: forwarded from the caller.
+    exclusive(|| unsafe { collect_now(nr, a) }).flatten()
+}
+
+/// [`collect`] with the table to itself.
+///
+/// # Safety
+/// As [`collect`].
+unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
     match nr {
         libc::SYS_read | libc::SYS_readv => {
-            (killed_child(None, false) && is_pipe(a[0]) && readable_now(a[0])).then(|| sys(nr, a))
+            (killed_child(None, false) && is_pipe(a[0]) && hung_up(a[0])).then(|| sys(nr, a))
         }
         libc::SYS_ppoll => {
             let (fds, n) = (a[0] as *const libc::pollfd, a[1] as usize);
@@ -460,6 +545,7 @@ pub(super) unsafe fn collect(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
             if !set.iter().all(|p| p.fd < 0 || is_pipe(p.fd as c_long)) {
                 return None;
             }
+            // Made with no timeout: it cannot block.
             let zero = libc::timespec {
                 tv_sec: 0,
                 tv_nsec: 0,
@@ -468,21 +554,37 @@ pub(super) unsafe fn collect(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
             (r > 0).then_some(r)
         }
         libc::SYS_wait4 => {
-            let pid = a[0] as pid_t;
-            let waits = match pid {
+            let waits = match a[0] as pid_t {
                 -1 => killed_child(None, true),
-                p if p > 0 => killed_child(Some(p), false),
+                p if p > 0 => killed_child(Some(p), true),
                 _ => false,
             };
-            waits.then(|| sys(nr, a))
+            if !waits {
+                return None;
+            }
+            // Made with `WNOHANG`, so that it cannot block (another thread may reap the child
+            // first): nothing to report is a failure as any call's.
+            let mut b = a;
+            b[2] |= libc::WNOHANG as c_long;
+            let r = sys(nr, b);
+            (r != 0).then_some(r)
         }
         libc::SYS_waitid => {
+            let info = a[2] as *const libc::siginfo_t;
             let waits = match a[0] as libc::idtype_t {
                 libc::P_ALL => killed_child(None, true),
-                libc::P_PID => killed_child(Some(a[1] as pid_t), false),
+                libc::P_PID => killed_child(Some(a[1] as pid_t), true),
                 _ => false,
             };
-            waits.then(|| sys(nr, a))
+            if !waits || info.is_null() {
+                return None;
+            }
+            // As for `wait4`: with `WNOHANG`; nothing reported (`si_pid` zero) is a failure.
+            let mut b = a;
+            b[3] |= libc::WNOHANG as c_long;
+            let r = sys(nr, b);
+            // SAFETY: the caller's `siginfo_t`, written by the call.
+            (r != 0 || unsafe { (*info).si_pid() } != 0).then_some(r)
         }
         _ => None,
     }
