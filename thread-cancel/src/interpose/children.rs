@@ -3,27 +3,30 @@
 //!
 //! A child started inside a run is part of the run's work. When a cancel of that run (or of the
 //! thread) is acted on by an interposed call (the call fails with `ECANCELED`/`ETIMEDOUT`), the
-//! run's children that are still tracked are **killed** (`SIGKILL`) with their descendants,
-//! and the call waits, bounded, until they have exited. From then on the run may **collect what they left**: in that canceled run a
-//! `read`/`readv` of a pipe, or a `poll` of pipes only, that cannot block (data, or end of file)
-//! completes, and a wait for one of the killed children (`waitpid`, `wait4`, `waitid` for its id
-//! or for any child) reaps it. Everything else still fails at once. So std's `Command::output`
-//! returns the output the child wrote before the kill and its status (killed by `SIGKILL`), and
-//! `Command::status` / `Child::wait` return that status: no panic inside std, no child left
-//! running, no zombie. The run reports the cancel, acted on.
+//! run's children that are still tracked are **killed** with their descendants ([`kill_tree`]:
+//! each stopped, its children listed once it has stopped, then killed), and the call waits,
+//! bounded, until they have exited. From then on the run may **collect what they left**: in
+//! that canceled run a `read`/`readv` of a pipe whose writers are all gone, or a `poll` of pipes
+//! only (made with no timeout), completes, and so does a wait for one of the killed children
+//! that has exited (`waitpid`, `wait4`, `waitid` for its id or for any child; made with
+//! `WNOHANG`). None of them can block. Everything else still fails at once. So std's
+//! `Command::output` returns the output the child wrote before the kill and its status (killed
+//! by `SIGKILL`), and `Command::status` / `Child::wait` return that status: no panic inside
+//! std, no child left running, no zombie. The run reports the cancel, acted on.
 //!
 //! Bookkeeping is per thread, in thread-locals with constant initializers (no allocation, no
-//! lock: the interposed `fork` may be called from a signal handler): each entry holds a pidfd
-//! of the child, so a signal can never reach a process that reused a reaped child's id; the
-//! process that started it (a forked child of ours inherits its parent thread's entries, which
-//! are not its children: it ignores and closes them); the depth of the run that started it.
+//! lock: the interposed `fork` may be called from a signal handler; a handler's call nested in
+//! the bookkeeping leaves it alone, [`exclusive`]). Each entry holds a pidfd of the child, so a
+//! signal can never reach a process that reused a reaped child's id; the process that started
+//! it (a child made by other means than `fork`, which forgets them at once, may inherit its
+//! parent thread's entries: it ignores and closes them); the depth of the run that started it.
 //! An entry is forgotten (its pidfd closed) when that run ends, whether the child was killed,
 //! waited for or neither: a run that returns a running child leaves it alone.
 //!
 //! Not tracked: more than [`MAX`] children of one thread's runs at once, children started by
-//! `vfork`, `clone`, `_Fork` or by the C library's internals (`system`), and a kernel without
-//! pidfds (before Linux 5.3). Only the children themselves are killed: a grandchild that holds
-//! a pipe keeps it open, and a read of that pipe then fails as any other call.
+//! `vfork`, `clone`, `_Fork` or by the C library's internals (`system`, `popen`), and a kernel
+//! without pidfds and `waitid(P_PIDFD)` (before Linux 5.4). Descendants are found through the
+//! children of each process's main thread: a daemon that left its parent is not reached.
 
 use crate::point::runs;
 use libc::{c_int, c_long, pid_t};
