@@ -1199,3 +1199,23 @@ fn e07_a_forked_child_forgets_its_parents_pidfds_at_once() {
     assert!(before >= 1, "the run's child is recorded with a pidfd");
     assert_eq!(in_child, 0, "the forked child kept the parent's pidfds");
 }
+
+#[test]
+fn e04_a_pending_thread_cancel_does_not_refuse_a_spawn() {
+    // `fork` and `posix_spawn` are not cancellation points: with a thread cancel pending the
+    // child is started, and the thread acts on the cancel at its next point.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = thread_cancel::spawn(move || {
+        thread_cancel::current().cancel().unwrap();
+        let spawned = Command::new("true").spawn().map(|mut c| {
+            let _g = thread_cancel::disable();
+            c.wait().map(|s| s.success())
+        });
+        tx.send(spawned.map_err(|e| e.raw_os_error())).unwrap();
+        thread_cancel::testcancel();
+        unreachable!("testcancel acted");
+    });
+    let spawned = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(spawned.expect("spawned").ok(), Some(true));
+    assert!(h.join().is_canceled());
+}

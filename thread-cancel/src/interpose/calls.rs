@@ -899,8 +899,8 @@ macro_rules! own_next {
     }};
 }
 
-/// `fork(2)`. In a canceled run it fails with `ECANCELED`/`ETIMEDOUT` and no child; in a run,
-/// the child is the run's: a cancel of the run acted on by an interposed call kills it (see
+/// `fork(2)`. In a canceled run it fails with `ECANCELED`/`ETIMEDOUT` and no child (a thread
+/// cancel does not refuse it: not a cancellation point); in a run, the child is the run's: a cancel of the run acted on by an interposed call kills it (see
 /// `children.rs`).
 ///
 /// # Safety

@@ -418,12 +418,15 @@ fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
 }
 
 /// For a call that is not one system call (`fork`, `posix_spawn`): the errno it fails with,
-/// with no effect, where a point would act now; `None`: make the call.
+/// with no effect, where a scope's cancel would act now (a canceled run starts nothing);
+/// `None`: make the call. A thread cancel does not refuse them: they are not cancellation
+/// points (the thread acts at its next one, as under POSIX).
 fn refusal() -> Option<c_int> {
     let c = crate::control::current_ptr()?;
     // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
     let c = unsafe { &*c };
-    if !word::trampoline_acts(c.word.load()) {
+    let s = c.word.load();
+    if !word::trampoline_acts(s) || s & word::PENDING != 0 {
         return None;
     }
     let abort = AbortOnUnwind;
