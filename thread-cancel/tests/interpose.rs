@@ -1170,21 +1170,24 @@ fn e05_a_cancel_while_the_child_forks_leaves_no_descendant_holding_its_pipe() {
 fn e07_a_forked_child_forgets_its_parents_pidfds_at_once() {
     // The record of a run's children holds a pidfd per child. In the child of `fork` these are
     // copies of the parent's: closed by `fork` itself, before the child can reuse their
-    // numbers (closing them later could close a descriptor the child opened meanwhile).
-    fn pidfds() -> usize {
-        std::fs::read_dir("/proc/self/fd")
+    // numbers (closing them later could close a descriptor the child opened meanwhile). Other
+    // tests run beside this one: the pidfd looked for is the one of this run's child (its
+    // `fdinfo` names the process).
+    fn pidfds_of(pid: u32) -> usize {
+        std::fs::read_dir("/proc/self/fdinfo")
             .unwrap()
-            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-            .filter(|l| l.to_string_lossy().contains("pidfd"))
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
+            .filter(|info| info.lines().any(|l| l == format!("Pid:\t{pid}")))
             .count()
     }
     let out = thread_cancel::CancelScope::new().run(|| {
         let mut sleeper = Command::new("sleep").arg("2").spawn().unwrap();
-        let before = pidfds();
+        let id = sleeper.id();
+        let before = pidfds_of(id);
         // SAFETY: the child lists its descriptors and `_exit`s.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            let n = pidfds();
+            let n = pidfds_of(id);
             // SAFETY: ends the child.
             unsafe { libc::_exit(n as i32) };
         }
@@ -1196,8 +1199,8 @@ fn e07_a_forked_child_forgets_its_parents_pidfds_at_once() {
         (before, libc::WEXITSTATUS(st))
     });
     let (before, in_child) = out.unwrap();
-    assert!(before >= 1, "the run's child is recorded with a pidfd");
-    assert_eq!(in_child, 0, "the forked child kept the parent's pidfds");
+    assert_eq!(before, 1, "the run's child is recorded with a pidfd");
+    assert_eq!(in_child, 0, "the forked child kept the parent's pidfd");
 }
 
 #[test]
