@@ -926,64 +926,54 @@ pub unsafe extern "C-unwind" fn fork() -> libc::pid_t {
     pid
 }
 
-/// `posix_spawn(3)`. In a canceled run it fails with `ECANCELED`/`ETIMEDOUT` and no child; in
-/// a run, the child is the run's (see [`fork`]).
-///
-/// # Safety
-/// As `posix_spawn(3)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn posix_spawn(
-    pid: *mut libc::pid_t,
-    path: *const libc::c_char,
-    actions: *const libc::posix_spawn_file_actions_t,
-    attr: *const libc::posix_spawnattr_t,
-    argv: *const *mut libc::c_char,
-    envp: *const *mut libc::c_char,
-) -> c_int {
-    next::next_for_foreign_threads!(posix_spawn(pid: *mut libc::pid_t, path: *const libc::c_char, actions: *const libc::posix_spawn_file_actions_t, attr: *const libc::posix_spawnattr_t, argv: *const *mut libc::c_char, envp: *const *mut libc::c_char) -> c_int);
-    let next = own_next!(
-        posix_spawn(
-            *mut libc::pid_t,
-            *const libc::c_char,
-            *const libc::posix_spawn_file_actions_t,
-            *const libc::posix_spawnattr_t,
-            *const *mut libc::c_char,
-            *const *mut libc::c_char,
-        ) -> c_int,
-        libc::ENOSYS
-    );
-    // SAFETY: forwarded from the caller (`spawn` passes a valid pid pointer).
-    unsafe { spawn(pid, |p| next(p, path, actions, attr, argv, envp)) }
+/// Defines `posix_spawn` or `posix_spawnp` (`$file`: the path or file argument): refused in a
+/// canceled run, else the C library's function, its child recorded as the run's ([`spawn`]).
+macro_rules! interpose_spawn {
+    ($(#[$doc:meta])* $f:ident($file:ident)) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C-unwind" fn $f(
+            pid: *mut libc::pid_t,
+            $file: *const libc::c_char,
+            actions: *const libc::posix_spawn_file_actions_t,
+            attr: *const libc::posix_spawnattr_t,
+            argv: *const *mut libc::c_char,
+            envp: *const *mut libc::c_char,
+        ) -> c_int {
+            next::next_for_foreign_threads!($f(pid: *mut libc::pid_t, $file: *const libc::c_char, actions: *const libc::posix_spawn_file_actions_t, attr: *const libc::posix_spawnattr_t, argv: *const *mut libc::c_char, envp: *const *mut libc::c_char) -> c_int);
+            let next = own_next!(
+                $f(
+                    *mut libc::pid_t,
+                    *const libc::c_char,
+                    *const libc::posix_spawn_file_actions_t,
+                    *const libc::posix_spawnattr_t,
+                    *const *mut libc::c_char,
+                    *const *mut libc::c_char,
+                ) -> c_int,
+                libc::ENOSYS
+            );
+            // SAFETY: forwarded from the caller (`spawn` passes a valid pid pointer).
+            unsafe { spawn(pid, |p| next(p, $file, actions, attr, argv, envp)) }
+        }
+    };
 }
 
-/// `posix_spawnp(3)`: as [`posix_spawn`].
-///
-/// # Safety
-/// As `posix_spawnp(3)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn posix_spawnp(
-    pid: *mut libc::pid_t,
-    file: *const libc::c_char,
-    actions: *const libc::posix_spawn_file_actions_t,
-    attr: *const libc::posix_spawnattr_t,
-    argv: *const *mut libc::c_char,
-    envp: *const *mut libc::c_char,
-) -> c_int {
-    next::next_for_foreign_threads!(posix_spawnp(pid: *mut libc::pid_t, file: *const libc::c_char, actions: *const libc::posix_spawn_file_actions_t, attr: *const libc::posix_spawnattr_t, argv: *const *mut libc::c_char, envp: *const *mut libc::c_char) -> c_int);
-    let next = own_next!(
-        posix_spawnp(
-            *mut libc::pid_t,
-            *const libc::c_char,
-            *const libc::posix_spawn_file_actions_t,
-            *const libc::posix_spawnattr_t,
-            *const *mut libc::c_char,
-            *const *mut libc::c_char,
-        ) -> c_int,
-        libc::ENOSYS
-    );
-    // SAFETY: forwarded from the caller (`spawn` passes a valid pid pointer).
-    unsafe { spawn(pid, |p| next(p, file, actions, attr, argv, envp)) }
-}
+interpose_spawn!(
+    /// `posix_spawn(3)`. In a canceled run it fails with `ECANCELED`/`ETIMEDOUT` and no child;
+    /// in a run, the child is the run's (see [`fork`]).
+    ///
+    /// # Safety
+    /// As `posix_spawn(3)`.
+    posix_spawn(path)
+);
+
+interpose_spawn!(
+    /// `posix_spawnp(3)`: as [`posix_spawn`].
+    ///
+    /// # Safety
+    /// As `posix_spawnp(3)`.
+    posix_spawnp(file)
+);
 
 /// The body of [`posix_spawn`] and [`posix_spawnp`]: refused in a canceled run (the error
 /// number returned, as these functions do); else `call` with a valid pid pointer, and the

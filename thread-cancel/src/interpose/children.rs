@@ -85,16 +85,9 @@ fn exclusive<R>(f: impl FnOnce() -> R) -> Option<R> {
 
 /// A raw system call, its result as the kernel gives it (`-errno` on failure).
 fn sys(nr: c_long, a: [c_long; 6]) -> c_long {
-    let [a1, a2, a3, a4, a5, a6] = a;
-    // SAFETY: every call below passes arguments valid for `nr` (scalars, or pointers to locals
-    // that outlive the call). `syscall` is the C library's generic wrapper, not interposed.
-    let r = unsafe { libc::syscall(nr, a1, a2, a3, a4, a5, a6) };
-    if r == -1 {
-        // SAFETY: the calling thread's errno slot.
-        -c_long::from(unsafe { *libc::__errno_location() })
-    } else {
-        r
-    }
+    // SAFETY: every call in this module passes arguments valid for `nr` (scalars, pointers to
+    // locals that outlive the call, or the interposed caller's own arguments, in `collect`).
+    unsafe { super::plain_raw(nr, a) }
 }
 
 fn getpid() -> pid_t {

@@ -92,6 +92,21 @@ unsafe fn plain(nr: c_long, a: [c_long; 6]) -> c_long {
     unsafe { libc::syscall(nr, a1, a2, a3, a4, a5, a6) }
 }
 
+/// [`plain`] with the kernel's convention: the result, or `-errno` on failure.
+///
+/// # Safety
+/// As [`plain`].
+#[inline(always)]
+unsafe fn plain_raw(nr: c_long, a: [c_long; 6]) -> c_long {
+    // SAFETY: forwarded from the caller.
+    let r = unsafe { plain(nr, a) };
+    if r == -1 {
+        -(errno() as c_long)
+    } else {
+        r
+    }
+}
+
 /// What the slow path decided for a call the trampoline did not simply complete.
 enum Verdict {
     /// The call ran: its raw result.
@@ -297,8 +312,7 @@ unsafe fn raw_point(nr: c_long, a: [c_long; 6], kind: Kind) -> Result<c_long, c_
     let Some(c) = crate::control::current_ptr() else {
         // A thread that never met the crate: one thread-local read, the plain call.
         // SAFETY: forwarded from the caller.
-        let r = unsafe { plain(nr, a) };
-        return Ok(if r == -1 { -(errno() as c_long) } else { r });
+        return Ok(unsafe { plain_raw(nr, a) });
     };
     // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
     let c = unsafe { &*c };
@@ -337,8 +351,7 @@ unsafe fn after_call(
                 },
                 Verdict::Plain => {
                     // SAFETY: forwarded from the caller.
-                    let r = unsafe { plain(nr, a) };
-                    Ok(if r == -1 { -(errno() as c_long) } else { r })
+                    Ok(unsafe { plain_raw(nr, a) })
                 }
                 Verdict::Again => {
                     // SAFETY: forwarded from the caller; `c` is this thread's block.
@@ -405,8 +418,8 @@ fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
         return Verdict::Plain;
     }
     if s & word::PENDING != 0 {
-        // A thread cancel: stays pending for the thread's next own point (E04). It ends every
-        // run of the thread: their children are killed.
+        // A thread cancel: stays pending for the thread's next own point (an interposed call
+        // only fails). It ends every run of the thread: their children are killed.
         children::kill(Some(0));
         return Verdict::Fail(libc::ECANCELED);
     }
