@@ -80,11 +80,7 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Sets `errno`.
-fn set_errno(e: i32) {
-    // SAFETY: the calling thread's errno slot, valid for the thread's life.
-    unsafe { *thread_cancel::c_abi::errno_location() = e };
-}
+use thread_cancel::c_abi::conv::set_errno;
 
 /// The C library's cancel signal, chosen (and its handler installed) if it was not yet: the
 /// system's first real-time signal (glibc's, musl's or bionic's `SIGRTMIN`), and programs built

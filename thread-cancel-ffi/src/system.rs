@@ -1,7 +1,7 @@
 //! `system` as a cancellation point (not on Android, whose C library lacks the `posix_spawn`
 //! bindings this uses).
 
-use crate::syscalls::process::tc_waitpid;
+use crate::syscalls::table::waitpid as tc_waitpid;
 use libc::{c_int, c_void};
 
 /// `system`'s shared state, as glibc keeps it: the SIGINT and SIGQUIT actions of before the

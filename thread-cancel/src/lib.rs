@@ -156,6 +156,10 @@ mod sleep;
 pub mod sync;
 mod sys;
 mod thread;
+/// The table of points as data (its rows), for the tests that check the linked symbols and
+/// the user docs against it. Not public API: hidden, outside semver.
+#[doc(hidden)]
+pub use sys::points as __points;
 #[cfg(all(feature = "tokio", not(loom)))]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod tokio;

@@ -5,7 +5,7 @@
 //! [`io::recv`](crate::io::recv) / [`io::send`](crate::io::send)).
 
 use crate::io::accept;
-use crate::point::syscall::cp;
+use crate::point::raw;
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
@@ -79,16 +79,14 @@ pub fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
     // SAFETY: `raw` is a new descriptor that nothing else owns.
     let sock = unsafe { OwnedFd::from_raw_fd(raw) };
     let (storage, len) = sockaddr(addr);
-    let a = [
-        sock.as_raw_fd() as libc::c_long,
-        &storage as *const libc::sockaddr_storage as _,
-        len as _,
-        0,
-        0,
-        0,
-    ];
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects (a `sockaddr_storage` of the given length).
-    unsafe { cp(crate::sys::calls::CONNECT, a) }?;
+    unsafe {
+        raw::connect(
+            sock.as_raw_fd(),
+            &storage as *const libc::sockaddr_storage as *const libc::sockaddr,
+            len,
+        )
+    }?;
     Ok(TcpStream::from(sock))
 }
 

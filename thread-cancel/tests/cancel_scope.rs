@@ -1259,7 +1259,7 @@ fn c09_a_child_forked_as_the_timer_acts_on_its_private_run_ends_that_run() {
                 }
             }
         };
-        if pid < 0 && cfg!(feature = "interpose") && errno == Some(libc::ETIMEDOUT) {
+        if pid < 0 && cfg!(thread_cancel_interpose) && errno == Some(libc::ETIMEDOUT) {
             // Feature `interpose`: a `fork` in a run whose deadline passed fails, no child.
             continue;
         }
@@ -1641,7 +1641,7 @@ fn c08_a_missed_deadline_is_reported_with_the_value() {
 /// is itself a point: `tests/interpose.rs`.)
 #[test]
 #[cfg_attr(
-    feature = "interpose",
+    thread_cancel_interpose,
     ignore = "std's read is a point with `interpose`"
 )]
 fn c08_an_on_cancel_callback_that_ended_a_std_read_counts_as_acted() {

@@ -1,11 +1,8 @@
 //! Feature `interpose` (E01–E07): std, crates and C code that block in the C library are
 //! reached by a deadline or a cancel, by an error return, never an unwind. Every test runs
 //! through the public API; the interposed symbols are what `std` calls.
-#![cfg(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_pointer_width = "64"
-))]
+// Where the interposition is built (the one condition, named by build.rs).
+#![cfg(thread_cancel_interpose)]
 
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -544,26 +541,10 @@ fn e02_stress_scope_cancel_against_std_thread_sleep() {
     assert_eq!(before + during + after, n);
 }
 
-extern "C" {
-    /// `tests/c/interpose_blocking_read.c`, a static C library built by build.rs: reads one
-    /// byte from `fd` with `read`; the count, or `-errno`.
-    fn interpose_test_c_read_one(fd: libc::c_int) -> libc::c_long;
-    /// The same, from the same C code built into a shared object (`libinterpose_test_so.so`).
-    fn interpose_test_so_read_one(fd: libc::c_int) -> libc::c_long;
-    /// C threads of the static library, each blocked in an interposed function, canceled with
-    /// the C library's `pthread_cancel`: a line per case in `out`; the number not canceled.
-    fn interpose_test_c_glibc_cancels(
-        fifo: *const libc::c_char,
-        out: *mut libc::c_char,
-        len: libc::size_t,
-    ) -> libc::c_int;
-    /// The same from the shared object.
-    fn interpose_test_so_glibc_cancels(
-        fifo: *const libc::c_char,
-        out: *mut libc::c_char,
-        len: libc::size_t,
-    ) -> libc::c_int;
-}
+use thread_cancel_fixtures::{
+    interpose_test_c_glibc_cancels, interpose_test_c_read_one, interpose_test_so_glibc_cancels,
+    interpose_test_so_read_one,
+};
 
 /// A C library linked as a shared object is reached as a static one is: its `read` is bound at
 /// load to the program's definition (the linker exports a definition of the executable that a

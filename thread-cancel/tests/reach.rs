@@ -7,7 +7,7 @@
 //! with the call's result kept (`into_value()`), and says whether anything acted on it —
 //! never `Ok` in silence. With the feature, these calls are points: `tests/interpose.rs` has
 //! the same table, ending at the deadline.
-#![cfg(not(feature = "interpose"))]
+#![cfg(not(thread_cancel_interpose))]
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

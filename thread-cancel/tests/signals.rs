@@ -738,7 +738,7 @@ fn block_every_signal() -> libc::sigset_t {
     ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
 )]
 #[cfg_attr(
-    feature = "interpose",
+    thread_cancel_interpose,
     ignore = "with `interpose` the C library's pthread_sigmask never blocks the cancel signal: \
               the read is interrupted (tests/interpose.rs, e02_a_thread_that_blocks_every_signal_...)"
 )]
@@ -777,7 +777,7 @@ fn r10_read_blocked_with_every_signal_blocked_completes_then_the_next_point_acts
     ignore = "the portable layer does not interrupt blocked system calls (no cancel signal)"
 )]
 #[cfg_attr(
-    feature = "interpose",
+    thread_cancel_interpose,
     ignore = "with `interpose` the C library's pthread_sigmask never blocks the cancel signal: \
               the read is interrupted (tests/interpose.rs, e02_a_thread_that_blocks_every_signal_...)"
 )]

@@ -6,89 +6,8 @@
 
 use super::c;
 use crate::threads;
-use libc::{c_int, c_long, c_void, size_t, ssize_t};
+use libc::{c_int, c_long, size_t, ssize_t};
 use thread_cancel::c_abi::calls;
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::READ, args!(fd, buf, n)) as ssize_t }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::WRITE, args!(fd, buf, n)) as ssize_t }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_pread(
-    fd: c_int,
-    buf: *mut c_void,
-    n: size_t,
-    off: libc::off_t,
-) -> ssize_t {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::PREAD64, args!(fd, buf, n, off)) as ssize_t }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_pwrite(
-    fd: c_int,
-    buf: *const c_void,
-    n: size_t,
-    off: libc::off_t,
-) -> ssize_t {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::PWRITE64, args!(fd, buf, n, off)) as ssize_t }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_readv(
-    fd: c_int,
-    iov: *const libc::iovec,
-    cnt: c_int,
-) -> ssize_t {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::READV, args!(fd, iov, cnt)) as ssize_t }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_writev(
-    fd: c_int,
-    iov: *const libc::iovec,
-    cnt: c_int,
-) -> ssize_t {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::WRITEV, args!(fd, iov, cnt)) as ssize_t }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_openat(
-    dir: c_int,
-    path: *const libc::c_char,
-    flags: c_int,
-    mode: libc::mode_t,
-) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::OPENAT, args!(dir, path, flags, mode)) as c_int }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_open(
-    path: *const libc::c_char,
-    flags: c_int,
-    mode: libc::mode_t,
-) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { tc_openat(libc::AT_FDCWD, path, flags, mode) }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_creat(path: *const libc::c_char, mode: libc::mode_t) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { tc_open(path, libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, mode) }
-}
 
 /// `close`: the descriptor is released exactly once, then a pending request is acted on.
 #[no_mangle]
@@ -103,24 +22,6 @@ pub unsafe extern "C-unwind" fn tc_close(fd: c_int) -> c_int {
     };
     threads::point();
     r
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_fsync(fd: c_int) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::FSYNC, args!(fd)) as c_int }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_fdatasync(fd: c_int) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::FDATASYNC, args!(fd)) as c_int }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_tcdrain(fd: c_int) -> c_int {
-    // SAFETY: TCSBRK with a nonzero argument waits for the output to drain.
-    unsafe { c(calls::IOCTL, args!(fd, libc::TCSBRK, 1)) as c_int }
 }
 
 /// `fcntl` with one argument (an integer or a pointer); a cancellation point for the waiting
@@ -150,12 +51,6 @@ pub unsafe extern "C-unwind" fn tc_lockf(fd: c_int, cmd: c_int, len: libc::off_t
     fl.l_len = len;
     // SAFETY: `fl` lives for the call.
     unsafe { tc_fcntl(fd, libc::F_SETLKW, &mut fl as *mut libc::flock as c_long) }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_msync(addr: *mut c_void, len: size_t, flags: c_int) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::MSYNC, args!(addr, len, flags)) as c_int }
 }
 
 /// `preadv`: `readv` at `off` (the file offset is not changed).
@@ -227,30 +122,6 @@ pub unsafe extern "C-unwind" fn tc_splice(
             args!(fd_in, off_in, fd_out, off_out, len, flags),
         ) as ssize_t
     }
-}
-
-/// `tee` (duplicates pipe content).
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_tee(
-    fd_in: c_int,
-    fd_out: c_int,
-    len: size_t,
-    flags: libc::c_uint,
-) -> ssize_t {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::TEE, args!(fd_in, fd_out, len, flags)) as ssize_t }
-}
-
-/// `vmsplice` (user pages into a pipe).
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_vmsplice(
-    fd: c_int,
-    iov: *const libc::iovec,
-    n: size_t,
-    flags: libc::c_uint,
-) -> ssize_t {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::VMSPLICE, args!(fd, iov, n, flags)) as ssize_t }
 }
 
 /// `aio_suspend`: glibc's, in slices of at most [`AIO_SLICE`], with a cancellation point

@@ -4,31 +4,8 @@
 //! The arguments must be valid for the system call, as for the libc function of the same name.
 
 use super::c;
-use libc::{c_int, c_long, c_void, size_t, ssize_t};
+use libc::{c_int, size_t, ssize_t};
 use thread_cancel::c_abi::calls;
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_msgrcv(
-    qid: c_int,
-    msg: *mut c_void,
-    size: size_t,
-    typ: c_long,
-    flags: c_int,
-) -> ssize_t {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::MSGRCV, args!(qid, msg, size, typ, flags)) as ssize_t }
-}
-
-#[no_mangle]
-pub unsafe extern "C-unwind" fn tc_msgsnd(
-    qid: c_int,
-    msg: *const c_void,
-    size: size_t,
-    flags: c_int,
-) -> c_int {
-    // SAFETY: the caller's arguments (module docs).
-    unsafe { c(calls::MSGSND, args!(qid, msg, size, flags)) as c_int }
-}
 
 #[cfg(not(target_os = "android"))] // bionic has neither
 #[no_mangle]

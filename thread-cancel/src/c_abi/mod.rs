@@ -32,9 +32,14 @@ pub use region::*;
 pub use spawn::*;
 pub use unwind::*;
 
+/// The C convention of a point: the argument registers (`args!`), the `-errno` result made `-1`
+/// and errno, errno itself, the plain call.
+pub use crate::point::conv;
 /// The system calls a point makes (by name, `calls::READ`, ...: on Linux, their numbers) and
 /// the kernel facts their callers need, for [`syscall_point`].
 pub use crate::sys::calls;
+/// The table of points (its macro and the C types of its signatures), for the C ABI's face.
+pub use crate::sys::points;
 use std::cell::UnsafeCell;
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};

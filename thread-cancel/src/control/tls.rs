@@ -67,58 +67,51 @@ pub(crate) fn set_current(p: *const Control) {
 #[cfg(thread_cancel_interpose)]
 #[inline(never)]
 fn keep_interposed_linked() {
+    #[allow(unused_imports)] // the C types of the table's signatures
+    use crate::sys::points::ctypes::*;
     extern "C" {
         /// Defined by the shims' object (`interpose/shim.c`).
-        fn thread_cancel_interpose_shim_anchor() -> libc::c_int;
+        fn thread_cancel_interpose_shim_anchor() -> c_int;
+    }
+    /// The list is made from the table of points (`sys/points.rs`): every row the crate
+    /// interposes, declared here as the C library declares it and listed by address.
+    macro_rules! keep_face {
+        (
+            points { $( $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+                = $nr:ident ( $($reg:expr),* ) [$rs:ident $ip:ident $tc:ident] ; )* }
+            chk { $( $cname:ident ( $($carg:ident : $ct:ty),* ) -> $cret:ty
+                = $base:ident ( $($barg:expr),* ) if $cond:block ; )* }
+            unreached { $($un:tt)* }
+        ) => {{
+            $( keep_face!(@declare $ip $name ( $($t),* ) -> $ret); )*
+            extern "C" {
+                $( fn $cname($(_: $ct),*) -> $cret; )*
+            }
+            keep_face!(@list [] $($ip $name,)* $(chk $cname,)*)
+        }};
+        (@declare no $($row:tt)*) => {};
+        (@declare never $($row:tt)*) => {};
+        (@declare $ip:ident $name:ident ( $($t:ty),* ) -> $ret:ty) => {
+            extern "C" {
+                fn $name($(_: $t),*) -> $ret;
+            }
+        };
+        (@list [$($done:expr,)*]) => { [$($done,)* thread_cancel_interpose_shim_anchor as *const ()] };
+        (@list [$($done:expr,)*] no $name:ident, $($rest:tt)*) => {
+            keep_face!(@list [$($done,)*] $($rest)*)
+        };
+        (@list [$($done:expr,)*] never $name:ident, $($rest:tt)*) => {
+            keep_face!(@list [$($done,)*] $($rest)*)
+        };
+        (@list [$($done:expr,)*] $ip:ident $name:ident, $($rest:tt)*) => {
+            keep_face!(@list [$($done,)* $name as *const (),] $($rest)*)
+        };
     }
     /// Addresses only, never called through.
-    struct Symbols([*const (); 42]);
+    struct Symbols(&'static [*const ()]);
     // SAFETY: addresses only, never dereferenced or called through this table.
     unsafe impl Sync for Symbols {}
-    static SYMBOLS: Symbols = Symbols([
-        libc::read as *const (),
-        libc::write as *const (),
-        libc::readv as *const (),
-        libc::writev as *const (),
-        libc::pread64 as *const (),
-        libc::pread as *const (),
-        libc::pwrite64 as *const (),
-        libc::pwrite as *const (),
-        libc::recv as *const (),
-        libc::recvfrom as *const (),
-        libc::recvmsg as *const (),
-        libc::send as *const (),
-        libc::sendto as *const (),
-        libc::sendmsg as *const (),
-        libc::accept as *const (),
-        libc::accept4 as *const (),
-        libc::connect as *const (),
-        libc::poll as *const (),
-        libc::ppoll as *const (),
-        libc::nanosleep as *const (),
-        libc::clock_nanosleep as *const (),
-        libc::waitpid as *const (),
-        libc::wait4 as *const (),
-        libc::waitid as *const (),
-        libc::fsync as *const (),
-        libc::fdatasync as *const (),
-        libc::flock as *const (),
-        libc::pselect as *const (),
-        libc::select as *const (),
-        libc::open as *const (),
-        libc::open64 as *const (),
-        libc::openat as *const (),
-        libc::fcntl as *const (),
-        libc::sigtimedwait as *const (),
-        libc::sigwaitinfo as *const (),
-        libc::sigwait as *const (),
-        libc::pthread_sigmask as *const (),
-        libc::sigprocmask as *const (),
-        libc::fork as *const (),
-        libc::posix_spawn as *const (),
-        libc::posix_spawnp as *const (),
-        thread_cancel_interpose_shim_anchor as *const (),
-    ]);
+    static SYMBOLS: Symbols = Symbols(&crate::sys::points::table!(keep_face));
     std::hint::black_box(&SYMBOLS.0);
 }
 

@@ -1,13 +1,21 @@
 //! The interposed functions: the C library's names and signatures, each a system call made by
 //! [`point`](super::point). None can unwind: see the module documentation of `interpose`.
 //!
+//! The regular ones (the rows of the table of points, `sys/points.rs`, whose `interpose` column
+//! is `point` or `write`, and the `_FORTIFY_SOURCE` forms) are made from the table below; the
+//! rest of this file is the hand-written ones (`own` in the table): a converted timeout, a
+//! copied set, a sleep's remaining time, a signal mask, a child recorded.
+//!
 //! The variadic ones (`open`, `open64`, `openat`, `openat64`, `fcntl`, `fcntl64`) are C shims
 //! (`shim.c`: stable Rust cannot define C-variadic functions) that call [`thread_cancel_openat`]
 //! and [`thread_cancel_fcntl_lock`] here.
 
-use super::{children, next, plain, point, point_on, sleep_point, Kind};
-use crate::sys::calls::SIGSET_SIZE;
-use libc::{c_int, c_long, c_void, size_t, ssize_t};
+use super::{children, next, point, point_on, sleep_point, Kind};
+use crate::point::conv::{self, args, plain_c};
+use crate::sys::calls::{self, SIGSET_SIZE};
+#[allow(unused_imports)] // the C types of the table's signatures
+use crate::sys::points::ctypes::*;
+use libc::{c_int, c_long};
 
 /// A pointer to the local copy a call passes to the kernel in place of the caller's, or null.
 #[inline(always)]
@@ -15,345 +23,59 @@ fn ptr_or_null<T>(copy: &mut Option<T>) -> *mut T {
     copy.as_mut().map_or(std::ptr::null_mut(), |t| t as *mut T)
 }
 
-/// `read(2)`, a cancellation point that fails with `ECANCELED`/`ETIMEDOUT`.
-///
-/// # Safety
-/// As `read(2)`: `buf` valid for `n` bytes of writes.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    next::next_for_foreign_threads!(cur => read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t);
-    let a = [fd as c_long, buf as c_long, n as c_long, 0, 0, 0];
-    // SAFETY: forwarded from the caller (the arguments of `read(2)`).
-    unsafe { point_on(cur, libc::SYS_read, a, Kind::Point) as ssize_t }
+/// Defines the interposed function of each row whose `interpose` column is `point` (or `write`:
+/// descriptors 1 and 2 are not points), and each `_FORTIFY_SOURCE` form (`chk`): its check
+/// (glibc's `__chk_fail` aborts the process), then the interposed function it checks.
+macro_rules! interpose_face {
+    (
+        points { $( $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+            = $nr:ident ( $($reg:expr),* ) [$rs:ident $ip:ident $tc:ident] ; )* }
+        chk { $( $cname:ident ( $($carg:ident : $ct:ty),* ) -> $cret:ty
+            = $base:ident ( $($barg:expr),* ) if $cond:block ; )* }
+        unreached { $($un:tt)* }
+    ) => {
+        $( interpose_face!(@ $ip $name ( $($arg : $t),* ) -> $ret = $nr ( $($reg),* )); )*
+        $(
+            #[doc = concat!("`", stringify!($cname), "`: `", stringify!($base), "` as C code \
+                built with `_FORTIFY_SOURCE` calls it.")]
+            ///
+            /// # Safety
+            /// As the C library's function of the same name.
+            #[no_mangle]
+            pub unsafe extern "C-unwind" fn $cname($($carg: $ct),*) -> $cret {
+                next::next_for_foreign_threads!($cname($($carg: $ct),*) -> $cret);
+                let overflow: bool = $cond;
+                if overflow {
+                    extern "C" {
+                        fn __chk_fail() -> !;
+                    }
+                    // SAFETY: glibc's fortify failure report: it aborts the process.
+                    unsafe { __chk_fail() }
+                }
+                // SAFETY: forwarded from the caller.
+                unsafe { $base($($barg),*) }
+            }
+        )*
+    };
+    (@ point $($row:tt)*) => { interpose_face!(@@ Point $($row)*); };
+    (@ write $($row:tt)*) => { interpose_face!(@@ Write $($row)*); };
+    (@ $other:ident $($row:tt)*) => {};
+    (@@ $kind:ident $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+        = $nr:ident ( $($reg:expr),* )) => {
+        #[doc = concat!("`", stringify!($name), "`, a point that fails with `ECANCELED`/`ETIMEDOUT`.")]
+        ///
+        /// # Safety
+        /// As the C library's function of the same name.
+        #[no_mangle]
+        pub unsafe extern "C-unwind" fn $name($($arg: $t),*) -> $ret {
+            next::next_for_foreign_threads!(cur => $name($($arg: $t),*) -> $ret);
+            // SAFETY: forwarded from the caller (the arguments of the C function).
+            unsafe { point_on(cur, calls::$nr, args!($($reg),*), Kind::$kind) as $ret }
+        }
+    };
 }
 
-/// `write(2)`; a point except on descriptors 1 and 2.
-///
-/// # Safety
-/// As `write(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t {
-    next::next_for_foreign_threads!(cur => write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t);
-    let a = [fd as c_long, buf as c_long, n as c_long, 0, 0, 0];
-    // SAFETY: forwarded from the caller.
-    unsafe { point_on(cur, libc::SYS_write, a, Kind::Write) as ssize_t }
-}
-
-/// `__read_chk`: `read` as C code built with `_FORTIFY_SOURCE` calls it (glibc's own
-/// `__read_chk` calls its internal `__read`, which this module cannot reach).
-///
-/// # Safety
-/// As `read(2)`; `buflen` is the size of `buf`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn __read_chk(
-    fd: c_int,
-    buf: *mut c_void,
-    n: size_t,
-    buflen: size_t,
-) -> ssize_t {
-    next::next_for_foreign_threads!(__read_chk(fd: c_int, buf: *mut c_void, n: size_t, buflen: size_t) -> ssize_t);
-    extern "C" {
-        fn __chk_fail() -> !;
-    }
-    if n > buflen {
-        // SAFETY: glibc's fortify failure report: it aborts the process.
-        unsafe { __chk_fail() }
-    }
-    // SAFETY: forwarded from the caller.
-    unsafe { read(fd, buf, n) }
-}
-
-/// `readv(2)`.
-///
-/// # Safety
-/// As `readv(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn readv(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
-    next::next_for_foreign_threads!(readv(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t);
-    let a = [fd as c_long, iov as c_long, cnt as c_long, 0, 0, 0];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_readv, a, Kind::Point) as ssize_t }
-}
-
-/// `writev(2)`; a point except on descriptors 1 and 2.
-///
-/// # Safety
-/// As `writev(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t {
-    next::next_for_foreign_threads!(writev(fd: c_int, iov: *const libc::iovec, cnt: c_int) -> ssize_t);
-    let a = [fd as c_long, iov as c_long, cnt as c_long, 0, 0, 0];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_writev, a, Kind::Write) as ssize_t }
-}
-
-/// `pread64(2)` (on 64-bit Linux also `pread`).
-///
-/// # Safety
-/// As `pread(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn pread64(
-    fd: c_int,
-    buf: *mut c_void,
-    n: size_t,
-    off: libc::off64_t,
-) -> ssize_t {
-    next::next_for_foreign_threads!(pread64(fd: c_int, buf: *mut c_void, n: size_t, off: libc::off64_t) -> ssize_t);
-    let a = [
-        fd as c_long,
-        buf as c_long,
-        n as c_long,
-        off as c_long,
-        0,
-        0,
-    ];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_pread64, a, Kind::Point) as ssize_t }
-}
-
-/// `pread(2)`: the same as [`pread64`] on 64-bit Linux.
-///
-/// # Safety
-/// As `pread(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn pread(
-    fd: c_int,
-    buf: *mut c_void,
-    n: size_t,
-    off: libc::off_t,
-) -> ssize_t {
-    next::next_for_foreign_threads!(pread(fd: c_int, buf: *mut c_void, n: size_t, off: libc::off_t) -> ssize_t);
-    // SAFETY: forwarded from the caller.
-    unsafe { pread64(fd, buf, n, off) }
-}
-
-/// `pwrite64(2)` (on 64-bit Linux also `pwrite`).
-///
-/// # Safety
-/// As `pwrite(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn pwrite64(
-    fd: c_int,
-    buf: *const c_void,
-    n: size_t,
-    off: libc::off64_t,
-) -> ssize_t {
-    next::next_for_foreign_threads!(pwrite64(fd: c_int, buf: *const c_void, n: size_t, off: libc::off64_t) -> ssize_t);
-    let a = [
-        fd as c_long,
-        buf as c_long,
-        n as c_long,
-        off as c_long,
-        0,
-        0,
-    ];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_pwrite64, a, Kind::Point) as ssize_t }
-}
-
-/// `pwrite(2)`: the same as [`pwrite64`] on 64-bit Linux.
-///
-/// # Safety
-/// As `pwrite(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn pwrite(
-    fd: c_int,
-    buf: *const c_void,
-    n: size_t,
-    off: libc::off_t,
-) -> ssize_t {
-    next::next_for_foreign_threads!(pwrite(fd: c_int, buf: *const c_void, n: size_t, off: libc::off_t) -> ssize_t);
-    // SAFETY: forwarded from the caller.
-    unsafe { pwrite64(fd, buf, n, off) }
-}
-
-/// `recv(2)`: `recvfrom` without an address.
-///
-/// # Safety
-/// As `recv(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn recv(
-    fd: c_int,
-    buf: *mut c_void,
-    n: size_t,
-    flags: c_int,
-) -> ssize_t {
-    next::next_for_foreign_threads!(recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t);
-    let a = [
-        fd as c_long,
-        buf as c_long,
-        n as c_long,
-        flags as c_long,
-        0,
-        0,
-    ];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_recvfrom, a, Kind::Point) as ssize_t }
-}
-
-/// `recvfrom(2)`.
-///
-/// # Safety
-/// As `recvfrom(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn recvfrom(
-    fd: c_int,
-    buf: *mut c_void,
-    n: size_t,
-    flags: c_int,
-    addr: *mut libc::sockaddr,
-    len: *mut libc::socklen_t,
-) -> ssize_t {
-    next::next_for_foreign_threads!(recvfrom(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int, addr: *mut libc::sockaddr, len: *mut libc::socklen_t) -> ssize_t);
-    let a = [
-        fd as c_long,
-        buf as c_long,
-        n as c_long,
-        flags as c_long,
-        addr as c_long,
-        len as c_long,
-    ];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_recvfrom, a, Kind::Point) as ssize_t }
-}
-
-/// `recvmsg(2)`.
-///
-/// # Safety
-/// As `recvmsg(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn recvmsg(
-    fd: c_int,
-    msg: *mut libc::msghdr,
-    flags: c_int,
-) -> ssize_t {
-    next::next_for_foreign_threads!(recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t);
-    let a = [fd as c_long, msg as c_long, flags as c_long, 0, 0, 0];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_recvmsg, a, Kind::Point) as ssize_t }
-}
-
-/// `send(2)`: `sendto` without an address.
-///
-/// # Safety
-/// As `send(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn send(
-    fd: c_int,
-    buf: *const c_void,
-    n: size_t,
-    flags: c_int,
-) -> ssize_t {
-    next::next_for_foreign_threads!(send(fd: c_int, buf: *const c_void, n: size_t, flags: c_int) -> ssize_t);
-    let a = [
-        fd as c_long,
-        buf as c_long,
-        n as c_long,
-        flags as c_long,
-        0,
-        0,
-    ];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_sendto, a, Kind::Point) as ssize_t }
-}
-
-/// `sendto(2)`.
-///
-/// # Safety
-/// As `sendto(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn sendto(
-    fd: c_int,
-    buf: *const c_void,
-    n: size_t,
-    flags: c_int,
-    addr: *const libc::sockaddr,
-    len: libc::socklen_t,
-) -> ssize_t {
-    next::next_for_foreign_threads!(sendto(fd: c_int, buf: *const c_void, n: size_t, flags: c_int, addr: *const libc::sockaddr, len: libc::socklen_t) -> ssize_t);
-    let a = [
-        fd as c_long,
-        buf as c_long,
-        n as c_long,
-        flags as c_long,
-        addr as c_long,
-        len as c_long,
-    ];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_sendto, a, Kind::Point) as ssize_t }
-}
-
-/// `sendmsg(2)`.
-///
-/// # Safety
-/// As `sendmsg(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn sendmsg(
-    fd: c_int,
-    msg: *const libc::msghdr,
-    flags: c_int,
-) -> ssize_t {
-    next::next_for_foreign_threads!(sendmsg(fd: c_int, msg: *const libc::msghdr, flags: c_int) -> ssize_t);
-    let a = [fd as c_long, msg as c_long, flags as c_long, 0, 0, 0];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_sendmsg, a, Kind::Point) as ssize_t }
-}
-
-/// `accept(2)`: `accept4` with no flags.
-///
-/// # Safety
-/// As `accept(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn accept(
-    fd: c_int,
-    addr: *mut libc::sockaddr,
-    len: *mut libc::socklen_t,
-) -> c_int {
-    next::next_for_foreign_threads!(accept(fd: c_int, addr: *mut libc::sockaddr, len: *mut libc::socklen_t) -> c_int);
-    // SAFETY: forwarded from the caller.
-    unsafe { accept4(fd, addr, len, 0) }
-}
-
-/// `accept4(2)`.
-///
-/// # Safety
-/// As `accept4(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn accept4(
-    fd: c_int,
-    addr: *mut libc::sockaddr,
-    len: *mut libc::socklen_t,
-    flags: c_int,
-) -> c_int {
-    next::next_for_foreign_threads!(accept4(fd: c_int, addr: *mut libc::sockaddr, len: *mut libc::socklen_t, flags: c_int) -> c_int);
-    let a = [
-        fd as c_long,
-        addr as c_long,
-        len as c_long,
-        flags as c_long,
-        0,
-        0,
-    ];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_accept4, a, Kind::Point) as c_int }
-}
-
-/// `connect(2)`. A connect that a cancel interrupts leaves the socket connecting (the kernel
-/// goes on in the background, as after `EINTR`); callers drop the socket on the error.
-///
-/// # Safety
-/// As `connect(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn connect(
-    fd: c_int,
-    addr: *const libc::sockaddr,
-    len: libc::socklen_t,
-) -> c_int {
-    next::next_for_foreign_threads!(connect(fd: c_int, addr: *const libc::sockaddr, len: libc::socklen_t) -> c_int);
-    let a = [fd as c_long, addr as c_long, len as c_long, 0, 0, 0];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_connect, a, Kind::Point) as c_int }
-}
+crate::sys::points::table!(interpose_face);
 
 /// `poll(2)`, made as `ppoll` (the kernel writes the time left into a copy).
 ///
@@ -384,7 +106,7 @@ pub unsafe extern "C-unwind" fn poll(
         0,
     ];
     // SAFETY: forwarded from the caller; `ts` outlives the call.
-    unsafe { point(libc::SYS_ppoll, a, Kind::Point) as c_int }
+    unsafe { point(calls::PPOLL, a, Kind::Point) as c_int }
 }
 
 /// `ppoll(2)` (the timeout is copied: the kernel writes the time left into it).
@@ -411,7 +133,7 @@ pub unsafe extern "C-unwind" fn ppoll(
         0,
     ];
     // SAFETY: forwarded from the caller; `ts` outlives the call.
-    unsafe { point(libc::SYS_ppoll, a, Kind::Point) as c_int }
+    unsafe { point(calls::PPOLL, a, Kind::Point) as c_int }
 }
 
 /// `nanosleep(2)`: canceled, it fails with `EINTR` and zero time left.
@@ -428,7 +150,7 @@ pub unsafe extern "C-unwind" fn nanosleep(
     match unsafe { sleep_point(libc::CLOCK_REALTIME, req, rem) } {
         0 => 0,
         e => {
-            super::set_errno(e);
+            conv::set_errno(e);
             -1
         }
     }
@@ -457,116 +179,13 @@ pub unsafe extern "C-unwind" fn clock_nanosleep(
             0,
         ];
         // SAFETY: forwarded from the caller.
-        return match unsafe { plain(libc::SYS_clock_nanosleep, a) } {
-            -1 => super::errno(),
+        return match unsafe { plain_c(calls::CLOCK_NANOSLEEP, a) } {
+            -1 => conv::errno(),
             _ => 0,
         };
     }
     // SAFETY: forwarded from the caller.
     unsafe { sleep_point(clock, req, rem) }
-}
-
-/// `waitpid(2)`: `wait4` without usage.
-///
-/// # Safety
-/// As `waitpid(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn waitpid(
-    pid: libc::pid_t,
-    status: *mut c_int,
-    options: c_int,
-) -> libc::pid_t {
-    next::next_for_foreign_threads!(waitpid(pid: libc::pid_t, status: *mut c_int, options: c_int) -> libc::pid_t);
-    // SAFETY: forwarded from the caller.
-    unsafe { wait4(pid, status, options, std::ptr::null_mut()) }
-}
-
-/// `wait4(2)`.
-///
-/// # Safety
-/// As `wait4(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn wait4(
-    pid: libc::pid_t,
-    status: *mut c_int,
-    options: c_int,
-    usage: *mut libc::rusage,
-) -> libc::pid_t {
-    next::next_for_foreign_threads!(wait4(pid: libc::pid_t, status: *mut c_int, options: c_int, usage: *mut libc::rusage) -> libc::pid_t);
-    let a = [
-        pid as c_long,
-        status as c_long,
-        options as c_long,
-        usage as c_long,
-        0,
-        0,
-    ];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_wait4, a, Kind::Point) as libc::pid_t }
-}
-
-/// `waitid(2)` (the C library's signature: no usage argument).
-///
-/// # Safety
-/// As `waitid(2)`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn waitid(
-    idtype: libc::idtype_t,
-    id: libc::id_t,
-    info: *mut libc::siginfo_t,
-    options: c_int,
-) -> c_int {
-    next::next_for_foreign_threads!(waitid(idtype: libc::idtype_t, id: libc::id_t, info: *mut libc::siginfo_t, options: c_int) -> c_int);
-    let a = [
-        idtype as c_long,
-        id as c_long,
-        info as c_long,
-        options as c_long,
-        0,
-        0,
-    ];
-    // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_waitid, a, Kind::Point) as c_int }
-}
-
-/// `fsync(2)`.
-///
-/// # Safety
-/// None beyond `fsync(2)`'s (a descriptor number).
-#[no_mangle]
-pub unsafe extern "C-unwind" fn fsync(fd: c_int) -> c_int {
-    next::next_for_foreign_threads!(fsync(fd: c_int) -> c_int);
-    // SAFETY: a scalar argument.
-    unsafe { point(libc::SYS_fsync, [fd as c_long, 0, 0, 0, 0, 0], Kind::Point) as c_int }
-}
-
-/// `fdatasync(2)`.
-///
-/// # Safety
-/// None beyond `fdatasync(2)`'s.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn fdatasync(fd: c_int) -> c_int {
-    next::next_for_foreign_threads!(fdatasync(fd: c_int) -> c_int);
-    // SAFETY: a scalar argument.
-    unsafe {
-        point(
-            libc::SYS_fdatasync,
-            [fd as c_long, 0, 0, 0, 0, 0],
-            Kind::Point,
-        ) as c_int
-    }
-}
-
-/// `flock(2)` (blocks for `LOCK_SH`/`LOCK_EX` without `LOCK_NB`).
-///
-/// # Safety
-/// None beyond `flock(2)`'s.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn flock(fd: c_int, op: c_int) -> c_int {
-    next::next_for_foreign_threads!(flock(fd: c_int, op: c_int) -> c_int);
-    let a = [fd as c_long, op as c_long, 0, 0, 0, 0];
-    // SAFETY: scalar arguments.
-    unsafe { point(libc::SYS_flock, a, Kind::Point) as c_int }
 }
 
 /// `pselect(2)`, through `pselect6` (its sixth argument is the mask and its size).
@@ -607,7 +226,7 @@ pub unsafe extern "C-unwind" fn pselect(
         sixth,
     ];
     // SAFETY: forwarded from the caller; `ts` and `data` outlive the call.
-    unsafe { point(libc::SYS_pselect6, a, Kind::Point) as c_int }
+    unsafe { point(calls::PSELECT6, a, Kind::Point) as c_int }
 }
 
 /// `select(2)`, through `pselect6`; on Linux the time left is written back to `timeout`.
@@ -629,7 +248,7 @@ pub unsafe extern "C-unwind" fn select(
         // SAFETY: a valid timeval (the caller's contract).
         let tv = unsafe { *timeout };
         if tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1_000_000 {
-            super::set_errno(libc::EINVAL);
+            conv::set_errno(libc::EINVAL);
             return -1;
         }
         Some(libc::timespec {
@@ -647,7 +266,7 @@ pub unsafe extern "C-unwind" fn select(
         0,
     ];
     // SAFETY: forwarded from the caller; `ts` outlives the call.
-    let n = unsafe { point(libc::SYS_pselect6, a, Kind::Point) as c_int };
+    let n = unsafe { point(calls::PSELECT6, a, Kind::Point) as c_int };
     if let (Some(t), false) = (ts, timeout.is_null()) {
         // SAFETY: `timeout` is the caller's valid timeval.
         unsafe {
@@ -687,7 +306,7 @@ pub unsafe extern "C-unwind" fn sigtimedwait(
         0,
     ];
     // SAFETY: forwarded from the caller; `copy` outlives the call.
-    let r = unsafe { point(libc::SYS_rt_sigtimedwait, a, Kind::Point) as c_int };
+    let r = unsafe { point(calls::RT_SIGTIMEDWAIT, a, Kind::Point) as c_int };
     if r >= 0 && !info.is_null() {
         // SAFETY: the call succeeded, so the kernel filled the caller's `*info`.
         unsafe {
@@ -729,7 +348,7 @@ pub unsafe extern "C-unwind" fn sigwait(set: *const libc::sigset_t, sig: *mut c_
             unsafe { *sig = r };
             return 0;
         }
-        let e = super::errno();
+        let e = conv::errno();
         if e != libc::EINTR {
             return e;
         }
@@ -831,9 +450,9 @@ unsafe fn sigmask_without_cancel_signal(
         0,
     ];
     // SAFETY: as above, for `rt_sigprocmask`.
-    match unsafe { plain(libc::SYS_rt_sigprocmask, a) } {
+    match unsafe { plain_c(calls::RT_SIGPROCMASK, a) } {
         -1 if errno_style => -1,
-        -1 => super::errno(),
+        -1 => conv::errno(),
         _ => 0,
     }
 }
@@ -859,7 +478,7 @@ pub unsafe extern "C" fn thread_cancel_openat(
         0,
     ];
     // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_openat, a, Kind::Point) as c_int }
+    unsafe { point(calls::OPENAT, a, Kind::Point) as c_int }
 }
 
 /// The body of the C shims `fcntl`/`fcntl64` for `F_SETLKW` and `F_OFD_SETLKW` (the only
@@ -875,7 +494,7 @@ pub unsafe extern "C" fn thread_cancel_fcntl_lock(
 ) -> c_int {
     let a = [fd as c_long, cmd as c_long, lock as c_long, 0, 0, 0];
     // SAFETY: forwarded from the caller.
-    unsafe { point(libc::SYS_fcntl, a, Kind::Point) as c_int }
+    unsafe { point(calls::FCNTL, a, Kind::Point) as c_int }
 }
 
 /// For the C shims: whether the calling thread has a control block (it met the crate; else the
@@ -909,11 +528,11 @@ macro_rules! own_next {
 pub unsafe extern "C-unwind" fn fork() -> libc::pid_t {
     next::next_for_foreign_threads!(fork() -> libc::pid_t);
     if let Some(e) = super::refusal() {
-        super::set_errno(e);
+        conv::set_errno(e);
         return -1;
     }
     let next = own_next!(fork() -> libc::pid_t, {
-        super::set_errno(libc::ENOSYS);
+        conv::set_errno(libc::ENOSYS);
         -1
     });
     // SAFETY: the C library's `fork`, called as the caller called ours.

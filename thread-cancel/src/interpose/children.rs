@@ -29,6 +29,7 @@
 //! children of each process's main thread: a daemon that left its parent is not reached.
 
 use crate::point::runs;
+use crate::sys::calls;
 use libc::{c_int, c_long, pid_t};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -87,15 +88,15 @@ fn exclusive<R>(f: impl FnOnce() -> R) -> Option<R> {
 fn sys(nr: c_long, a: [c_long; 6]) -> c_long {
     // SAFETY: every call in this module passes arguments valid for `nr` (scalars, pointers to
     // locals that outlive the call, or the interposed caller's own arguments, in `collect`).
-    unsafe { super::plain_raw(nr, a) }
+    unsafe { crate::point::conv::plain_raw(nr, a) }
 }
 
 fn getpid() -> pid_t {
-    sys(libc::SYS_getpid, [0; 6]) as pid_t
+    sys(calls::GETPID, [0; 6]) as pid_t
 }
 
 fn close(fd: c_int) {
-    sys(libc::SYS_close, [fd as c_long, 0, 0, 0, 0, 0]);
+    sys(calls::CLOSE, [fd as c_long, 0, 0, 0, 0, 0]);
 }
 
 /// Calls `f` on each entry in use, with its index; `f` returns the entry to keep, or `None` to
@@ -142,7 +143,7 @@ fn record_at(pid: pid_t, depth: usize) {
     if COUNT.with(Cell::get) == MAX {
         return;
     }
-    let fd = sys(libc::SYS_pidfd_open, [pid as c_long, 0, 0, 0, 0, 0]);
+    let fd = sys(calls::PIDFD_OPEN, [pid as c_long, 0, 0, 0, 0, 0]);
     if fd < 0 {
         return;
     }
@@ -237,7 +238,7 @@ fn kill_from(depth: usize) {
         };
         let p = &mut wait[i] as *mut libc::pollfd;
         let r = sys(
-            libc::SYS_ppoll,
+            calls::PPOLL,
             [p as c_long, 1, &ts as *const _ as c_long, 0, 0, 0],
         );
         if r != -(libc::EINTR as c_long) {
@@ -280,7 +281,7 @@ struct Killed {
 fn kill_tree(pidfd: c_int, pid: pid_t, level: usize, k: &mut Killed) -> bool {
     let signal = |fd: c_int, sig: c_int| {
         sys(
-            libc::SYS_pidfd_send_signal,
+            calls::PIDFD_SEND_SIGNAL,
             [fd as c_long, sig as c_long, 0, 0, 0, 0],
         ) == 0
     };
@@ -301,7 +302,7 @@ fn kill_tree(pidfd: c_int, pid: pid_t, level: usize, k: &mut Killed) -> bool {
         wait_stopped(pid, k.stop_end);
         let (children, n) = children_of(pid);
         for &child in &children[..n] {
-            let fd = sys(libc::SYS_pidfd_open, [child as c_long, 0, 0, 0, 0, 0]);
+            let fd = sys(calls::PIDFD_OPEN, [child as c_long, 0, 0, 0, 0, 0]);
             if fd >= 0 {
                 kill_tree(fd as c_int, child, level + 1, k);
             }
@@ -325,7 +326,7 @@ fn read_proc(pid: pid_t, rest: &[u8], buf: &mut [u8]) -> usize {
         len += part.len();
     }
     let fd = sys(
-        libc::SYS_openat,
+        calls::OPENAT,
         [
             libc::AT_FDCWD as c_long,
             path.as_ptr() as c_long,
@@ -339,7 +340,7 @@ fn read_proc(pid: pid_t, rest: &[u8], buf: &mut [u8]) -> usize {
         return 0;
     }
     let r = sys(
-        libc::SYS_read,
+        calls::READ,
         [fd, buf.as_mut_ptr() as c_long, buf.len() as c_long, 0, 0, 0],
     );
     close(fd as c_int);
@@ -363,7 +364,7 @@ fn wait_stopped(pid: pid_t, end: Instant) {
         {
             return; // Stopped, dead, gone, or not stopping in time.
         }
-        sys(libc::SYS_sched_yield, [0; 6]);
+        sys(calls::SCHED_YIELD, [0; 6]);
     }
 }
 
@@ -451,7 +452,7 @@ fn waitid_pidfd(pidfd: c_int, options: c_int) -> Option<pid_t> {
     // SAFETY: an all-zero `siginfo_t` is a valid value (plain data).
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     let r = sys(
-        libc::SYS_waitid,
+        calls::WAITID,
         [
             libc::P_PIDFD as c_long,
             pidfd as c_long,
@@ -474,10 +475,7 @@ fn zombie(pidfd: c_int) -> bool {
 fn is_pipe(fd: c_long) -> bool {
     // SAFETY: an all-zero `stat` is a valid value (plain data).
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    sys(
-        libc::SYS_fstat,
-        [fd, &mut st as *mut _ as c_long, 0, 0, 0, 0],
-    ) == 0
+    sys(calls::FSTAT, [fd, &mut st as *mut _ as c_long, 0, 0, 0, 0]) == 0
         && st.st_mode & libc::S_IFMT == libc::S_IFIFO
 }
 
@@ -494,7 +492,7 @@ fn hung_up(fd: c_long) -> bool {
         tv_nsec: 0,
     };
     sys(
-        libc::SYS_ppoll,
+        calls::PPOLL,
         [
             &mut p as *mut _ as c_long,
             1,
@@ -528,10 +526,10 @@ pub(super) unsafe fn collect(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
 /// As [`collect`].
 unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
     match nr {
-        libc::SYS_read | libc::SYS_readv => {
+        calls::READ | calls::READV => {
             (killed_child(None, false) && is_pipe(a[0]) && hung_up(a[0])).then(|| sys(nr, a))
         }
-        libc::SYS_ppoll => {
+        calls::PPOLL => {
             let (fds, n) = (a[0] as *const libc::pollfd, a[1] as usize);
             if n == 0 || n > 64 || fds.is_null() || !killed_child(None, false) {
                 return None;
@@ -549,7 +547,7 @@ unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
             let r = sys(nr, [a[0], a[1], &zero as *const _ as c_long, a[3], a[4], 0]);
             (r > 0).then_some(r)
         }
-        libc::SYS_wait4 => {
+        calls::WAIT4 => {
             let waits = match a[0] as pid_t {
                 -1 => killed_child(None, true),
                 p if p > 0 => killed_child(Some(p), true),
@@ -565,7 +563,7 @@ unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
             let r = sys(nr, b);
             (r != 0).then_some(r)
         }
-        libc::SYS_waitid => {
+        calls::WAITID => {
             let info = a[2] as *const libc::siginfo_t;
             let waits = match a[0] as libc::idtype_t {
                 libc::P_ALL => killed_child(None, true),

@@ -56,56 +56,11 @@ mod next;
 pub(crate) use children::forget_from as forget_children;
 
 use crate::control::Control;
+use crate::point::conv::{c_result, plain_c, plain_raw, set_errno};
 use crate::point::syscall::{in_call, in_call_keep};
 use crate::sys::CpResult;
 use crate::word;
 use libc::{c_int, c_long};
-
-/// Sets the C library's errno.
-#[inline(always)]
-fn set_errno(e: c_int) {
-    // SAFETY: `__errno_location` returns the calling thread's errno slot, valid for writes for
-    // the thread's life.
-    unsafe { *libc::__errno_location() = e };
-}
-
-/// A raw kernel result (`-errno` on failure) as the C library returns it: `-1` and errno.
-#[inline(always)]
-fn c_result(r: c_long) -> c_long {
-    if (-4095..0).contains(&r) {
-        set_errno(-r as c_int);
-        -1
-    } else {
-        r
-    }
-}
-
-/// System call `nr` without cancellation, C-style (`-1` and errno on failure).
-///
-/// # Safety
-/// The arguments must be valid for system call `nr`.
-#[inline(always)]
-unsafe fn plain(nr: c_long, a: [c_long; 6]) -> c_long {
-    let [a1, a2, a3, a4, a5, a6] = a;
-    // SAFETY: forwarded from the caller. `syscall` is glibc's generic wrapper, not a function
-    // this module defines, so this does not recurse.
-    unsafe { libc::syscall(nr, a1, a2, a3, a4, a5, a6) }
-}
-
-/// [`plain`] with the kernel's convention: the result, or `-errno` on failure.
-///
-/// # Safety
-/// As [`plain`].
-#[inline(always)]
-unsafe fn plain_raw(nr: c_long, a: [c_long; 6]) -> c_long {
-    // SAFETY: forwarded from the caller.
-    let r = unsafe { plain(nr, a) };
-    if r == -1 {
-        -(errno() as c_long)
-    } else {
-        r
-    }
-}
 
 /// What the slow path decided for a call the trampoline did not simply complete.
 enum Verdict {
@@ -291,7 +246,7 @@ unsafe fn point_slow(c: Option<&Control>, how: Slow, a: [c_long; 6]) -> c_long {
     let Some(c) = c else {
         // A thread that never met the crate: the plain call, its result C-style already.
         // SAFETY: forwarded from the caller.
-        return unsafe { plain(how.nr, a) };
+        return unsafe { plain_c(how.nr, a) };
     };
     // SAFETY: forwarded from the caller.
     match unsafe { after_call(c, how.nr, a, how.kind, how.r) } {
@@ -373,13 +328,6 @@ impl Drop for AbortOnUnwind {
     fn drop(&mut self) {
         std::process::abort();
     }
-}
-
-/// The C library's errno.
-#[inline(always)]
-fn errno() -> c_int {
-    // SAFETY: as in `set_errno`.
-    unsafe { *libc::__errno_location() }
 }
 
 /// The rare outcomes: the trampoline said act (the call was not made, or was aborted with no
@@ -479,7 +427,7 @@ unsafe fn sleep_point(
 ) -> c_int {
     let a = [clock as c_long, 0, req as c_long, rem as c_long, 0, 0];
     // SAFETY: forwarded from the caller.
-    match unsafe { raw_point(libc::SYS_clock_nanosleep, a, Kind::Point) } {
+    match unsafe { raw_point(crate::sys::calls::CLOCK_NANOSLEEP, a, Kind::Point) } {
         Ok(r) if r < 0 => -r as c_int,
         Ok(_) => 0,
         Err(_) => {

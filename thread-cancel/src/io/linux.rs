@@ -3,8 +3,10 @@
 //! message queues. Part of [`crate::io`] on those systems.
 
 use super::{cp, fd_arg, without_cancel_signal};
+use crate::point::raw;
 use crate::sys::{self, calls};
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::fd::BorrowedFd;
 
 /// `preadv(2)` as a cancellation point.
@@ -73,7 +75,7 @@ pub fn pwritev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>], offset: u64) -> io:
 /// ```
 pub fn fdatasync(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: only integers (and null pointers) are passed.
-    unsafe { cp(calls::FDATASYNC, [fd_arg(fd), 0, 0, 0, 0, 0]) }.map(drop)
+    unsafe { raw::fdatasync(fd.as_raw_fd()) }.map(drop)
 }
 
 /// `epoll_wait(2)` (through `epoll_pwait`) as a cancellation point; `timeout_ms < 0` waits
@@ -127,7 +129,7 @@ pub fn epoll_wait(
 /// ```
 pub fn tcdrain(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: only integers (and null pointers) are passed.
-    unsafe { cp(calls::IOCTL, [fd_arg(fd), libc::TCSBRK as _, 1, 0, 0, 0]) }.map(drop)
+    unsafe { raw::tcdrain(fd.as_raw_fd()) }.map(drop)
 }
 
 /// `sigtimedwait(2)` as a cancellation point: waits for one of `set` (which the caller should
@@ -207,11 +209,11 @@ pub fn mq_timedreceive(
     prio: Option<&mut u32>,
     deadline: Option<&libc::timespec>,
 ) -> io::Result<usize> {
-    let p = prio.map_or(0, |p| p as *mut u32 as libc::c_long);
-    let t = deadline.map_or(0, |t| t as *const libc::timespec as libc::c_long);
-    let a = [mq as _, buf.as_mut_ptr() as _, buf.len() as _, p, t, 0];
+    let p = prio.map_or(std::ptr::null_mut(), |p| p as *mut u32);
+    let t = deadline.map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects; the buffer is a borrowed slice.
-    unsafe { cp(calls::MQ_TIMEDRECEIVE, a) }.map(|n| n as usize)
+    unsafe { raw::mq_timedreceive(mq, buf.as_mut_ptr().cast(), buf.len(), p, t) }
+        .map(|n| n as usize)
 }
 
 /// `mq_timedsend(3)` as a cancellation point; `deadline: None` is `mq_send` (see
@@ -245,8 +247,7 @@ pub fn mq_timedsend(
     prio: u32,
     deadline: Option<&libc::timespec>,
 ) -> io::Result<()> {
-    let t = deadline.map_or(0, |t| t as *const libc::timespec as libc::c_long);
-    let a = [mq as _, msg.as_ptr() as _, msg.len() as _, prio as _, t, 0];
+    let t = deadline.map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects; the message is a borrowed slice.
-    unsafe { cp(calls::MQ_TIMEDSEND, a) }.map(drop)
+    unsafe { raw::mq_timedsend(mq, msg.as_ptr().cast(), msg.len(), prio, t) }.map(drop)
 }

@@ -36,6 +36,9 @@
 //!   unwinds). A call made while the thread is already unwinding (in a `Drop` during a panic or
 //!   a cancellation) does not act, and returns its result.
 
+use crate::point::raw;
+// The rows of the table of points that the Rust face writes by hand (`own`: `poll`, `pause`,
+// `select`, `sigsuspend`, and in `linux.rs` `preadv`, `pwritev`, `epoll_wait`, `sigtimedwait`).
 use crate::point::syscall::cp;
 use crate::sys::{self, calls, without_cancel_signal};
 use std::io::{self, Read, Write};
@@ -106,6 +109,12 @@ fn fd_arg(fd: BorrowedFd<'_>) -> libc::c_long {
     fd.as_raw_fd() as libc::c_long
 }
 
+/// A count of buffers as `readv`/`writev` take it (an `int`): a count beyond `int` is passed as
+/// `INT_MAX`, which the kernel rejects (`EINVAL`, over `IOV_MAX`) as it rejected the whole count.
+fn iov_count(n: usize) -> libc::c_int {
+    libc::c_int::try_from(n).unwrap_or(libc::c_int::MAX)
+}
+
 /// `read(2)` as a cancellation point.
 ///
 /// # Errors
@@ -122,9 +131,8 @@ fn fd_arg(fd: BorrowedFd<'_>) -> libc::c_long {
 /// ```
 #[inline]
 pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
-    let a = [fd_arg(fd), buf.as_mut_ptr() as _, buf.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(calls::READ, a) }.map(|n| n as usize)
+    unsafe { raw::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) }.map(|n| n as usize)
 }
 
 /// `write(2)` as a cancellation point.
@@ -142,9 +150,8 @@ pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
 /// ```
 #[inline]
 pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
-    let a = [fd_arg(fd), buf.as_ptr() as _, buf.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(calls::WRITE, a) }.map(|n| n as usize)
+    unsafe { raw::write(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len()) }.map(|n| n as usize)
 }
 
 /// `pread(2)` as a cancellation point.
@@ -162,16 +169,16 @@ pub fn write(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<usize> {
 /// ```
 #[inline]
 pub fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    let a = [
-        fd_arg(fd),
-        buf.as_mut_ptr() as _,
-        buf.len() as _,
-        offset as _,
-        0,
-        0,
-    ];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(calls::PREAD64, a) }.map(|n| n as usize)
+    unsafe {
+        raw::pread(
+            fd.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            offset as libc::off_t,
+        )
+    }
+    .map(|n| n as usize)
 }
 
 /// `pwrite(2)` as a cancellation point.
@@ -194,16 +201,16 @@ pub fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], offset: u64) -> io::Result<usiz
 /// ```
 #[inline]
 pub fn pwrite(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize> {
-    let a = [
-        fd_arg(fd),
-        buf.as_ptr() as _,
-        buf.len() as _,
-        offset as _,
-        0,
-        0,
-    ];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(calls::PWRITE64, a) }.map(|n| n as usize)
+    unsafe {
+        raw::pwrite(
+            fd.as_raw_fd(),
+            buf.as_ptr().cast(),
+            buf.len(),
+            offset as libc::off_t,
+        )
+    }
+    .map(|n| n as usize)
 }
 
 /// `recv(2)` (`recvfrom` without an address) as a cancellation point. The kernel writes at
@@ -225,16 +232,9 @@ pub fn pwrite(fd: BorrowedFd<'_>, buf: &[u8], offset: u64) -> io::Result<usize> 
 /// ```
 #[inline]
 pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize> {
-    let a = [
-        fd_arg(fd),
-        buf.as_mut_ptr() as _,
-        buf.len() as _,
-        flags as _,
-        0,
-        0,
-    ];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(calls::RECVFROM, a) }.map(|n| n as usize)
+    unsafe { raw::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), flags) }
+        .map(|n| n as usize)
 }
 
 /// `send(2)` (`sendto` without an address) as a cancellation point. `MSG_NOSIGNAL` is added, so
@@ -263,16 +263,8 @@ pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
         return Err(invalid_argument());
     }
     let flags = flags | calls::MSG_NOSIGNAL;
-    let a = [
-        fd_arg(fd),
-        buf.as_ptr() as _,
-        buf.len() as _,
-        flags as _,
-        0,
-        0,
-    ];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(calls::SENDTO, a) }.map(|n| n as usize)
+    unsafe { raw::send(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len(), flags) }.map(|n| n as usize)
 }
 
 /// `accept4(2)` with `SOCK_CLOEXEC` as a cancellation point: either a connection is accepted
@@ -292,9 +284,15 @@ pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
 /// let _ = conn;
 /// ```
 pub fn accept(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
-    let a = [fd_arg(fd), 0, 0, calls::SOCK_CLOEXEC as _, 0, 0];
     // SAFETY: only integers (and null pointers) are passed.
-    let n = unsafe { cp(calls::ACCEPT4, a) }?;
+    let n = unsafe {
+        raw::accept4(
+            fd.as_raw_fd(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            calls::SOCK_CLOEXEC,
+        )
+    }?;
     // SAFETY: a successful accept4 returns a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(n as i32) })
 }
@@ -379,17 +377,9 @@ pub fn openat(
     mode: u32,
 ) -> io::Result<OwnedFd> {
     let c = path_arg(path)?;
-    let d = dir.map_or(libc::AT_FDCWD as libc::c_long, fd_arg);
-    let a = [
-        d,
-        c.as_ptr() as _,
-        (flags | libc::O_CLOEXEC) as _,
-        mode as _,
-        0,
-        0,
-    ];
+    let d = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects (a NUL-terminated `CString`).
-    let n = unsafe { cp(calls::OPENAT, a) }?;
+    let n = unsafe { raw::openat(d, c.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::mode_t) }?;
     // SAFETY: a successful openat returns a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(n as i32) })
 }
@@ -444,9 +434,15 @@ pub fn creat(path: &std::path::Path, mode: u32) -> io::Result<OwnedFd> {
 #[inline]
 pub fn readv(fd: BorrowedFd<'_>, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
     // `IoSliceMut` is ABI-compatible with `struct iovec` on Unix (std guarantees it).
-    let a = [fd_arg(fd), bufs.as_mut_ptr() as _, bufs.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(calls::READV, a) }.map(|n| n as usize)
+    unsafe {
+        raw::readv(
+            fd.as_raw_fd(),
+            bufs.as_mut_ptr().cast(),
+            iov_count(bufs.len()),
+        )
+    }
+    .map(|n| n as usize)
 }
 
 /// `writev(2)` as a cancellation point.
@@ -463,9 +459,9 @@ pub fn readv(fd: BorrowedFd<'_>, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<
 /// ```
 #[inline]
 pub fn writev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-    let a = [fd_arg(fd), bufs.as_ptr() as _, bufs.len() as _, 0, 0, 0];
     // SAFETY: the pointers and lengths come from slices (or `IoSlice`s) borrowed for the whole call, and the kernel writes only within them.
-    unsafe { cp(calls::WRITEV, a) }.map(|n| n as usize)
+    unsafe { raw::writev(fd.as_raw_fd(), bufs.as_ptr().cast(), iov_count(bufs.len())) }
+        .map(|n| n as usize)
 }
 
 /// `fsync(2)` as a cancellation point.
@@ -482,7 +478,7 @@ pub fn writev(fd: BorrowedFd<'_>, bufs: &[io::IoSlice<'_>]) -> io::Result<usize>
 /// ```
 pub fn fsync(fd: BorrowedFd<'_>) -> io::Result<()> {
     // SAFETY: only integers (and null pointers) are passed.
-    unsafe { cp(calls::FSYNC, [fd_arg(fd), 0, 0, 0, 0, 0]) }.map(drop)
+    unsafe { raw::fsync(fd.as_raw_fd()) }.map(drop)
 }
 
 /// `fcntl(fd, F_SETLKW / F_OFD_SETLKW, lock)` — a blocking record lock — as a cancellation
@@ -511,16 +507,15 @@ pub fn fcntl_lock_wait(fd: BorrowedFd<'_>, lock: &libc::flock, ofd: bool) -> io:
     } else {
         libc::F_SETLKW
     };
-    let a = [
-        fd_arg(fd),
-        cmd as _,
-        lock as *const libc::flock as _,
-        0,
-        0,
-        0,
-    ];
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
-    unsafe { cp(calls::FCNTL, a) }.map(drop)
+    unsafe {
+        raw::fcntl(
+            fd.as_raw_fd(),
+            cmd,
+            lock as *const libc::flock as libc::c_long,
+        )
+    }
+    .map(drop)
 }
 
 /// `pause(2)`: blocks until a signal handler runs (then `Err(Interrupted)`) or the thread is
@@ -563,16 +558,8 @@ pub fn waitid(
     info: &mut libc::siginfo_t,
     options: i32,
 ) -> io::Result<()> {
-    let a = [
-        idtype as _,
-        id as _,
-        info as *mut libc::siginfo_t as _,
-        options as _,
-        0,
-        0,
-    ];
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
-    unsafe { cp(calls::WAITID, a) }.map(drop)
+    unsafe { raw::waitid(idtype, id as libc::id_t, info, options) }.map(drop)
 }
 
 /// `waitpid(2)` (through `wait4`) as a cancellation point; returns the pid and the raw status.
@@ -591,16 +578,8 @@ pub fn waitid(
 /// ```
 pub fn waitpid(pid: i32, options: i32) -> io::Result<(i32, i32)> {
     let mut status: i32 = 0;
-    let a = [
-        pid as _,
-        &mut status as *mut i32 as _,
-        options as _,
-        0,
-        0,
-        0,
-    ];
     // SAFETY: every pointer comes from a reference or a local that outlives the call, of the type the call expects.
-    let p = unsafe { cp(calls::WAIT4, a) }?;
+    let p = unsafe { raw::waitpid(pid, &mut status, options) }?;
     Ok((p as i32, status))
 }
 
@@ -634,7 +613,7 @@ pub fn waitpid(pid: i32, options: i32) -> io::Result<(i32, i32)> {
 /// ```
 pub unsafe fn msync(addr: *mut libc::c_void, len: usize, flags: i32) -> io::Result<()> {
     // SAFETY: forwarded from this function's own safety contract.
-    unsafe { cp(calls::MSYNC, [addr as _, len as _, flags as _, 0, 0, 0]) }.map(drop)
+    unsafe { raw::msync(addr, len, flags) }.map(drop)
 }
 
 /// `recvmsg(2)` as a cancellation point.
@@ -664,16 +643,8 @@ pub unsafe fn msync(addr: *mut libc::c_void, len: usize, flags: i32) -> io::Resu
 /// assert_eq!(unsafe { thread_cancel::io::recvmsg(b.as_fd(), &mut msg, 0) }.unwrap(), 1);
 /// ```
 pub unsafe fn recvmsg(fd: BorrowedFd<'_>, msg: &mut libc::msghdr, flags: i32) -> io::Result<usize> {
-    let a = [
-        fd_arg(fd),
-        msg as *mut libc::msghdr as _,
-        flags as _,
-        0,
-        0,
-        0,
-    ];
     // SAFETY: forwarded from this function's own safety contract.
-    unsafe { cp(calls::RECVMSG, a) }.map(|n| n as usize)
+    unsafe { raw::recvmsg(fd.as_raw_fd(), msg, flags) }.map(|n| n as usize)
 }
 
 /// `sendmsg(2)` as a cancellation point (`MSG_NOSIGNAL` added).
@@ -704,16 +675,8 @@ pub unsafe fn recvmsg(fd: BorrowedFd<'_>, msg: &mut libc::msghdr, flags: i32) ->
 /// ```
 pub unsafe fn sendmsg(fd: BorrowedFd<'_>, msg: &libc::msghdr, flags: i32) -> io::Result<usize> {
     let flags = flags | calls::MSG_NOSIGNAL;
-    let a = [
-        fd_arg(fd),
-        msg as *const libc::msghdr as _,
-        flags as _,
-        0,
-        0,
-        0,
-    ];
     // SAFETY: forwarded from this function's own safety contract.
-    unsafe { cp(calls::SENDMSG, a) }.map(|n| n as usize)
+    unsafe { raw::sendmsg(fd.as_raw_fd(), msg, flags) }.map(|n| n as usize)
 }
 
 /// `select(2)`/`pselect(2)` (through `pselect6`, no signal mask) as a cancellation point;
@@ -823,17 +786,18 @@ pub fn msgrcv(qid: i32, buf: &mut [u8], msgtyp: i64, flags: i32) -> io::Result<u
     let Some(text) = buf.len().checked_sub(std::mem::size_of::<libc::c_long>()) else {
         return Err(invalid_argument());
     };
-    let a = [
-        qid as _,
-        buf.as_mut_ptr() as _,
-        text as _,
-        msgtyp as _,
-        flags as _,
-        0,
-    ];
     // SAFETY: `buf` is borrowed for the whole call; the kernel writes the type (a `c_long`)
     // then at most `text` bytes, `buf.len()` in all.
-    unsafe { cp(calls::MSGRCV, a) }.map(|n| n as usize)
+    unsafe {
+        raw::msgrcv(
+            qid,
+            buf.as_mut_ptr().cast(),
+            text,
+            msgtyp as libc::c_long,
+            flags,
+        )
+    }
+    .map(|n| n as usize)
 }
 
 /// `msgsnd(2)` as a cancellation point; `msg` is the `long` type followed by the text.
@@ -860,10 +824,9 @@ pub fn msgsnd(qid: i32, msg: &[u8], flags: i32) -> io::Result<()> {
     let Some(text) = msg.len().checked_sub(std::mem::size_of::<libc::c_long>()) else {
         return Err(invalid_argument());
     };
-    let a = [qid as _, msg.as_ptr() as _, text as _, flags as _, 0, 0];
     // SAFETY: `msg` is borrowed for the whole call; the kernel reads the type (a `c_long`)
     // then `text` bytes, `msg.len()` in all.
-    unsafe { cp(calls::MSGSND, a) }.map(drop)
+    unsafe { raw::msgsnd(qid, msg.as_ptr().cast(), text, flags) }.map(drop)
 }
 
 /// Wraps any `AsFd` (a `File`, `TcpStream`, `UnixStream`, `PipeReader`, `OwnedFd`, ...) so that

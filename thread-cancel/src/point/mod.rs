@@ -7,8 +7,12 @@
 //! `thread/mod.rs`) recognises the payload, runs the thread-specific-data destructors and reports
 //! the outcome.
 
-pub(crate) mod runs;
 // Not under `--cfg loom` (the model of the state machine): the trampoline is real assembly.
+#[cfg(not(loom))]
+pub mod conv;
+#[cfg(not(loom))]
+pub(crate) mod raw;
+pub(crate) mod runs;
 #[cfg(not(loom))]
 pub(crate) mod syscall;
 pub(crate) mod wait;

@@ -21,7 +21,7 @@ pub(crate) trait RunScope {
     fn expire(&self);
     /// Whether it was canceled by a deadline (its own or a parent's), not by a cancel (what
     /// an interposed call fails with).
-    #[cfg_attr(not(feature = "interpose"), allow(dead_code))]
+    #[cfg_attr(not(thread_cancel_interpose), allow(dead_code))]
     fn timed_out(&self) -> bool;
     /// In the child of a `fork`, in the forking thread (then the only thread): forgets the
     /// cancels of the parent's other threads that were delivering to its run (they never end

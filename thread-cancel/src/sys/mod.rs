@@ -28,6 +28,7 @@
 //! points checked before and after the call only, no asynchronous regions (its module docs).
 
 pub(crate) mod clock;
+pub mod points;
 pub(crate) mod pthread;
 
 /// What the signal handler asks about the thread it interrupted. The answers come from the
@@ -70,9 +71,9 @@ pub(crate) use linux::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        after_fork_in_child, arm_deadline_tick, drain as drain_cancel_signal, kill, prepare,
-        set_deadline_due, set_decisions, set_signal, signal, syscall_cp, without_cancel_signal,
-        CpResult, DeadlineTick, SignalError, Target,
+        after_fork_in_child, arm_deadline_tick, drain as drain_cancel_signal, errno_location, kill,
+        prepare, set_deadline_due, set_decisions, set_signal, signal, syscall_cp,
+        without_cancel_signal, CpResult, DeadlineTick, SignalError, Target,
     },
 };
 /// What only the C ABI's support (`c_abi`, feature `c-abi`) uses.
@@ -86,7 +87,7 @@ pub(crate) use linux::{
         abandoning_frames, boundary as region_boundary, has_act as region_has_act,
         leave as region_leave, resolve_sanitizer_hook,
     },
-    syscall_cp::{default_signal, errno_location},
+    syscall_cp::default_signal,
 };
 
 #[cfg(any(

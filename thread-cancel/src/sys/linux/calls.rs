@@ -11,88 +11,85 @@
 /// A system call the trampoline can make: on Linux, its number.
 pub type Call = libc::c_long;
 
-/// `accept4`.
-pub const ACCEPT4: Call = libc::SYS_accept4;
-/// `clock_nanosleep`.
-pub const CLOCK_NANOSLEEP: Call = libc::SYS_clock_nanosleep;
-/// `connect`.
-pub const CONNECT: Call = libc::SYS_connect;
-/// `epoll_pwait`.
-pub const EPOLL_PWAIT: Call = libc::SYS_epoll_pwait;
-/// `epoll_pwait2`.
-pub const EPOLL_PWAIT2: Call = libc::SYS_epoll_pwait2;
-/// `fcntl`.
-pub const FCNTL: Call = libc::SYS_fcntl;
-/// `fdatasync`.
-pub const FDATASYNC: Call = libc::SYS_fdatasync;
-/// `fsync`.
-pub const FSYNC: Call = libc::SYS_fsync;
-/// `futex`.
-pub const FUTEX: Call = libc::SYS_futex;
-/// `ioctl`.
-pub const IOCTL: Call = libc::SYS_ioctl;
-/// `mq_timedreceive`.
-pub const MQ_TIMEDRECEIVE: Call = libc::SYS_mq_timedreceive;
-/// `mq_timedsend`.
-pub const MQ_TIMEDSEND: Call = libc::SYS_mq_timedsend;
-/// `msgrcv`.
-pub const MSGRCV: Call = libc::SYS_msgrcv;
-/// `msgsnd`.
-pub const MSGSND: Call = libc::SYS_msgsnd;
-/// `msync`.
-pub const MSYNC: Call = libc::SYS_msync;
-/// `openat`.
-pub const OPENAT: Call = libc::SYS_openat;
-/// `ppoll`.
-pub const PPOLL: Call = libc::SYS_ppoll;
-/// `pread64`.
-pub const PREAD64: Call = libc::SYS_pread64;
-/// `preadv`.
-pub const PREADV: Call = libc::SYS_preadv;
-/// `preadv2`.
-pub const PREADV2: Call = libc::SYS_preadv2;
-/// `pselect6`.
-pub const PSELECT6: Call = libc::SYS_pselect6;
-/// `pwrite64`.
-pub const PWRITE64: Call = libc::SYS_pwrite64;
-/// `pwritev`.
-pub const PWRITEV: Call = libc::SYS_pwritev;
-/// `pwritev2`.
-pub const PWRITEV2: Call = libc::SYS_pwritev2;
-/// `read`.
-pub const READ: Call = libc::SYS_read;
-/// `readv`.
-pub const READV: Call = libc::SYS_readv;
-/// `recvfrom`.
-pub const RECVFROM: Call = libc::SYS_recvfrom;
-/// `recvmmsg`.
-pub const RECVMMSG: Call = libc::SYS_recvmmsg;
-/// `recvmsg`.
-pub const RECVMSG: Call = libc::SYS_recvmsg;
-/// `rt_sigsuspend`.
-pub const RT_SIGSUSPEND: Call = libc::SYS_rt_sigsuspend;
-/// `rt_sigtimedwait`.
-pub const RT_SIGTIMEDWAIT: Call = libc::SYS_rt_sigtimedwait;
-/// `sendmmsg`.
-pub const SENDMMSG: Call = libc::SYS_sendmmsg;
-/// `sendmsg`.
-pub const SENDMSG: Call = libc::SYS_sendmsg;
-/// `sendto`.
-pub const SENDTO: Call = libc::SYS_sendto;
-/// `splice`.
-pub const SPLICE: Call = libc::SYS_splice;
-/// `tee`.
-pub const TEE: Call = libc::SYS_tee;
-/// `vmsplice`.
-pub const VMSPLICE: Call = libc::SYS_vmsplice;
-/// `wait4`.
-pub const WAIT4: Call = libc::SYS_wait4;
-/// `waitid`.
-pub const WAITID: Call = libc::SYS_waitid;
-/// `write`.
-pub const WRITE: Call = libc::SYS_write;
-/// `writev`.
-pub const WRITEV: Call = libc::SYS_writev;
+/// Declares each call's constant (`NAME = SYS_name`) and [`NAMES`], the same list with the
+/// kernel's name of each, which the diagnostic prints (one list: a call named here has its
+/// name there).
+macro_rules! calls {
+    ($( $(#[$m:meta])* $name:ident = $sys:ident ),* $(,)?) => {
+        $(
+            $(#[$m])*
+            #[doc = concat!("`", stringify!($sys), "`.")]
+            pub const $name: Call = libc::$sys;
+        )*
+        /// Every call named in this file and its kernel name (`SYS_read` is `read`).
+        pub const NAMES: &[(Call, &str)] = &[$( $(#[$m])* (libc::$sys, stringify!($sys)), )*];
+    };
+}
+
+calls! {
+    ACCEPT4 = SYS_accept4,
+    CLOCK_NANOSLEEP = SYS_clock_nanosleep,
+    CLOSE = SYS_close,
+    CONNECT = SYS_connect,
+    EPOLL_PWAIT = SYS_epoll_pwait,
+    EPOLL_PWAIT2 = SYS_epoll_pwait2,
+    FCNTL = SYS_fcntl,
+    FDATASYNC = SYS_fdatasync,
+    FLOCK = SYS_flock,
+    #[cfg(not(target_os = "android"))]
+    FSTAT = SYS_fstat,
+    FSYNC = SYS_fsync,
+    FUTEX = SYS_futex,
+    GETPID = SYS_getpid,
+    IOCTL = SYS_ioctl,
+    MQ_TIMEDRECEIVE = SYS_mq_timedreceive,
+    MQ_TIMEDSEND = SYS_mq_timedsend,
+    MSGRCV = SYS_msgrcv,
+    MSGSND = SYS_msgsnd,
+    MSYNC = SYS_msync,
+    NANOSLEEP = SYS_nanosleep,
+    OPENAT = SYS_openat,
+    PIDFD_OPEN = SYS_pidfd_open,
+    PIDFD_SEND_SIGNAL = SYS_pidfd_send_signal,
+    PPOLL = SYS_ppoll,
+    PREAD64 = SYS_pread64,
+    PREADV = SYS_preadv,
+    PREADV2 = SYS_preadv2,
+    PSELECT6 = SYS_pselect6,
+    PWRITE64 = SYS_pwrite64,
+    PWRITEV = SYS_pwritev,
+    PWRITEV2 = SYS_pwritev2,
+    READ = SYS_read,
+    READV = SYS_readv,
+    RECVFROM = SYS_recvfrom,
+    RECVMMSG = SYS_recvmmsg,
+    RECVMSG = SYS_recvmsg,
+    RT_SIGPROCMASK = SYS_rt_sigprocmask,
+    RT_SIGSUSPEND = SYS_rt_sigsuspend,
+    RT_SIGTIMEDWAIT = SYS_rt_sigtimedwait,
+    SCHED_YIELD = SYS_sched_yield,
+    SENDMMSG = SYS_sendmmsg,
+    SENDMSG = SYS_sendmsg,
+    SENDTO = SYS_sendto,
+    SPLICE = SYS_splice,
+    TEE = SYS_tee,
+    VMSPLICE = SYS_vmsplice,
+    WAIT4 = SYS_wait4,
+    WAITID = SYS_waitid,
+    WRITE = SYS_write,
+    WRITEV = SYS_writev,
+    // Not made by the crate; named for the diagnostic (what other code blocks in).
+    #[cfg(target_arch = "x86_64")]
+    ACCEPT = SYS_accept,
+    #[cfg(target_arch = "x86_64")]
+    EPOLL_WAIT = SYS_epoll_wait,
+    #[cfg(target_arch = "x86_64")]
+    OPEN = SYS_open,
+    #[cfg(target_arch = "x86_64")]
+    POLL = SYS_poll,
+    #[cfg(target_arch = "x86_64")]
+    SELECT = SYS_select,
+}
 
 /// The size of the kernel's signal set (`_NSIG / 8`), which the `rt_sig*` calls, `ppoll` and
 /// `epoll_pwait` take: the kernel reads that many bytes of a `libc::sigset_t` (glibc's is

@@ -1,6 +1,6 @@
 /* A C library that blocks in `read` (tests `e06_a_c_..._blocked_in_read_...` of
- * tests/interpose.rs): it knows nothing of thread-cancel. Built by build.rs (feature
- * `interpose`) into a static library and, renamed (interpose_blocking_read_so.c), into a shared
+ * thread-cancel/tests/interpose.rs): it knows nothing of thread-cancel. Built by this crate's
+ * build.rs into a static library and, renamed (interpose_blocking_read_so.c), into a shared
  * object, both linked into the test programs only. */
 #define _GNU_SOURCE 1 /* pthread_timedjoin_np */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* interpose_blocking_read.c under other names, built by build.rs into a shared object
+/* interpose_blocking_read.c under other names, built by this crate's build.rs into a shared object
  * (libinterpose_test_so.so) linked into the test programs: its calls of `read` & co. are
  * resolved by the dynamic linker at load, not by the static link. */
 #define interpose_test_c_read_one interpose_test_so_read_one

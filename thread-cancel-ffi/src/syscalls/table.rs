@@ -1,0 +1,35 @@
+//! The C ABI's face of the table of points (`thread-cancel/src/sys/points.rs`): `tc_NAME` for
+//! each row whose `tc` column is `point`, made from the row (its C signature, its system call
+//! and registers) as every other point of the C ABI: the call through
+//! `thread_cancel::c_abi::syscall_point`, the C convention, acting on a cancel. The rows marked
+//! `own` are written by hand in the family files beside this one.
+//!
+//! # Safety (every function here)
+//! The arguments must be valid for the system call, as for the libc function of the same name.
+
+use super::c;
+use thread_cancel::c_abi::calls;
+#[allow(unused_imports)] // the C types of the table's signatures
+use thread_cancel::c_abi::points::ctypes::*;
+
+macro_rules! tc_face {
+    (
+        points { $( $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+            = $nr:ident ( $($reg:expr),* ) [$rs:ident $ip:ident $tc:ident] ; )* }
+        chk { $($chk:tt)* }
+        unreached { $($un:tt)* }
+    ) => {
+        $( tc_face!(@ $tc $name ( $($arg : $t),* ) -> $ret = $nr ( $($reg),* )); )*
+    };
+    (@ point $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty = $nr:ident ( $($reg:expr),* )) => {
+        #[doc = concat!("`", stringify!($name), "` as a cancellation point.")]
+        #[export_name = concat!("tc_", stringify!($name))]
+        pub unsafe extern "C-unwind" fn $name($($arg: $t),*) -> $ret {
+            // SAFETY: the caller's arguments (module docs).
+            unsafe { c(calls::$nr, args!($($reg),*)) as $ret }
+        }
+    };
+    (@ $other:ident $($row:tt)*) => {};
+}
+
+thread_cancel::__thread_cancel_points!(tc_face);

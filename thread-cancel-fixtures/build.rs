@@ -1,0 +1,30 @@
+//! Builds the C code of `tests/interpose.rs` (thread-cancel's): `c/interpose_blocking_read.c`
+//! as a static library bundled with this crate, and the same code as a shared object
+//! (`libinterpose_test_so.so`) linked by name, found at run time through the library path
+//! `cargo test` sets for the build scripts' outputs. Out of the published crate's build script:
+//! a user who enables `interpose` builds none of it.
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=c/interpose_blocking_read.c");
+    println!("cargo:rerun-if-changed=c/interpose_blocking_read_so.c");
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+        return;
+    }
+    cc::Build::new()
+        .file("c/interpose_blocking_read.c")
+        .compile("interpose_test_c_read");
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let so = out.join("libinterpose_test_so.so");
+    let ok = cc::Build::new()
+        .get_compiler()
+        .to_command()
+        .args(["-shared", "-fPIC", "-pthread", "-o"])
+        .arg(&so)
+        .arg("c/interpose_blocking_read_so.c")
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "building {} failed", so.display());
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=dylib=interpose_test_so");
+}
