@@ -154,52 +154,12 @@ fn blocked_in(tid: i32) -> String {
     }
 }
 
-/// The name of system call `nr`, for the calls a thread is usually blocked in.
+/// The name of system call `nr`: the calls the crate names (`sys::calls`: every call it makes,
+/// and what other code usually blocks in), else its number.
 fn syscall_name(nr: libc::c_long) -> String {
     #[cfg(target_os = "linux")]
-    {
-        let known: &[(libc::c_long, &str)] = &[
-            (libc::SYS_read, "read"),
-            (libc::SYS_write, "write"),
-            (libc::SYS_readv, "readv"),
-            (libc::SYS_writev, "writev"),
-            (libc::SYS_pread64, "pread64"),
-            (libc::SYS_pwrite64, "pwrite64"),
-            (libc::SYS_recvfrom, "recvfrom"),
-            (libc::SYS_recvmsg, "recvmsg"),
-            (libc::SYS_sendto, "sendto"),
-            (libc::SYS_sendmsg, "sendmsg"),
-            (libc::SYS_accept4, "accept4"),
-            (libc::SYS_connect, "connect"),
-            (libc::SYS_ppoll, "ppoll"),
-            (libc::SYS_pselect6, "pselect6"),
-            (libc::SYS_epoll_pwait, "epoll_pwait"),
-            (libc::SYS_nanosleep, "nanosleep"),
-            (libc::SYS_clock_nanosleep, "clock_nanosleep"),
-            (libc::SYS_futex, "futex"),
-            (libc::SYS_wait4, "wait4"),
-            (libc::SYS_waitid, "waitid"),
-            (libc::SYS_openat, "openat"),
-            (libc::SYS_flock, "flock"),
-            (libc::SYS_fcntl, "fcntl"),
-            (libc::SYS_fsync, "fsync"),
-            (libc::SYS_fdatasync, "fdatasync"),
-            (libc::SYS_ioctl, "ioctl"),
-            (libc::SYS_rt_sigtimedwait, "rt_sigtimedwait"),
-            #[cfg(target_arch = "x86_64")]
-            (libc::SYS_poll, "poll"),
-            #[cfg(target_arch = "x86_64")]
-            (libc::SYS_select, "select"),
-            #[cfg(target_arch = "x86_64")]
-            (libc::SYS_accept, "accept"),
-            #[cfg(target_arch = "x86_64")]
-            (libc::SYS_epoll_wait, "epoll_wait"),
-            #[cfg(target_arch = "x86_64")]
-            (libc::SYS_open, "open"),
-        ];
-        if let Some((_, n)) = known.iter().find(|(k, _)| *k == nr) {
-            return (*n).to_owned();
-        }
+    if let Some((_, n)) = crate::sys::calls::NAMES.iter().find(|(k, _)| *k == nr) {
+        return n.trim_start_matches("SYS_").to_owned();
     }
     format!("number {nr}")
 }

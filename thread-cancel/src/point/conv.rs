@@ -5,6 +5,10 @@
 //! [`plain_raw`]). The Rust points (`point/raw.rs`), the interposed functions and the C ABI's
 //! points all use these; none writes its own.
 
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
 use libc::{c_int, c_long};
 
 /// The six registers of a system call from up to six arguments, each converted with `as
@@ -64,12 +68,7 @@ macro_rules! __thread_cancel_args {
 }
 pub(crate) use __thread_cancel_args as args;
 
-/// Whether a raw kernel result is a failure (`-4095..=-1`: `-errno`). A value below that range
-/// is a result (`fcntl`'s `F_GETOWN` of a process group).
-#[inline(always)]
-pub const fn is_error(r: c_long) -> bool {
-    r < 0 && r >= -4095
-}
+pub use crate::sys::is_error;
 
 /// A raw kernel result as the C library returns it: `-1` and errno on failure.
 #[cfg(all(

@@ -66,7 +66,7 @@ pub(crate) unsafe fn cp(nr: calls::Call, a: [libc::c_long; 6]) -> io::Result<lib
         // SAFETY: forwarded from this function's contract.
         None => unsafe { plain_cold(nr, a[0], a[1], a[2], a[3], a[4], a[5]) },
     };
-    if (-4095..0).contains(&r) {
+    if super::conv::is_error(r) {
         Err(io::Error::from_raw_os_error(-r as i32))
     } else {
         Ok(r)

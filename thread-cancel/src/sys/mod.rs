@@ -27,6 +27,13 @@
 //! on Linux with `--cfg thread_cancel_portable`): every own wait fully cancelable, system-call
 //! points checked before and after the call only, no asynchronous regions (its module docs).
 
+/// Whether a raw kernel result is a failure (`-4095..=-1`: `-errno`). A value below that range
+/// is a result (`fcntl`'s `F_GETOWN` of a process group).
+#[inline(always)]
+pub const fn is_error(r: libc::c_long) -> bool {
+    r < 0 && r >= -4095
+}
+
 pub(crate) mod clock;
 pub mod points;
 pub(crate) mod pthread;

@@ -45,7 +45,7 @@ unsafe fn syscall_cp_once(word: *const u32, nr: Call, a: [libc::c_long; 6]) -> C
     }
     // SAFETY: forwarded from the caller.
     let r = unsafe { calls::plain(nr, a) };
-    if (-4095..0).contains(&r) && acts(load()) {
+    if super::super::is_error(r) && acts(load()) {
         CpResult::Canceled
     } else {
         CpResult::Done(r)
