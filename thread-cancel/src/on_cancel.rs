@@ -100,12 +100,27 @@ pub struct OnCancelGuard {
 
 impl Drop for OnCancelGuard {
     fn drop(&mut self) {
-        if let Some(id) = self.id {
-            if !self.control.remove_callback(id) {
-                // It ran (or runs now, in the canceling thread): what it does is what makes a
-                // call that is not a point return, so the canceled runs report the cancel as
-                // acted on, not as missed.
+        let Some(id) = self.id else { return };
+        match self.control.remove_callback(id) {
+            None => {
+                // It ran (or runs now, in the canceling thread: the run's end waits for it):
+                // what it does is what makes a call that is not a point return, so the canceled
+                // runs report the cancel as acted on, not as missed.
                 runs::mark_acted();
+            }
+            Some((registered_in, f)) => {
+                // Still registered: if a cancel of a run it was registered in has been decided
+                // (the scope is marked before its delivery takes the callbacks), that delivery
+                // has not come yet, and would find it gone. It is run at the end of the
+                // canceled run (its closure has returned then), so that it is never lost; not
+                // here, where the run may hold what it waits for. Dropping a guard never waits.
+                match runs::own_canceled_run_depth() {
+                    Some(d) if d < registered_in => {
+                        self.control.defer_callback(d, f);
+                        runs::mark_acted();
+                    }
+                    _ => drop(f),
+                }
             }
         }
     }

@@ -46,8 +46,11 @@ pub(super) fn deliver(id: usize, reached: &mut Reached) {
     for t in &threads {
         let mut owed_wake = false;
         if let Some(depth) = t.runs.depth_of(id) {
+            // Taken before the request: a woken owner finds them gone (its guards then
+            // report the cancel acted on, and its run's end waits for them).
+            let taken = t.take_scope_callbacks(depth);
             owed_wake = t.scope_request();
-            reached.threads.push((t.clone(), depth));
+            reached.threads.push((t.clone(), depth, taken));
         }
         t.runs.count_out();
         // After counting out: a run that ends now never waits for this system call (on two
@@ -157,8 +160,11 @@ impl Inner {
             crate::atomic::fence(Ordering::SeqCst);
             let mut owed_wake = false;
             if let Some(depth) = t.runs.depth_of(self.id()) {
+                // Taken before the request: a woken owner finds them gone (its guards then
+                // report the cancel acted on, and its run's end waits for them).
+                let taken = t.take_scope_callbacks(depth);
                 owed_wake = t.scope_request();
-                reached.threads.push((t.clone(), depth));
+                reached.threads.push((t.clone(), depth, taken));
             }
             t.runs.count_out();
             if owed_wake {
@@ -169,12 +175,12 @@ impl Inner {
 }
 
 /// What a cancel owes once its deliveries are done: the threads it reached, each with the
-/// depth of its run of the canceled scope (whose `on_cancel` callbacks registered inside that
-/// run are owed), and the callbacks registered on the canceled scopes themselves
+/// depth of its run of the canceled scope and the `on_cancel` callbacks registered inside that
+/// run, taken from the thread during the delivery (`Control::take_scope_callbacks`), and the callbacks registered on the canceled scopes themselves
 /// (`CancelScope::on_cancel`).
 #[derive(Default)]
 pub(crate) struct Reached {
-    pub(crate) threads: Vec<(Arc<Control>, usize)>,
+    pub(crate) threads: Vec<(Arc<Control>, usize, Vec<crate::control::Callback>)>,
     pub(crate) hooks: Vec<Box<dyn FnOnce() + Send>>,
 }
 
@@ -193,8 +199,8 @@ impl Reached {
 /// the canceled scopes, after the deliveries (a callback must never hold up the end of a run).
 /// Each is contained: a panic in one is reported by the panic hook and the others still run.
 pub(crate) fn run_callbacks(reached: Reached) {
-    for (t, depth) in reached.threads {
-        t.run_scope_callbacks(depth);
+    for (t, depth, taken) in reached.threads {
+        t.run_taken_callbacks(depth, taken);
     }
     for h in reached.hooks {
         if let Err(p) = crate::control::contain(h) {

@@ -56,7 +56,10 @@ static STARTED: OnceLock<bool> = OnceLock::new();
 
 /// A cancel of scope `scope` reached these threads (each in its run at that depth): each is
 /// reported if it is still in that run when the delay has passed.
-pub(crate) fn watch(scope: usize, reached: &[(Arc<Control>, usize)]) {
+pub(crate) fn watch(
+    scope: usize,
+    reached: &[(Arc<Control>, usize, Vec<crate::control::Callback>)],
+) {
     let Some(d) = delay() else { return };
     if reached.is_empty() {
         return;
@@ -64,7 +67,7 @@ pub(crate) fn watch(scope: usize, reached: &[(Arc<Control>, usize)]) {
     let now = Instant::now();
     {
         let mut w = lock(&WATCHES);
-        for (t, depth) in reached {
+        for (t, depth, _) in reached {
             w.push(Watch {
                 due: now + d,
                 thread: Arc::downgrade(t),

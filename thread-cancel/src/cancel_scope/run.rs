@@ -259,7 +259,7 @@ fn unhide_outer(c: &Control, saved: Hidden) {
         if c.word.load() & word::SCOPE == 0 {
             c.word.scope_request();
         }
-        c.run_scope_callbacks(depth);
+        c.run_own_scope_callbacks(depth);
     }
 }
 
@@ -314,6 +314,11 @@ fn register(c: &Control, depth: usize, id: usize) {
 #[inline(always)]
 fn leave(c: &Control, frame: &Frame) -> bool {
     c.runs.leave(frame.depth, frame.scope_id());
+    // After `leave`'s fence: a cancel that took callbacks of this run counted itself before it
+    // read the registration; the run returns once they have run (W07: never lost).
+    if c.runs.callbacks_running.load(Ordering::Relaxed) != 0 {
+        c.wait_for_callbacks(frame.depth);
+    }
     runs::set_top(frame.parent);
     // The child processes the run started are its own no more (feature `interpose`).
     #[cfg(thread_cancel_interpose)]

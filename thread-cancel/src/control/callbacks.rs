@@ -28,13 +28,20 @@ pub(crate) fn contained() -> bool {
 }
 
 /// An `on_cancel` callback.
-type Callback = Box<dyn FnOnce() + Send>;
+pub(crate) type Callback = Box<dyn FnOnce() + Send>;
 
 #[derive(Default)]
 pub(super) struct Callbacks {
     pub(super) next_id: u64,
     /// (id, the number of `CancelScope::run`s the owner was in when it registered, callback).
     pub(super) list: Vec<(u64, usize, Callback)>,
+    /// The depths of the owner's canceled runs whose callbacks another thread is running now
+    /// (taken from `list`): the end of a run at such a depth waits for them.
+    pub(super) running: Vec<usize>,
+    /// Callbacks whose guard was dropped after a cancel of a run they were registered in was
+    /// decided, before its delivery took them: each with the depth of that canceled run, whose
+    /// end runs it (the run's closure has returned by then: nothing of it is held).
+    pub(super) deferred: Vec<(usize, Callback)>,
 }
 
 impl std::fmt::Debug for Callbacks {

@@ -8,7 +8,7 @@ mod scope_runs;
 mod tls;
 
 pub(crate) use callbacks::{contain, contained};
-pub(crate) use callbacks::{resume_own, Payload};
+pub(crate) use callbacks::{resume_own, Callback, Payload};
 use callbacks::{run_callback, Callbacks};
 pub(crate) use payload::own_unwind_live;
 pub use payload::{CancelPayload, ScopeUnwind};
@@ -44,6 +44,8 @@ pub(crate) struct Control {
     thread: std::sync::OnceLock<std::thread::Thread>,
     /// `on_cancel` callbacks, run by the first request.
     callbacks: Mutex<Callbacks>,
+    /// Notified when a scope cancel has run the callbacks it took from this thread's runs.
+    callbacks_done: std::sync::Condvar,
     /// Owner: inside a cancellable system call (published before the trampoline reads the
     /// word; a request `fetch_or`s `PENDING` before observing this, with an asymmetric fence
     /// between the two sides: `sys::publish_in_syscall` / `observe_in_syscall`). So either the
@@ -97,6 +99,7 @@ impl Control {
             exit_type,
             thread: std::sync::OnceLock::new(),
             callbacks: Mutex::new(Callbacks::default()),
+            callbacks_done: std::sync::Condvar::new(),
             in_syscall: std::sync::atomic::AtomicBool::new(false),
             fence_asymmetric: std::sync::atomic::AtomicBool::new(false),
             pthread: Mutex::new(None),
@@ -283,19 +286,80 @@ impl Control {
         Some(id)
     }
 
-    /// Removes a callback that has not run; returns whether it was still registered.
-    pub(crate) fn remove_callback(&self, id: u64) -> bool {
+    /// Removes a callback that has not run: returns it with the number of runs it was
+    /// registered in, or `None` if a request took it (it ran, or runs now).
+    pub(crate) fn remove_callback(&self, id: u64) -> Option<(usize, Box<dyn FnOnce() + Send>)> {
         let mut cbs = lock(&self.callbacks);
-        let before = cbs.list.len();
-        cbs.list.retain(|(i, _, _)| *i != id);
-        cbs.list.len() != before
+        let i = cbs.list.iter().position(|(i, _, _)| *i == id)?;
+        let (_, runs, f) = cbs.list.remove(i);
+        Some((runs, f))
     }
 
-    /// A scope's cancel of the owner's run at `depth`: runs (in the caller, contained, once) the
-    /// callbacks registered inside that run. The scope is marked canceled before this takes
-    /// the lock, and `add_callback` checks it under the lock: each such callback runs exactly
-    /// once, here or at its registration.
-    pub(crate) fn run_scope_callbacks(&self, depth: usize) {
+    /// A scope's delivery to the owner's run at `depth` (the run cannot end meanwhile: the
+    /// delivery is counted in `runs.deliveries`, I6): takes the callbacks registered inside
+    /// that run, for [`run_taken_callbacks`](Self::run_taken_callbacks) to run once every
+    /// delivery is done. Taken here, while the run is the one the cancel reached, so that a
+    /// callback is never run for a later run (a scope's address is reused); and counted, so
+    /// that the run's end waits until they have run (`wait_for_callbacks`).
+    ///
+    /// The scope is marked canceled before this takes the lock, and `add_callback` checks it
+    /// under the lock: each such callback runs exactly once — taken here, at its registration,
+    /// or at the run's end if its guard is dropped first (`on_cancel.rs`).
+    pub(crate) fn take_scope_callbacks(&self, depth: usize) -> Vec<Callback> {
+        let mut cbs = lock(&self.callbacks);
+        if !cbs.list.iter().any(|(_, runs, _)| *runs > depth) {
+            return Vec::new();
+        }
+        let (run, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut cbs.list)
+            .into_iter()
+            .partition(|(_, runs, _)| *runs > depth);
+        cbs.list = keep;
+        cbs.running.push(depth);
+        self.runs
+            .callbacks_running
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        run.into_iter().map(|(_, _, f)| f).collect()
+    }
+
+    /// Runs (in the caller, contained) the callbacks [`take_scope_callbacks`] took from the
+    /// run at `depth`, then lets the run's end go on. The owner itself (a wait of its own found
+    /// the deadline passed) does not run them here, where its run may hold what they wait
+    /// for: they run at the end of that run, as a dropped guard's do.
+    ///
+    /// [`take_scope_callbacks`]: Self::take_scope_callbacks
+    pub(crate) fn run_taken_callbacks(&self, depth: usize, taken: Vec<Callback>) {
+        if taken.is_empty() {
+            return;
+        }
+        if is_current(self) {
+            let mut cbs = lock(&self.callbacks);
+            if let Some(i) = cbs.running.iter().position(|&d| d == depth) {
+                cbs.running.remove(i);
+            }
+            cbs.deferred.extend(taken.into_iter().map(|f| (depth, f)));
+            // One count for the whole take, as `running` had: `wait_for_callbacks` runs them.
+            return;
+        }
+        for f in taken {
+            // A termination the caller began in a callback is not resumed here (a cancel of a
+            // scope returns normally); the caller's next point acts on it.
+            drop(run_callback(f));
+        }
+        {
+            let mut cbs = lock(&self.callbacks);
+            if let Some(i) = cbs.running.iter().position(|&d| d == depth) {
+                cbs.running.remove(i);
+            }
+            self.runs
+                .callbacks_running
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        self.callbacks_done.notify_all();
+    }
+
+    /// The owner's own cancel of its run at `depth` (a shield ending with an outer cancel
+    /// queued): runs the callbacks registered inside that run, here.
+    pub(crate) fn run_own_scope_callbacks(&self, depth: usize) {
         let run: Vec<_> = {
             let mut cbs = lock(&self.callbacks);
             let (run, keep) = std::mem::take(&mut cbs.list)
@@ -305,10 +369,54 @@ impl Control {
             run
         };
         for (_, _, f) in run {
-            // A termination the caller began in a callback is not resumed here (a cancel of a
-            // scope returns normally); the caller's next point acts on it.
             drop(run_callback(f));
         }
+    }
+
+    /// Owner: a callback whose guard is dropped while a cancel of its run at `depth` (or an
+    /// enclosing one) is decided but has not taken it: run at the end of that run (by
+    /// [`wait_for_callbacks`](Self::wait_for_callbacks), which the count sends it to), never in
+    /// the guard's drop, where the run may still hold what the callback waits for.
+    pub(crate) fn defer_callback(&self, depth: usize, f: Box<dyn FnOnce() + Send>) {
+        let mut cbs = lock(&self.callbacks);
+        cbs.deferred.push((depth, f));
+        self.runs
+            .callbacks_running
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Owner, at the end of its run at `depth`, when `callbacks_running` was non-zero after the
+    /// run's fence: runs the callbacks deferred to this run, then waits until no other thread
+    /// runs callbacks it took from a run at `depth` or deeper. The run's closure has returned:
+    /// nothing it held is held any more.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn wait_for_callbacks(&self, depth: usize) {
+        let mine: Vec<_> = {
+            let mut cbs = lock(&self.callbacks);
+            let (mine, keep) = std::mem::take(&mut cbs.deferred)
+                .into_iter()
+                .partition(|(d, _)| *d >= depth);
+            cbs.deferred = keep;
+            mine
+        };
+        for (_, f) in mine {
+            // As a cancel's callbacks: a termination begun in one is acted on at the next point.
+            drop(run_callback(f));
+        }
+        let mut cbs = lock(&self.callbacks);
+        while cbs.running.iter().any(|&d| d >= depth) {
+            cbs = self
+                .callbacks_done
+                .wait(cbs)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        // The count is a hint for the fast path of a run's end: exact again here, under the
+        // lock (what remains belongs to runs further out).
+        let left = cbs.running.len() + cbs.deferred.len();
+        self.runs
+            .callbacks_running
+            .store(left as u32, std::sync::atomic::Ordering::SeqCst);
     }
 
     pub(crate) fn set_exit_value(&self, v: Box<dyn Any + Send>) {

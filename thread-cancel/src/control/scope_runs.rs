@@ -21,6 +21,12 @@ pub(crate) struct ScopeRuns {
     /// How many scope cancels are delivering to this thread right now (each one counts
     /// itself before reading `slots`); a `run` that ends waits for zero (I6).
     pub(crate) deliveries: AtomicU32,
+    /// How many scope cancels are running (or about to run) `on_cancel` callbacks of this
+    /// thread's runs (each counts itself before it reads `slots`: the same handshake as
+    /// `deliveries`). A run that ends finds it non-zero after its fence, and then waits for the
+    /// callbacks taken from it (`Control::wait_for_callbacks`): a callback a cancel decided to
+    /// run has run to its end before the run returns.
+    pub(crate) callbacks_running: AtomicU32,
     /// Owner: whether the thread is in the registry of threads that run scopes.
     pub(crate) registered: AtomicBool,
     /// Set by a scope's delivery before it sends the cancel signal; a run's end that finds it
@@ -157,6 +163,7 @@ impl Default for ScopeRuns {
             slots: std::array::from_fn(|_| AtomicUsize::new(0)),
             deep: Mutex::new(Vec::new()),
             deliveries: AtomicU32::new(0),
+            callbacks_running: AtomicU32::new(0),
             registered: AtomicBool::new(false),
             signaled: AtomicBool::new(false),
             identity: Identity::default(),

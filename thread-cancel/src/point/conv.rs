@@ -4,6 +4,8 @@
 //! ([`errno`], [`set_errno`]), and the plain call in both conventions ([`plain_c`],
 //! [`plain_raw`]). The Rust points (`point/raw.rs`), the interposed functions and the C ABI's
 //! points all use these; none writes its own.
+// The C-convention half serves the interposed functions and the C ABI only.
+#![cfg_attr(not(any(feature = "c-abi", thread_cancel_interpose)), allow(dead_code))]
 
 #[cfg(all(
     any(target_os = "linux", target_os = "android"),
