@@ -1,7 +1,7 @@
 //! Builds the C code of `tests/interpose.rs` (thread-cancel's): `c/interpose_blocking_read.c`
 //! as a static library bundled with this crate, and the same code as a shared object
-//! (`libinterpose_test_so.so`) linked by name, found at run time through the library path
-//! `cargo test` sets for the build scripts' outputs. Out of the published crate's build script:
+//! (`libinterpose_test_so.so`) whose name is its absolute path, so that the test programs load
+//! it from where it was built. Out of the published crate's build script:
 //! a user who enables `interpose` builds none of it.
 
 fn main() {
@@ -21,6 +21,9 @@ fn main() {
         .to_command()
         .args(["-shared", "-fPIC", "-pthread", "-o"])
         .arg(&so)
+        // Its absolute path as its name: the test programs record that path and load it from
+        // there (also under an emulator, and outside `cargo test`), with no search path.
+        .arg(format!("-Wl,-soname,{}", so.display()))
         .arg("c/interpose_blocking_read_so.c")
         .status()
         .is_ok_and(|s| s.success());

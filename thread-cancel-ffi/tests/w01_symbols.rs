@@ -9,22 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use thread_cancel::__points::ROWS;
 
-/// The global symbols `path` exports (its dynamic table), without version suffixes.
+/// The global symbols `path` exports (its dynamic table).
 fn exported(path: &Path) -> BTreeSet<String> {
-    let out = Command::new("nm")
-        .args(["-D", "--defined-only"])
-        .arg(path)
-        .output()
-        .expect("nm (binutils) runs");
-    assert!(out.status.success(), "nm {}: {out:?}", path.display());
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let (_addr, kind, name) = (f.next()?, f.next()?, f.next()?);
-            matches!(kind, "T" | "W" | "i").then(|| name.split('@').next().unwrap().to_owned())
-        })
-        .collect()
+    thread_cancel_fixtures::defined_functions(path, true)
 }
 
 /// `libthread_cancel.so` built by this test's cargo in a target directory of its own (`dir`
@@ -82,16 +69,7 @@ fn w01_the_c_abi_with_interpose_links_and_defines_only_interposed_rows() {
         &["--features", "thread-cancel/interpose"],
     );
     let syms = exported(&so);
-    let libc = {
-        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-        let p = maps
-            .lines()
-            .filter_map(|l| l.split_whitespace().nth(5))
-            .find(|p| p.contains("/libc.so") || p.contains("/libc-"))
-            .expect("the C library is mapped")
-            .to_owned();
-        exported(Path::new(&p))
-    };
+    let libc = exported(&thread_cancel_fixtures::libc_path());
     let rows: BTreeSet<&str> = ROWS
         .iter()
         .filter(|r| r.interposed())

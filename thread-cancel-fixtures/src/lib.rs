@@ -25,3 +25,44 @@ extern "C" {
         len: size_t,
     ) -> c_int;
 }
+
+/// The global function symbols an ELF file defines, by `nm` (binutils): with `dynamic`, those
+/// of its dynamic table (what a shared object exports). The version suffix of a dynamic
+/// symbol (`read@@GLIBC_2.2.5`) is not part of its name.
+///
+/// # Panics
+/// If `nm` cannot be run or fails on `path`.
+pub fn defined_functions(
+    path: &std::path::Path,
+    dynamic: bool,
+) -> std::collections::BTreeSet<String> {
+    let mut cmd = std::process::Command::new("nm");
+    cmd.args(["--defined-only", "--extern-only"]);
+    if dynamic {
+        cmd.arg("-D");
+    }
+    let out = cmd.arg(path).output().expect("nm (binutils) runs");
+    assert!(out.status.success(), "nm {}: {out:?}", path.display());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_addr, kind, name) = (f.next()?, f.next()?, f.next()?);
+            // Text symbols, weak ones and indirect functions.
+            matches!(kind, "T" | "W" | "i").then(|| name.split('@').next().unwrap().to_owned())
+        })
+        .collect()
+}
+
+/// The C library the calling process is linked with (from `/proc/self/maps`).
+///
+/// # Panics
+/// If no C library is mapped.
+pub fn libc_path() -> std::path::PathBuf {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| p.contains("/libc.so") || p.contains("/libc-"))
+        .expect("the C library is mapped")
+        .into()
+}

@@ -24,6 +24,22 @@ use std::sync::Arc;
 /// ([`Canceled::acted`](crate::Canceled::acted)) when the guard is dropped inside it, even if
 /// the call the callback ended returned normally.
 ///
+/// A callback belongs to the runs it was registered in: a scope's cancel runs it only while
+/// its run of that scope is in progress (never for a later run), and a run whose callback a
+/// cancel decided to run does not return before the callback has run to its end — so a run
+/// whose callback fired never returns `Ok`. The cancel's own thread (or the crate's callback
+/// thread, for a deadline) runs it; if the guard is dropped after the cancel was decided but
+/// before that thread reached the callback, it runs at the end of the canceled run, on the
+/// run's thread, after the closure has returned. When the run's own thread is the one that
+/// notices its deadline (in a wait of the crate's), the callbacks also run at the end of the
+/// run, not inside the wait.
+///
+/// Dropping the guard never waits for a callback running in another thread: it returns at
+/// once, and it is the end of the run that waits. So a callback that blocks on something the
+/// run holds (a lock taken inside the run) does not deadlock: the run unwinds, releases it,
+/// and its end waits for the callback. A callback registered while the run is already
+/// canceled runs at once, here: it must not wait for anything the registering code holds.
+///
 /// ```
 /// let (tx, rx) = std::sync::mpsc::channel::<()>();
 /// let res = thread_cancel::with_timeout(std::time::Duration::from_millis(10), move || {

@@ -9,40 +9,9 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::process::Command;
 use std::time::{Duration, Instant};
 use thread_cancel::__points::ROWS;
-
-/// The global function symbols an ELF file defines (`nm`; `dynamic`: its dynamic table).
-fn defined_functions(path: &std::path::Path, dynamic: bool) -> BTreeSet<String> {
-    let mut cmd = Command::new("nm");
-    cmd.args(["--defined-only", "--extern-only"]);
-    if dynamic {
-        cmd.arg("-D");
-    }
-    let out = cmd.arg(path).output().expect("nm (binutils) runs");
-    assert!(out.status.success(), "nm {}: {out:?}", path.display());
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            let (_addr, kind, name) = (f.next()?, f.next()?, f.next()?);
-            // Text symbols (`T`) and weak ones (`W`); the version suffix of a dynamic symbol
-            // (`read@@GLIBC_2.2.5`) is not part of its name.
-            matches!(kind, "T" | "W" | "i").then(|| name.split('@').next().unwrap().to_owned())
-        })
-        .collect()
-}
-
-/// The C library this program is linked with.
-fn libc_path() -> std::path::PathBuf {
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    maps.lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| p.contains("/libc.so") || p.contains("/libc-"))
-        .expect("the C library is mapped")
-        .into()
-}
+use thread_cancel_fixtures::{defined_functions, libc_path};
 
 /// Every C library function this program defines — the test binary links the crate with
 /// `interpose`, as an application does — is a row of the table that says so, and every row

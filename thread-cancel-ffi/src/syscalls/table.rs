@@ -13,15 +13,8 @@ use thread_cancel::c_abi::calls;
 use thread_cancel::c_abi::points::ctypes::*;
 
 macro_rules! tc_face {
-    (
-        points { $( $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
-            = $nr:ident ( $($reg:expr),* ) [$rs:ident $ip:ident $tc:ident] ; )* }
-        chk { $($chk:tt)* }
-        unreached { $($un:tt)* }
-    ) => {
-        $( tc_face!(@ $tc $name ( $($arg : $t),* ) -> $ret = $nr ( $($reg),* )); )*
-    };
-    (@ point $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty = $nr:ident ( $($reg:expr),* )) => {
+    (row [$rs:ident $ip:ident point] $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+        = $nr:ident ( $($reg:expr),* )) => {
         #[doc = concat!("`", stringify!($name), "` as a cancellation point.")]
         #[export_name = concat!("tc_", stringify!($name))]
         pub unsafe extern "C-unwind" fn $name($($arg: $t),*) -> $ret {
@@ -29,7 +22,7 @@ macro_rules! tc_face {
             unsafe { c(calls::$nr, args!($($reg),*)) as $ret }
         }
     };
-    (@ $other:ident $($row:tt)*) => {};
+    ($($other:tt)*) => {};
 }
 
 thread_cancel::__thread_cancel_points!(tc_face);

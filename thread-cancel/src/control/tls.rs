@@ -69,50 +69,38 @@ pub(crate) fn set_current(p: *const Control) {
 fn keep_interposed_linked() {
     #[allow(unused_imports)] // the C types of the table's signatures
     use crate::sys::points::ctypes::*;
+    use std::hint::black_box;
     extern "C" {
         /// Defined by the shims' object (`interpose/shim.c`).
         fn thread_cancel_interpose_shim_anchor() -> c_int;
     }
-    /// The list is made from the table of points (`sys/points.rs`): every row the crate
-    /// interposes, declared here as the C library declares it and listed by address.
+    /// Made from the table of points (`sys/points.rs`): every row the crate interposes,
+    /// declared here as the C library declares it and named by address (the reference is what
+    /// the linker needs; the code runs once).
     macro_rules! keep_face {
-        (
-            points { $( $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
-                = $nr:ident ( $($reg:expr),* ) [$rs:ident $ip:ident $tc:ident] ; )* }
-            chk { $( $cname:ident ( $($carg:ident : $ct:ty),* ) -> $cret:ty
-                = $base:ident ( $($barg:expr),* ) if $cond:block ; )* }
-            unreached { $($un:tt)* }
-        ) => {{
-            $( keep_face!(@declare $ip $name ( $($t),* ) -> $ret); )*
-            extern "C" {
-                $( fn $cname($(_: $ct),*) -> $cret; )*
-            }
-            keep_face!(@list [] $($ip $name,)* $(chk $cname,)*)
-        }};
-        (@declare no $($row:tt)*) => {};
-        (@declare never $($row:tt)*) => {};
-        (@declare $ip:ident $name:ident ( $($t:ty),* ) -> $ret:ty) => {
+        (row [$rs:ident no $tc:ident] $($row:tt)*) => {};
+        (row [$rs:ident never $tc:ident] $($row:tt)*) => {};
+        (row [$rs:ident $ip:ident $tc:ident] $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+            = $($call:tt)*) => {{
             extern "C" {
                 fn $name($(_: $t),*) -> $ret;
             }
-        };
-        (@list [$($done:expr,)*]) => { [$($done,)* thread_cancel_interpose_shim_anchor as *const ()] };
-        (@list [$($done:expr,)*] no $name:ident, $($rest:tt)*) => {
-            keep_face!(@list [$($done,)*] $($rest)*)
-        };
-        (@list [$($done:expr,)*] never $name:ident, $($rest:tt)*) => {
-            keep_face!(@list [$($done,)*] $($rest)*)
-        };
-        (@list [$($done:expr,)*] $ip:ident $name:ident, $($rest:tt)*) => {
-            keep_face!(@list [$($done,)* $name as *const (),] $($rest)*)
-        };
+            black_box($name as *const ());
+        }};
+        (chk $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty = $($call:tt)*) => {{
+            extern "C" {
+                fn $name($(_: $t),*) -> $ret;
+            }
+            black_box($name as *const ());
+        }};
+        ($($other:tt)*) => {};
     }
-    /// Addresses only, never called through.
-    struct Symbols(&'static [*const ()]);
-    // SAFETY: addresses only, never dereferenced or called through this table.
-    unsafe impl Sync for Symbols {}
-    static SYMBOLS: Symbols = Symbols(&crate::sys::points::table!(keep_face));
-    std::hint::black_box(&SYMBOLS.0);
+    static NAMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if NAMED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    crate::sys::points::table!(keep_face);
+    black_box(thread_cancel_interpose_shim_anchor as *const ());
 }
 
 #[cfg(not(thread_cancel_interpose))]

@@ -27,40 +27,31 @@ fn ptr_or_null<T>(copy: &mut Option<T>) -> *mut T {
 /// descriptors 1 and 2 are not points), and each `_FORTIFY_SOURCE` form (`chk`): its check
 /// (glibc's `__chk_fail` aborts the process), then the interposed function it checks.
 macro_rules! interpose_face {
-    (
-        points { $( $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
-            = $nr:ident ( $($reg:expr),* ) [$rs:ident $ip:ident $tc:ident] ; )* }
-        chk { $( $cname:ident ( $($carg:ident : $ct:ty),* ) -> $cret:ty
-            = $base:ident ( $($barg:expr),* ) if $cond:block ; )* }
-        unreached { $($un:tt)* }
-    ) => {
-        $( interpose_face!(@ $ip $name ( $($arg : $t),* ) -> $ret = $nr ( $($reg),* )); )*
-        $(
-            #[doc = concat!("`", stringify!($cname), "`: `", stringify!($base), "` as C code \
-                built with `_FORTIFY_SOURCE` calls it.")]
-            ///
-            /// # Safety
-            /// As the C library's function of the same name.
-            #[no_mangle]
-            pub unsafe extern "C-unwind" fn $cname($($carg: $ct),*) -> $cret {
-                next::next_for_foreign_threads!($cname($($carg: $ct),*) -> $cret);
-                let overflow: bool = $cond;
-                if overflow {
-                    extern "C" {
-                        fn __chk_fail() -> !;
-                    }
-                    // SAFETY: glibc's fortify failure report: it aborts the process.
-                    unsafe { __chk_fail() }
+    (row [$rs:ident point $tc:ident] $($row:tt)*) => { interpose_face!(@define Point $($row)*); };
+    (row [$rs:ident write $tc:ident] $($row:tt)*) => { interpose_face!(@define Write $($row)*); };
+    (chk $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+        = $base:ident ( $($barg:expr),* ) if $cond:block) => {
+        #[doc = concat!("`", stringify!($name), "`: `", stringify!($base), "` as C code \
+            built with `_FORTIFY_SOURCE` calls it.")]
+        ///
+        /// # Safety
+        /// As the C library's function of the same name.
+        #[no_mangle]
+        pub unsafe extern "C-unwind" fn $name($($arg: $t),*) -> $ret {
+            next::next_for_foreign_threads!($name($($arg: $t),*) -> $ret);
+            let overflow: bool = $cond;
+            if overflow {
+                extern "C" {
+                    fn __chk_fail() -> !;
                 }
-                // SAFETY: forwarded from the caller.
-                unsafe { $base($($barg),*) }
+                // SAFETY: glibc's fortify failure report: it aborts the process.
+                unsafe { __chk_fail() }
             }
-        )*
+            // SAFETY: forwarded from the caller.
+            unsafe { $base($($barg),*) }
+        }
     };
-    (@ point $($row:tt)*) => { interpose_face!(@@ Point $($row)*); };
-    (@ write $($row:tt)*) => { interpose_face!(@@ Write $($row)*); };
-    (@ $other:ident $($row:tt)*) => {};
-    (@@ $kind:ident $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+    (@define $kind:ident $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
         = $nr:ident ( $($reg:expr),* )) => {
         #[doc = concat!("`", stringify!($name), "`, a point that fails with `ECANCELED`/`ETIMEDOUT`.")]
         ///
@@ -73,6 +64,7 @@ macro_rules! interpose_face {
             unsafe { point_on(cur, calls::$nr, args!($($reg),*), Kind::$kind) as $ret }
         }
     };
+    ($($other:tt)*) => {};
 }
 
 crate::sys::points::table!(interpose_face);

@@ -17,15 +17,8 @@ use crate::sys::points::ctypes::*;
 use std::io;
 
 macro_rules! rust_face {
-    (
-        points { $( $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
-            = $nr:ident ( $($reg:expr),* ) [$rs:ident $ip:ident $tc:ident] ; )* }
-        chk { $($chk:tt)* }
-        unreached { $($un:tt)* }
-    ) => {
-        $( rust_face!(@ $rs $name ( $($arg : $t),* ) = $nr ( $($reg),* )); )*
-    };
-    (@ point $name:ident ( $($arg:ident : $t:ty),* ) = $nr:ident ( $($reg:expr),* )) => {
+    (row [point $ip:ident $tc:ident] $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+        = $nr:ident ( $($reg:expr),* )) => {
         #[doc = concat!("`", stringify!($name), "` as a point (module documentation).")]
         #[inline(always)]
         pub(crate) unsafe fn $name($($arg: $t),*) -> io::Result<c_long> {
@@ -33,7 +26,7 @@ macro_rules! rust_face {
             unsafe { cp(calls::$nr, args!($($reg),*)) }
         }
     };
-    (@ $other:ident $($rest:tt)*) => {};
+    ($($other:tt)*) => {};
 }
 
 crate::sys::points::table!(rust_face);

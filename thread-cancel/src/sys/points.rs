@@ -41,7 +41,16 @@
 #[macro_export]
 macro_rules! __thread_cancel_points {
     ($face:ident) => {
-        $face! {
+        $crate::__thread_cancel_points! { @each $face }
+    };
+    (@each $face:ident) => {
+        $crate::__thread_cancel_points! { @rows each $face }
+    };
+    (@all $face:ident) => {
+        $crate::__thread_cancel_points! { @rows all $face }
+    };
+    (@rows $how:ident $face:ident) => {
+        $crate::__thread_cancel_points! { @$how $face
         points {
             // C name and signature -> result = system call (registers) [rust interpose tc];
             read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t = READ(fd, buf, n) [point point point];
@@ -137,6 +146,21 @@ macro_rules! __thread_cancel_points {
         }
         }
     };
+    // Hands each row to the face, one invocation per row: `row` (with its three columns),
+    // `chk`, `unreached`. A face's macro has an arm for the rows it makes and one that takes
+    // any other row to nothing.
+    (@all $face:ident $($rows:tt)*) => { $face! { $($rows)* } };
+    (@each $face:ident
+        points { $( $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+            = $nr:ident ( $($reg:expr),* ) [$rs:ident $ip:ident $tc:ident] ; )* }
+        chk { $( $cname:ident ( $($carg:ident : $ct:ty),* ) -> $cret:ty
+            = $base:ident ( $($barg:expr),* ) if $cond:block ; )* }
+        unreached { $($un:ident),* $(,)? }
+    ) => {
+        $( $face! { row [$rs $ip $tc] $name ( $($arg : $t),* ) -> $ret = $nr ( $($reg),* ) } )*
+        $( $face! { chk $cname ( $($carg : $ct),* ) -> $cret = $base ( $($barg),* ) if $cond } )*
+        $( $face! { unreached $un } )*
+    };
 }
 pub(crate) use __thread_cancel_points as table;
 
@@ -161,8 +185,6 @@ pub mod ctypes {
 pub struct Row {
     /// The C library's name.
     pub name: &'static str,
-    /// The system call it is made as (the platform's name for it, lower case), or `""`.
-    pub call: &'static str,
     /// The `rust` column (`"point"`, `"own"`, `"never"`, `"no"`; `"-"` for an `unreached` row).
     pub rust: &'static str,
     /// The `interpose` column (also `"write"`, `"shim"`, and `"chk"` for the checked forms).
@@ -192,21 +214,14 @@ macro_rules! rows_as_data {
         pub const ROWS: &[Row] = &[
             $( Row {
                 name: stringify!($name),
-                call: stringify!($nr),
                 rust: stringify!($rs),
                 interpose: stringify!($ip),
                 tc: stringify!($tc),
             }, )*
-            $( Row {
-                name: stringify!($cname),
-                call: "",
-                rust: "no",
-                interpose: "chk",
-                tc: "no",
-            }, )*
+            $( Row { name: stringify!($cname), rust: "no", interpose: "chk", tc: "no" }, )*
             // (What the other faces do with these is not the table's: `-`.)
-            $( Row { name: stringify!($un), call: "", rust: "-", interpose: "no", tc: "-" }, )*
+            $( Row { name: stringify!($un), rust: "-", interpose: "no", tc: "-" }, )*
         ];
     };
 }
-table!(rows_as_data);
+__thread_cancel_points!(@all rows_as_data);
