@@ -32,7 +32,7 @@ pub(crate) fn record_identity(c: &Control) {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: gettid has no arguments and cannot fail.
-        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+        let tid = unsafe { libc::syscall(crate::sys::calls::GETTID) } as i32;
         c.runs.identity.tid.store(tid, Ordering::Relaxed);
     }
     let name = std::thread::current()
@@ -172,7 +172,7 @@ fn write_stderr(mut b: &[u8]) {
     while !b.is_empty() {
         // SAFETY: `b` is valid for reads of its length; descriptor 2 is only written.
         #[cfg(target_os = "linux")]
-        let r = unsafe { libc::syscall(libc::SYS_write, 2, b.as_ptr(), b.len()) };
+        let r = unsafe { libc::syscall(crate::sys::calls::WRITE, 2, b.as_ptr(), b.len()) };
         // SAFETY: as above.
         #[cfg(not(target_os = "linux"))]
         let r = unsafe { libc::write(2, b.as_ptr().cast(), b.len()) } as libc::c_long;
