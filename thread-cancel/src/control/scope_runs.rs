@@ -21,11 +21,12 @@ pub(crate) struct ScopeRuns {
     /// How many scope cancels are delivering to this thread right now (each one counts
     /// itself before reading `slots`); a `run` that ends waits for zero (I6).
     pub(crate) deliveries: AtomicU32,
-    /// How many scope cancels are running (or about to run) `on_cancel` callbacks of this
-    /// thread's runs (each counts itself before it reads `slots`: the same handshake as
-    /// `deliveries`). A run that ends finds it non-zero after its fence, and then waits for the
-    /// callbacks taken from it (`Control::wait_for_callbacks`): a callback a cancel decided to
-    /// run has run to its end before the run returns.
+    /// Non-zero while `on_cancel` callbacks of this thread's runs are owed: taken by a scope's
+    /// delivery (counted during the delivery, which the run's end waits for) and not yet run,
+    /// or handed to the end of a run (`Callbacks::deferred`). A run's end reads it after its
+    /// fence and, if non-zero, runs or waits for the ones of its depth
+    /// (`Control::wait_for_callbacks`): a callback a cancel decided to run has run to its end
+    /// before the run returns. Changed under the callbacks' lock; a hint, made exact there.
     pub(crate) callbacks_running: AtomicU32,
     /// Owner: whether the thread is in the registry of threads that run scopes.
     pub(crate) registered: AtomicBool,
