@@ -301,6 +301,8 @@ fn c01_on_cancel_registered_in_a_run_is_run_by_the_scope_cancel_and_only_those()
     let (i2, o2) = (inside.clone(), outside.clone());
     let scope = CancelScope::new();
     let s = scope.clone();
+    let registered = Arc::new(AtomicBool::new(false));
+    let r2 = registered.clone();
     let t = std::thread::spawn(move || {
         let _outer = thread_cancel::on_cancel(move || {
             o2.fetch_add(1, Ordering::SeqCst);
@@ -310,6 +312,7 @@ fn c01_on_cancel_registered_in_a_run_is_run_by_the_scope_cancel_and_only_those()
             let _g = thread_cancel::on_cancel(move || {
                 i3.fetch_add(1, Ordering::SeqCst);
             });
+            r2.store(true, Ordering::SeqCst);
             // A wait that is not a point: only the callback can tell it to stop.
             let t0 = Instant::now();
             while i2.load(Ordering::SeqCst) == 0 && t0.elapsed() < HANG {
@@ -319,7 +322,11 @@ fn c01_on_cancel_registered_in_a_run_is_run_by_the_scope_cancel_and_only_those()
         });
         r.is_err()
     });
-    std::thread::sleep(Duration::from_millis(20));
+    // The cancel comes once the run's callback is registered (not after a guessed delay).
+    assert!(
+        common::wait_for(|| registered.load(Ordering::SeqCst)),
+        "the run did not register its callback within {HANG:?}"
+    );
     scope.cancel();
     let canceled = t.join().unwrap();
     assert!(canceled);

@@ -12,7 +12,9 @@
 
 mod common;
 
-use common::{drain, gettid, run_child, stress_count, wait_blocked, ChildRun, HANG};
+use common::{
+    drain, gettid, run_child, stress_count, wait_blocked, wait_blocked_in_read, ChildRun, HANG,
+};
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{
@@ -783,6 +785,7 @@ fn r10_read_blocked_with_every_signal_blocked_completes_then_the_next_point_acts
 )]
 fn c01_scope_cancel_of_a_read_with_every_signal_blocked_acts_at_the_next_point() {
     let (r, mut w) = std::io::pipe().unwrap();
+    let rfd = r.as_raw_fd();
     let scope = thread_cancel::CancelScope::new();
     let s2 = scope.clone();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -804,7 +807,8 @@ fn c01_scope_cancel_of_a_read_with_every_signal_blocked_acts_at_the_next_point()
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
         (res.is_err(), got, still_blocked)
     });
-    wait_blocked(rx.recv().unwrap());
+    // Blocked in the run's read (not in some earlier call: the cancel must find the run).
+    wait_blocked_in_read(rx.recv().unwrap(), rfd);
     scope.cancel();
     std::thread::sleep(Duration::from_millis(20));
     w.write_all(b"x").unwrap();
