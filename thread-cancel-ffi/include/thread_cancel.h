@@ -239,6 +239,16 @@ ssize_t tc_recvmsg(int fd, struct msghdr *msg, int flags);
 ssize_t tc_sendmsg(int fd, const struct msghdr *msg, int flags);
 int tc_poll(struct pollfd *fds, nfds_t nfds, int timeout);
 int tc_ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask);
+/* The checked forms that C code built with _FORTIFY_SOURCE calls in place of read, pread, recv,
+ * recvfrom, poll and ppoll (the compatibility header redirects glibc's names here): the size
+ * check, as glibc's (a failure aborts the process), then the point. */
+ssize_t tc___read_chk(int fd, void *buf, size_t count, size_t buflen);
+ssize_t tc___pread_chk(int fd, void *buf, size_t count, off_t offset, size_t buflen);
+ssize_t tc___pread64_chk(int fd, void *buf, size_t count, off_t offset, size_t buflen);
+ssize_t tc___recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags);
+ssize_t tc___recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags, struct sockaddr *addr, socklen_t *addrlen);
+int tc___poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
+int tc___ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask, size_t fdslen);
 int tc_select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout);
 int tc_epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout);
 unsigned int tc_sleep(unsigned int seconds);

@@ -37,15 +37,15 @@ fn build(dir: &str, args: &[&str]) -> PathBuf {
     target.join("debug/libthread_cancel.so")
 }
 
-/// Every row the C ABI has (`tc` column `point` or `own`) is exported as `tc_NAME`; no row it
-/// does not have is.
+/// Every row the C ABI has (`tc` column `point` or `own`, and the checked forms) is exported as
+/// `tc_NAME`; no row it does not have is.
 #[test]
 fn w01_the_c_abi_exports_a_tc_point_for_exactly_the_rows_that_say_so() {
     let syms = exported(&build("ffi-w01", &[]));
     let mut wrong = Vec::new();
     for r in ROWS.iter().filter(|r| r.tc != "-") {
         let has = syms.contains(&format!("tc_{}", r.name));
-        let want = matches!(r.tc, "point" | "own");
+        let want = matches!(r.tc, "point" | "own" | "chk");
         if has != want {
             wrong.push(format!(
                 "{} (tc: {}, tc_{} exported: {has})",

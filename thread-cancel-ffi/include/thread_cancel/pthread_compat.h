@@ -39,9 +39,9 @@
  * open64, pread64, fopen64, ...) and _FORTIFY_SOURCE's __read_alias, __fgets_alias, ... are
  * redeclared before the system headers (the first label holds). With _FORTIFY_SOURCE, a call
  * whose buffer size the compiler knows goes to a checking function (__read_chk, __printf_chk,
- * ...): the printf family, read, fgets and fread have checking functions here that call ours;
- * the others' (__pread_chk, __recv_chk, __poll_chk, __ppoll_chk, ...) are glibc's, so such a
- * call is not one of our points (nor is recvfrom under _FORTIFY_SOURCE). C++ and exceptions:
+ * ...): the printf family, read, pread, recv, recvfrom, poll, ppoll, fgets and fread have
+ * checking functions that call ours (the others' are glibc's); recvfrom's unchecked path
+ * (__recvfrom_alias, when the size is safe) keeps glibc's label. C++ and exceptions:
  * each redeclaration keeps the system's exception specification. glibc declares wait3 and
  * wait4 (and aio_suspend with _FILE_OFFSET_BITS=64) noexcept, and a later declaration cannot
  * take that back: g++ makes no landing pad for such a call, so a cancellation acting there
@@ -789,8 +789,9 @@ __attribute__((format(scanf, 1, 2))) static int tc_compat_scanf_(const char *fmt
 }
 #if defined __GLIBC__ && defined __USE_FORTIFY_LEVEL && __USE_FORTIFY_LEVEL > 0
 /* _FORTIFY_SOURCE: the checking functions its inline wrappers call for the calls used most
- * (printf's family always; read, fgets, fread when the buffer's size is known) check as
- * glibc's do (__chk_fail) and call ours; printf's %n check (level 2) is not made. */
+ * (printf's family always; read, pread, recv, recvfrom, poll, ppoll, fgets, fread when the
+ * buffer's size is known) check as glibc's do (__chk_fail) and call ours; printf's %n check
+ * (level 2) is not made. */
 extern void __chk_fail(void) __attribute__((__noreturn__));
 extern int TC_COMPAT_REDIRECT_(__printf_chk, (int, const char *__restrict, ...), tc_compat_printf_chk_);
 extern int TC_COMPAT_REDIRECT_(__fprintf_chk, (FILE *__restrict, int, const char *__restrict, ...), tc_compat_fprintf_chk_);
@@ -798,7 +799,13 @@ extern int TC_COMPAT_REDIRECT_(__dprintf_chk, (int, int, const char *__restrict,
 extern int TC_COMPAT_REDIRECT_(__vprintf_chk, (int, const char *__restrict, va_list), tc_compat_vprintf_chk_);
 extern int TC_COMPAT_REDIRECT_(__vfprintf_chk, (FILE *__restrict, int, const char *__restrict, va_list), tc_compat_vfprintf_chk_);
 extern int TC_COMPAT_REDIRECT_(__vdprintf_chk, (int, int, const char *__restrict, va_list), tc_compat_vdprintf_chk_);
-extern ssize_t TC_COMPAT_REDIRECT_(__read_chk, (int, void *, size_t, size_t), tc_compat_read_chk_);
+extern ssize_t TC_COMPAT_REDIRECT_(__read_chk, (int, void *, size_t, size_t), tc___read_chk);
+extern ssize_t TC_COMPAT_REDIRECT_(__pread_chk, (int, void *, size_t, __off_t, size_t), tc___pread_chk);
+extern ssize_t TC_COMPAT_REDIRECT_(__pread64_chk, (int, void *, size_t, __off64_t, size_t), tc___pread64_chk);
+extern ssize_t TC_COMPAT_REDIRECT_(__recv_chk, (int, void *, size_t, size_t, int), tc___recv_chk);
+extern ssize_t TC_COMPAT_REDIRECT_(__recvfrom_chk, (int, void *__restrict, size_t, size_t, int, TC_COMPAT_SOCKADDR_ARG_, socklen_t *__restrict), tc___recvfrom_chk);
+extern int TC_COMPAT_REDIRECT_(__poll_chk, (struct pollfd *, nfds_t, int, __SIZE_TYPE__), tc___poll_chk);
+extern int TC_COMPAT_REDIRECT_(__ppoll_chk, (struct pollfd *, nfds_t, const struct timespec *, const __sigset_t *, __SIZE_TYPE__), tc___ppoll_chk);
 extern char *TC_COMPAT_REDIRECT_(__fgets_chk, (char *__restrict, size_t, int, FILE *__restrict), tc_compat_fgets_chk_);
 extern size_t TC_COMPAT_REDIRECT_(__fread_chk, (void *__restrict, size_t, size_t, size_t, FILE *__restrict), tc_compat_fread_chk_);
 #define TC_COMPAT_VA_(last, call)                                                               \
@@ -821,11 +828,6 @@ static int tc_compat_vfprintf_chk_(FILE *, int, const char *, va_list) TC_COMPAT
 static int tc_compat_vfprintf_chk_(FILE *f, int flag, const char *fmt, va_list ap) { (void)flag; return tc_vfprintf(f, fmt, ap); }
 static int tc_compat_vdprintf_chk_(int, int, const char *, va_list) TC_COMPAT_ASM_(tc_compat_vdprintf_chk_) __attribute__((used));
 static int tc_compat_vdprintf_chk_(int fd, int flag, const char *fmt, va_list ap) { (void)flag; return tc_vdprintf(fd, fmt, ap); }
-static ssize_t tc_compat_read_chk_(int, void *, size_t, size_t) TC_COMPAT_ASM_(tc_compat_read_chk_) __attribute__((used));
-static ssize_t tc_compat_read_chk_(int fd, void *buf, size_t n, size_t size) {
-    if (n > size) __chk_fail();
-    return tc_read(fd, buf, n);
-}
 static char *tc_compat_fgets_chk_(char *, size_t, int, FILE *) TC_COMPAT_ASM_(tc_compat_fgets_chk_) __attribute__((used));
 static char *tc_compat_fgets_chk_(char *s, size_t size, int n, FILE *f) {
     if ((size_t)n > size) __chk_fail();

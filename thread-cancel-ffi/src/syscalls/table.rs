@@ -8,6 +8,8 @@
 //! The arguments must be valid for the system call, as for the libc function of the same name.
 
 use super::c;
+// The bases of the checked forms that the C ABI writes by hand (`own` rows).
+use super::poll::{tc_poll as poll, tc_ppoll as ppoll};
 use thread_cancel::c_abi::calls;
 #[allow(unused_imports)] // the C types of the table's signatures
 use thread_cancel::c_abi::points::ctypes::*;
@@ -20,6 +22,24 @@ macro_rules! tc_face {
         pub unsafe extern "C-unwind" fn $name($($arg: $t),*) -> $ret {
             // SAFETY: the caller's arguments (module docs).
             unsafe { c(calls::$nr, args!($($reg),*)) as $ret }
+        }
+    };
+    (chk $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
+        = $base:ident ( $($barg:expr),* ) if $cond:block) => {
+        #[doc = concat!("`", stringify!($name), "`: `tc_", stringify!($base), "` as C code built \
+            with `_FORTIFY_SOURCE` calls it (the compatibility header redirects it here).")]
+        #[export_name = concat!("tc_", stringify!($name))]
+        pub unsafe extern "C-unwind" fn $name($($arg: $t),*) -> $ret {
+            let overflow: bool = $cond;
+            if overflow {
+                extern "C" {
+                    fn __chk_fail() -> !;
+                }
+                // SAFETY: the C library's fortify failure report: it aborts the process.
+                unsafe { __chk_fail() }
+            }
+            // SAFETY: the caller's arguments (module docs), checked as glibc checks them.
+            unsafe { $base($($barg),*) }
         }
     };
     ($($other:tt)*) => {};

@@ -24,7 +24,9 @@
 //! - `no`: not in this face.
 //!
 //! The `_FORTIFY_SOURCE` variants (`chk` rows) are the checked forms C code built with
-//! `_FORTIFY_SOURCE` calls: the check, then the row they name. The `unreached` rows are what a
+//! `_FORTIFY_SOURCE` calls: the check, then the row they name (64-bit targets only: there
+//! `off64_t` is `off_t`). Both C faces have them: the interposed symbol, and `tc_` and the C
+//! name (`tc___recv_chk`), which the C ABI's compatibility header redirects the C name to. The `unreached` rows are what a
 //! program meets that interposition does not reach (the user docs list them, with the reason).
 //!
 //! The table is a macro that hands its rows to a face's macro (`$face! { points { ... } chk
@@ -132,7 +134,7 @@ macro_rules! __thread_cancel_points {
             // The checked form -> result = the row it checks (its arguments), failing if {..};
             __read_chk(fd: c_int, buf: *mut c_void, n: size_t, buflen: size_t) -> ssize_t = read(fd, buf, n) if { n > buflen };
             __pread_chk(fd: c_int, buf: *mut c_void, n: size_t, off: off_t, buflen: size_t) -> ssize_t = pread(fd, buf, n, off) if { n > buflen };
-            __pread64_chk(fd: c_int, buf: *mut c_void, n: size_t, off: off64_t, buflen: size_t) -> ssize_t = pread64(fd, buf, n, off) if { n > buflen };
+            __pread64_chk(fd: c_int, buf: *mut c_void, n: size_t, off: off64_t, buflen: size_t) -> ssize_t = pread(fd, buf, n, off) if { n > buflen };
             __recv_chk(fd: c_int, buf: *mut c_void, n: size_t, buflen: size_t, flags: c_int) -> ssize_t = recv(fd, buf, n, flags) if { n > buflen };
             __recvfrom_chk(fd: c_int, buf: *mut c_void, n: size_t, buflen: size_t, flags: c_int, addr: *mut sockaddr, len: *mut socklen_t) -> ssize_t = recvfrom(fd, buf, n, flags, addr, len) if { n > buflen };
             __poll_chk(fds: *mut pollfd, n: nfds_t, timeout: c_int, fdslen: size_t) -> c_int = poll(fds, n, timeout) if { (fdslen / ::core::mem::size_of::<pollfd>()) < n as usize };
@@ -218,7 +220,7 @@ macro_rules! rows_as_data {
                 interpose: stringify!($ip),
                 tc: stringify!($tc),
             }, )*
-            $( Row { name: stringify!($cname), rust: "no", interpose: "chk", tc: "no" }, )*
+            $( Row { name: stringify!($cname), rust: "no", interpose: "chk", tc: "chk" }, )*
             // (What the other faces do with these is not the table's: `-`.)
             $( Row { name: stringify!($un), rust: "-", interpose: "no", tc: "-" }, )*
         ];
