@@ -30,14 +30,7 @@ macro_rules! tc_face {
             with `_FORTIFY_SOURCE` calls it (the compatibility header redirects it here).")]
         #[export_name = concat!("tc_", stringify!($name))]
         pub unsafe extern "C-unwind" fn $name($($arg: $t),*) -> $ret {
-            let overflow: bool = $cond;
-            if overflow {
-                extern "C" {
-                    fn __chk_fail() -> !;
-                }
-                // SAFETY: the C library's fortify failure report: it aborts the process.
-                unsafe { __chk_fail() }
-            }
+            thread_cancel::c_abi::conv::fortify_check($cond);
             // SAFETY: the caller's arguments (module docs), checked as glibc checks them.
             unsafe { $base($($barg),*) }
         }

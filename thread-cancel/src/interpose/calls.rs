@@ -39,14 +39,7 @@ macro_rules! interpose_face {
         #[no_mangle]
         pub unsafe extern "C-unwind" fn $name($($arg: $t),*) -> $ret {
             next::next_for_foreign_threads!($name($($arg: $t),*) -> $ret);
-            let overflow: bool = $cond;
-            if overflow {
-                extern "C" {
-                    fn __chk_fail() -> !;
-                }
-                // SAFETY: glibc's fortify failure report: it aborts the process.
-                unsafe { __chk_fail() }
-            }
+            conv::fortify_check($cond);
             // SAFETY: forwarded from the caller.
             unsafe { $base($($barg),*) }
         }

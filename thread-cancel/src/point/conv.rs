@@ -109,6 +109,24 @@ pub fn set_errno(e: c_int) {
     unsafe { *crate::sys::errno_location() = e };
 }
 
+/// The size check of a `_FORTIFY_SOURCE` checking function (`__read_chk`, ...): where
+/// `overflow` (the length asked for exceeds the buffer's size the compiler passed), the C
+/// library's failure report, which aborts the process, as its own checking functions do.
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
+#[inline]
+pub fn fortify_check(overflow: bool) {
+    extern "C" {
+        fn __chk_fail() -> !;
+    }
+    if overflow {
+        // SAFETY: the C library's fortify failure report: no arguments; it aborts the process.
+        unsafe { __chk_fail() }
+    }
+}
+
 /// System call `nr` without cancellation, C-style (`-1` and errno on failure), through the C
 /// library's generic `syscall` (no function the crate defines: it cannot recurse).
 ///
