@@ -1,4 +1,5 @@
-//! Message queues: System V (`msgrcv`, `msgsnd`) and POSIX (`mq_*`, not on Android).
+//! POSIX message queues (`mq_*`; bionic has none). The System V ones (`msgrcv`, `msgsnd`) are
+//! made from the table of points (`table.rs`).
 //!
 //! # Safety (every function here)
 //! The arguments must be valid for the system call, as for the libc function of the same name.
@@ -7,7 +8,6 @@ use super::c;
 use libc::{c_int, size_t, ssize_t};
 use thread_cancel::c_abi::calls;
 
-#[cfg(not(target_os = "android"))] // bionic has neither
 #[no_mangle]
 pub unsafe extern "C-unwind" fn tc_mq_timedreceive(
     mq: libc::mqd_t,
@@ -20,7 +20,6 @@ pub unsafe extern "C-unwind" fn tc_mq_timedreceive(
     unsafe { c(calls::MQ_TIMEDRECEIVE, args!(mq, msg, len, prio, timeout)) as ssize_t }
 }
 
-#[cfg(not(target_os = "android"))] // bionic has neither
 #[no_mangle]
 pub unsafe extern "C-unwind" fn tc_mq_receive(
     mq: libc::mqd_t,
@@ -32,7 +31,6 @@ pub unsafe extern "C-unwind" fn tc_mq_receive(
     unsafe { tc_mq_timedreceive(mq, msg, len, prio, std::ptr::null()) }
 }
 
-#[cfg(not(target_os = "android"))] // bionic has neither
 #[no_mangle]
 pub unsafe extern "C-unwind" fn tc_mq_timedsend(
     mq: libc::mqd_t,
@@ -45,7 +43,6 @@ pub unsafe extern "C-unwind" fn tc_mq_timedsend(
     unsafe { c(calls::MQ_TIMEDSEND, args!(mq, msg, len, prio, timeout)) as c_int }
 }
 
-#[cfg(not(target_os = "android"))] // bionic has neither
 #[no_mangle]
 pub unsafe extern "C-unwind" fn tc_mq_send(
     mq: libc::mqd_t,

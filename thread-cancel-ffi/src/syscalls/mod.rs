@@ -44,6 +44,8 @@ macro_rules! args {
 const SIGSET_SIZE: c_long = calls::SIGSET_SIZE as c_long;
 
 mod fd;
+// Bionic has no POSIX message queues.
+#[cfg(not(target_os = "android"))]
 mod ipc;
 mod poll;
 mod signal;

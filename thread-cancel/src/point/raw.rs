@@ -17,8 +17,12 @@ use crate::sys::points::ctypes::*;
 use std::io;
 
 macro_rules! rust_face {
-    (row [point $ip:ident $tc:ident] $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty
-        = $nr:ident ( $($reg:expr),* )) => {
+    (row [point $ip:ident $tc:ident] $($row:tt)*) => { rust_face!(@define $($row)*); };
+    (row [linux $ip:ident $tc:ident] $($row:tt)*) => {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        rust_face!(@define $($row)*);
+    };
+    (@define $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty = $nr:ident ( $($reg:expr),* )) => {
         #[doc = concat!("`", stringify!($name), "` as a point (module documentation).")]
         #[inline(always)]
         pub(crate) unsafe fn $name($($arg: $t),*) -> io::Result<c_long> {

@@ -13,6 +13,8 @@
 //! The values of a column:
 //!
 //! - `point`: made from the row (the regular case: a system call of these registers).
+//! - `linux` (`rust` only): as `point`, on Linux and Android only (the crate's Linux-only
+//!   points, `io/linux.rs`; other systems have no such call).
 //! - `write` (`interpose` only): as `point`, but descriptors 1 and 2 are not points there
 //!   (`print!` panics when its write fails).
 //! - `shim` (`interpose` only): a C-variadic function, defined in C (`interpose/shim.c`).
@@ -89,9 +91,9 @@ macro_rules! __thread_cancel_points {
             lockf(fd: c_int, cmd: c_int, len: off_t) -> c_int = FCNTL(fd, cmd, len) [no no own];
             flock(fd: c_int, op: c_int) -> c_int = FLOCK(fd, op) [no point no];
             fsync(fd: c_int) -> c_int = FSYNC(fd) [point point point];
-            fdatasync(fd: c_int) -> c_int = FDATASYNC(fd) [point point point];
+            fdatasync(fd: c_int) -> c_int = FDATASYNC(fd) [linux point point];
             msync(addr: *mut c_void, len: size_t, flags: c_int) -> c_int = MSYNC(addr, len, flags) [point no point];
-            tcdrain(fd: c_int) -> c_int = IOCTL(fd, TCSBRK, 1) [point no point];
+            tcdrain(fd: c_int) -> c_int = IOCTL(fd, TCSBRK, 1) [linux no point];
             splice(fd_in: c_int, off_in: *mut loff_t, fd_out: c_int, off_out: *mut loff_t, len: size_t, flags: c_uint) -> ssize_t = SPLICE(fd_in, off_in, fd_out, off_out, len, flags) [no no own];
             tee(fd_in: c_int, fd_out: c_int, len: size_t, flags: c_uint) -> ssize_t = TEE(fd_in, fd_out, len, flags) [no no point];
             vmsplice(fd: c_int, iov: *const iovec, n: size_t, flags: c_uint) -> ssize_t = VMSPLICE(fd, iov, n, flags) [no no point];
@@ -125,9 +127,9 @@ macro_rules! __thread_cancel_points {
             posix_spawnp(pid: *mut pid_t, file: *const c_char, actions: *const posix_spawn_file_actions_t, attr: *const posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int = NONE() [no own no];
             msgrcv(qid: c_int, msg: *mut c_void, size: size_t, typ: c_long, flags: c_int) -> ssize_t = MSGRCV(qid, msg, size, typ, flags) [point no point];
             msgsnd(qid: c_int, msg: *const c_void, size: size_t, flags: c_int) -> c_int = MSGSND(qid, msg, size, flags) [point no point];
-            mq_timedreceive(mq: mqd_t, msg: *mut c_char, len: size_t, prio: *mut c_uint, timeout: *const timespec) -> ssize_t = MQ_TIMEDRECEIVE(mq, msg, len, prio, timeout) [point no own];
+            mq_timedreceive(mq: mqd_t, msg: *mut c_char, len: size_t, prio: *mut c_uint, timeout: *const timespec) -> ssize_t = MQ_TIMEDRECEIVE(mq, msg, len, prio, timeout) [linux no own];
             mq_receive(mq: mqd_t, msg: *mut c_char, len: size_t, prio: *mut c_uint) -> ssize_t = MQ_TIMEDRECEIVE(mq, msg, len, prio, 0) [no no own];
-            mq_timedsend(mq: mqd_t, msg: *const c_char, len: size_t, prio: c_uint, timeout: *const timespec) -> c_int = MQ_TIMEDSEND(mq, msg, len, prio, timeout) [point no own];
+            mq_timedsend(mq: mqd_t, msg: *const c_char, len: size_t, prio: c_uint, timeout: *const timespec) -> c_int = MQ_TIMEDSEND(mq, msg, len, prio, timeout) [linux no own];
             mq_send(mq: mqd_t, msg: *const c_char, len: size_t, prio: c_uint) -> c_int = MQ_TIMEDSEND(mq, msg, len, prio, 0) [no no own];
         }
         chk {
@@ -169,11 +171,18 @@ pub(crate) use __thread_cancel_points as table;
 /// The C types the table's signatures name, for a face to import (`use ...::ctypes::*`).
 #[doc(hidden)]
 pub mod ctypes {
+    #[cfg(target_os = "linux")]
+    pub use libc::mqd_t;
     #[cfg(any(target_os = "linux", target_os = "android"))]
     pub use libc::{
-        aiocb, epoll_event, loff_t, mmsghdr, mqd_t, off64_t, posix_spawn_file_actions_t,
-        posix_spawnattr_t, useconds_t, TCSBRK,
+        epoll_event, loff_t, mmsghdr, off64_t, posix_spawn_file_actions_t, posix_spawnattr_t,
+        useconds_t, TCSBRK,
     };
+    /// Bionic has no POSIX message queues (the kernel's calls take an `int`): the rows of
+    /// `mq_*` still type-check there, and nothing calls them.
+    #[cfg(target_os = "android")]
+    #[allow(non_camel_case_types)] // the C name
+    pub type mqd_t = libc::c_int;
     pub use libc::{
         c_char, c_int, c_long, c_uint, c_void, clockid_t, fd_set, id_t, idtype_t, iovec, mode_t,
         msghdr, nfds_t, off_t, pid_t, pollfd, rusage, siginfo_t, sigset_t, size_t, sockaddr,
@@ -187,7 +196,8 @@ pub mod ctypes {
 pub struct Row {
     /// The C library's name.
     pub name: &'static str,
-    /// The `rust` column (`"point"`, `"own"`, `"never"`, `"no"`; `"-"` for an `unreached` row).
+    /// The `rust` column (`"point"`, `"linux"`, `"own"`, `"never"`, `"no"`; `"-"` for an
+    /// `unreached` row).
     pub rust: &'static str,
     /// The `interpose` column (also `"write"`, `"shim"`, and `"chk"` for the checked forms).
     pub interpose: &'static str,
