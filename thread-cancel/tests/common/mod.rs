@@ -144,8 +144,14 @@ fn thread_state(tid: i32) -> Option<char> {
     stat.rsplit_once(") ").and_then(|(_, r)| r.chars().next())
 }
 
-/// Whether thread `tid` is in the system call `read` on descriptor `fd`.
+/// Whether thread `tid` is in the system call `read` on descriptor `fd`. Under an emulator
+/// (`THREAD_CANCEL_TEST_RUNNER`, qemu-user) `/proc` shows the host's system calls, not the
+/// program's: there it cannot tell, and says yes (the thread is then only known to sleep in
+/// the kernel).
 fn in_read_of(tid: i32, fd: i32) -> bool {
+    if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() {
+        return true;
+    }
     let sc = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).unwrap_or_default();
     let mut f = sc.split_whitespace();
     let nr = f.next().and_then(|n| n.parse::<i64>().ok());
