@@ -3,8 +3,11 @@
 //! shared object (`build.rs`). Not published; a dev-dependency only.
 #![cfg(target_os = "linux")]
 
+#[cfg(target_env = "gnu")]
 use libc::{c_char, c_int, c_long, size_t};
 
+// Built by `build.rs` for glibc targets only.
+#[cfg(target_env = "gnu")]
 extern "C" {
     /// `c/interpose_blocking_read.c`, from the static library: reads one byte from `fd` with
     /// `read`; the count, or `-errno`.
