@@ -255,7 +255,8 @@ impl std::fmt::Display for RuntimeShutdown {
 impl std::error::Error for RuntimeShutdown {}
 
 /// A `tokio_util` [`CancellationToken`](tokio_util::sync::CancellationToken) canceled with
-/// `scope` (by its cancel, a parent's, or its deadline): for async code that takes a token.
+/// `scope` (by its cancel, a parent's, or its deadline — also once every handle of `scope` is
+/// dropped, which is often all async code keeps of it): for async code that takes a token.
 /// It needs no runtime and no thread: the scope cancels the token from a callback registered
 /// on it ([`CancelScope::on_cancel`]). Canceling the token does not cancel the scope (see
 /// [`linked_with_token`] for both directions).

@@ -2573,3 +2573,93 @@ fn c05_a_deadline_in_a_drop_during_a_panic_is_reported_not_silent() {
         "reported as a missed deadline, with the value"
     );
 }
+
+/// A run blocked in a call that is no cancellation point in any build (a std channel's futex
+/// wait), ended by a callback the scope owes: run from inside the scope or registered on it
+/// from outside, before the cancel (it fires with it) or after it (it runs at once, here). The
+/// runs in progress report the cancel as acted on, whichever form ended their call; so does a
+/// run of a child scope, ended by a callback of its parent.
+#[test]
+fn c08_a_scope_callback_that_ended_a_blocked_call_counts_as_acted() {
+    #[derive(Clone, Copy, Debug)]
+    enum Form {
+        ScopeKept,
+        ScopeGuard,
+        ScopeAfterTheCancel,
+        InsideTheRun,
+        ParentsKept,
+    }
+    for form in [
+        Form::ParentsKept,
+        Form::ScopeKept,
+        Form::ScopeGuard,
+        Form::ScopeAfterTheCancel,
+        Form::InsideTheRun,
+    ] {
+        let parent = CancelScope::new();
+        let scope = if let Form::ParentsKept = form {
+            parent.child()
+        } else {
+            parent.clone()
+        };
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let mut guard = None;
+        let mut inside = matches!(form, Form::InsideTheRun).then(|| tx.clone());
+        let mut after = matches!(form, Form::ScopeAfterTheCancel).then(|| tx.clone());
+        match form {
+            Form::ScopeKept => scope
+                .on_cancel(move || {
+                    let _ = tx.send(());
+                })
+                .keep(),
+            Form::ScopeGuard => {
+                guard = Some(scope.on_cancel(move || {
+                    let _ = tx.send(());
+                }))
+            }
+            Form::ParentsKept => parent
+                .on_cancel(move || {
+                    let _ = tx.send(());
+                })
+                .keep(),
+            _ => {}
+        }
+        let s = scope.clone();
+        let runner = std::thread::spawn(move || {
+            s.run(|| {
+                let _g = match form {
+                    Form::InsideTheRun => {
+                        let tx = inside.take().unwrap();
+                        Some(thread_cancel::on_cancel(move || {
+                            let _ = tx.send(());
+                        }))
+                    }
+                    _ => None,
+                };
+                tid_tx.send(common::gettid()).unwrap();
+                rx.recv_timeout(HANG)
+            })
+        });
+        common::wait_blocked(tid_rx.recv_timeout(HANG).unwrap());
+        parent.cancel();
+        if let Some(tx) = after.take() {
+            scope
+                .on_cancel(move || {
+                    let _ = tx.send(());
+                })
+                .keep();
+        }
+        let e = runner.join().unwrap().unwrap_err();
+        assert_eq!(
+            e.value(),
+            Some(&Ok(())),
+            "{form:?}: the callback did not end the wait"
+        );
+        assert!(
+            e.acted(),
+            "{form:?}: a callback ended the wait, and the run says missed: {e:?}"
+        );
+        drop(guard);
+    }
+}

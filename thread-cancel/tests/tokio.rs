@@ -703,3 +703,52 @@ fn s7_cancellation_token_conversion_both_ways() {
     request.cancel();
     assert!(token.is_cancelled());
 }
+
+/// A token made from a scope with a deadline is canceled at that deadline even when every
+/// handle of the scope was dropped before it (the token is often all the async code keeps); the
+/// same for a child scope's token and its parent's cancel, and for its parent's deadline.
+#[test]
+fn s7_token_for_a_dropped_scope_is_canceled_by_its_deadline_and_its_parents_cancel() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let wait = |token: tokio_util::sync::CancellationToken, what: &str| {
+        rt.block_on(async {
+            tokio::time::timeout(HANG, token.cancelled())
+                .await
+                .unwrap_or_else(|_| panic!("{what} did not cancel the token"))
+        })
+    };
+    // Its own deadline.
+    let token =
+        thread_cancel::tokio::token_for(&CancelScope::with_timeout(Duration::from_millis(20)));
+    wait(token, "the deadline of the dropped scope");
+    // A parent's cancel, the child's handle dropped.
+    let parent = CancelScope::new();
+    let token = thread_cancel::tokio::token_for(&parent.child());
+    assert!(!token.is_cancelled());
+    parent.cancel();
+    wait(token, "the parent's cancel");
+    // A parent's deadline, both handles dropped; through two dropped generations.
+    let token = {
+        let parent = CancelScope::with_timeout(Duration::from_millis(20));
+        let child = parent.child();
+        thread_cancel::tokio::token_for(&child.child())
+    };
+    wait(token, "the deadline of the dropped grandparent");
+    // Nothing can cancel a dropped root without a deadline: its token is never canceled, and
+    // the callback (holding the token) is dropped, not kept for ever.
+    let token = thread_cancel::tokio::token_for(&CancelScope::new());
+    let weak = Arc::new(());
+    let held = weak.clone();
+    let s = CancelScope::new();
+    s.on_cancel(move || drop(held)).keep();
+    drop(s);
+    assert_eq!(
+        Arc::strong_count(&weak),
+        1,
+        "the callback of a dropped root is kept"
+    );
+    assert!(!token.is_cancelled());
+}

@@ -32,14 +32,76 @@ pub(crate) struct Hooks {
 }
 
 impl Hooks {
-    /// Unregisters `key`, if still registered; a parent process's registration is forgotten,
-    /// not dropped.
-    fn remove(&mut self, key: u64) {
-        if let Some((made_in, h)) = self.map.remove(&key) {
-            if made_in != generation() {
+    pub(super) fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Unregisters `key`, if still registered, and returns it: the caller drops it after
+    /// releasing the lock (a callback may hold the last handle of a child scope, whose drop
+    /// takes this lock, [`bequeath`]). A parent process's registration is forgotten, not
+    /// returned.
+    #[must_use = "dropped after the lock is released"]
+    fn remove(&mut self, key: u64) -> Option<Hook> {
+        match self.map.remove(&key) {
+            Some((made_in, h)) if made_in == generation() => Some(h),
+            Some((_, h)) => {
                 std::mem::forget(h);
+                None
             }
+            None => None,
         }
+    }
+}
+
+/// A scope is dropped uncanceled while callbacks kept on it ([`OnCancel::keep`]) have not run:
+/// they are still owed to every cancel that would have reached the scope — each parent's (its
+/// own cancel, deadline, or a parent of its own: the registration moves up again if that
+/// parent is dropped in turn) and the scope's own deadline. They run once, for the first of
+/// those (on the crate's callback thread for a deadline; a parent already canceled hands them
+/// to it too: no callback runs inside a drop). A scope that nothing can cancel any more (no
+/// parent, no deadline) drops them unrun.
+pub(super) fn bequeath(
+    hooks: &mut Hooks,
+    parents: &[std::sync::Arc<super::Inner>],
+    deadline: Option<std::time::Instant>,
+) {
+    let now = generation();
+    let mut calls = Vec::new();
+    for (_, (made_in, h)) in hooks.map.drain() {
+        match h {
+            Hook::Call(f) if made_in == now => calls.push(f),
+            // A parent process's registration: never run or dropped here.
+            h if made_in != now => std::mem::forget(h),
+            h => drop(h),
+        }
+    }
+    if calls.is_empty() || (parents.is_empty() && deadline.is_none()) {
+        return;
+    }
+    let owed = std::sync::Arc::new(Mutex::new(calls));
+    let once = |owed: &std::sync::Arc<Mutex<Vec<Box<dyn FnOnce() + Send>>>>| {
+        let owed = owed.clone();
+        Box::new(move || {
+            let calls = std::mem::take(&mut *lock(&owed));
+            super::run_callbacks(Reached {
+                threads: Vec::new(),
+                hooks: calls,
+            });
+        }) as Box<dyn FnOnce() + Send>
+    };
+    for p in parents {
+        let mut h = lock(&p.hooks);
+        if p.marked() {
+            drop(h);
+            super::deadline::owe(std::time::Instant::now(), once(&owed));
+        } else {
+            let key = h.next;
+            h.next += 1;
+            h.map.insert(key, (now, Hook::Call(once(&owed))));
+        }
+    }
+    if let Some(d) = deadline {
+        super::deadline::owe(d, once(&owed));
     }
 }
 
@@ -48,13 +110,31 @@ fn generation() -> u32 {
     crate::control::fork::fork_generation()
 }
 
-/// The cancel's side: takes every registration; wakes the wakers now and adds the callbacks to
+/// The registrations a cancel took from its scope ([`take`]), fired after its deliveries.
+pub(super) struct Taken(HashMap<u64, (u32, Hook)>);
+
+impl Taken {
+    /// Whether a callback (not only wakers) fires with the cancel.
+    pub(super) fn has_calls(&self) -> bool {
+        let now = generation();
+        self.0
+            .values()
+            .any(|(made_in, h)| *made_in == now && matches!(h, Hook::Call(_)))
+    }
+}
+
+/// The cancel's side, after it marked the scope: takes every registration (a later one sees
+/// the mark and runs at once).
+pub(super) fn take(hooks: &Mutex<Hooks>) -> Taken {
+    Taken(std::mem::take(&mut lock(hooks).map))
+}
+
+/// The cancel's side, after its deliveries: wakes the wakers now and adds the callbacks to
 /// what the cancel runs once its deliveries are done (in the canceling thread, or for a
 /// deadline on the crate's callback thread).
-pub(super) fn fire(hooks: &Mutex<Hooks>, reached: &mut Reached) {
-    let taken = std::mem::take(&mut lock(hooks).map);
+pub(super) fn fire(taken: Taken, reached: &mut Reached) {
     let now = generation();
-    for (_, (made_in, h)) in taken {
+    for (_, (made_in, h)) in taken.0 {
         if made_in != now {
             // A parent process's registration: never run, woken or dropped here.
             std::mem::forget(h);
@@ -102,7 +182,11 @@ impl CancelScope {
     /// it, after the cancel has reached its runs; for a deadline, on a thread the crate starts
     /// for the callbacks a deadline owes; at once, here, if the scope is already canceled.
     /// Dropping the returned guard unregisters `f` if it has not run ([`OnCancel::keep`] keeps
-    /// it registered for the scope's life instead).
+    /// it registered until it runs, even once the scope's handles are dropped).
+    ///
+    /// A run of the scope (or of a child) in progress when `f` fires reports the cancel as
+    /// acted on ([`Canceled::acted`](crate::Canceled::acted)): `f` may be what ends its
+    /// blocked call (shutting down the socket it reads, say).
     ///
     /// Keep `f` short and non-blocking (it runs inside a `cancel()`); a panic in it is
     /// reported by the panic hook and contained: the other callbacks still run.
@@ -121,6 +205,9 @@ impl CancelScope {
         let mut h = lock(&self.inner.hooks);
         if self.inner.marked() {
             drop(h);
+            // It may be what ends a blocked call of a run in progress (reached by the cancel
+            // before): that run reports the cancel as acted on.
+            self.inner.hooks_fired_late();
             if let Err(p) = crate::control::contain(f) {
                 let _ = crate::control::contain(move || drop(p));
             }
@@ -199,7 +286,8 @@ impl Future for Cancelled {
 impl Cancelled {
     fn unregister(&mut self) {
         if let Some(k) = self.key.take() {
-            lock(&self.scope.inner.hooks).remove(k);
+            let h = lock(&self.scope.inner.hooks).remove(k);
+            drop(h);
         }
     }
 }
@@ -221,8 +309,11 @@ pub struct OnCancel {
 }
 
 impl OnCancel {
-    /// Keeps the callback registered for the life of the scope (until it runs, or the scope
-    /// is dropped with it unrun).
+    /// Keeps the callback registered until it runs. The scope's handles may all be dropped
+    /// first: the callback still runs for a cancel that would have reached the scope — a
+    /// parent's cancel (or a parent's parent's), or the scope's deadline, on a thread the crate
+    /// starts for such callbacks. Once nothing can cancel the scope any more (it has no
+    /// parent and no deadline, and its handles are gone), the callback is dropped unrun.
     ///
     /// ```
     /// let scope = thread_cancel::CancelScope::new();
@@ -237,7 +328,8 @@ impl OnCancel {
 impl Drop for OnCancel {
     fn drop(&mut self) {
         if let Some(s) = &self.scope {
-            lock(&s.inner.hooks).remove(self.key);
+            let h = lock(&s.inner.hooks).remove(self.key);
+            drop(h);
         }
     }
 }

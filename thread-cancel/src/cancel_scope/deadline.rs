@@ -26,9 +26,19 @@ use std::time::Instant;
 use crate::cancel_scope::Inner;
 use crate::control::{Control, Timed};
 
+/// What a registered deadline does.
+enum Due {
+    /// Cancels (times out) the scope, if it is still alive.
+    Scope(Weak<Inner>),
+    /// Runs callbacks kept on a scope that was dropped before its deadline
+    /// (`cancelled::bequeath`), made in this fork generation (in a forked child, a parent
+    /// process's are forgotten, never run).
+    Owed(u32, Box<dyn FnOnce() + Send>),
+}
+
 pub(crate) struct Timer {
     /// Registered deadlines, earliest first.
-    map: BTreeMap<(Instant, u64), Weak<Inner>>,
+    map: BTreeMap<(Instant, u64), Due>,
     next_key: u64,
     /// When the timer thread wakes next (`None`: it waits for a registration).
     wake_at: Option<Instant>,
@@ -73,10 +83,19 @@ pub(crate) struct Key(Instant, u64);
 
 /// Registers `scope` to be canceled (timed out) at `at`.
 pub(crate) fn register(at: Instant, scope: Weak<Inner>) -> Key {
+    insert(at, Due::Scope(scope))
+}
+
+/// Runs `f` (callbacks a dropped scope still owes) on the crate's callback thread at `at`.
+pub(super) fn owe(at: Instant, f: Box<dyn FnOnce() + Send>) {
+    let _ = insert(at, Due::Owed(crate::control::fork::fork_generation(), f));
+}
+
+fn insert(at: Instant, due: Due) -> Key {
     let mut t = lock();
     let key = t.next_key;
     t.next_key += 1;
-    t.map.insert((at, key), scope);
+    t.map.insert((at, key), due);
     let generation = crate::control::fork::fork_generation();
     if t.started_in != Some(generation) {
         // Started under the lock, which the new thread takes first thing: it waits until this
@@ -174,7 +193,8 @@ fn scan_slots(now: u64, owed: &mut super::Reached) -> Option<u64> {
 
 /// Removes a registration (the scope is dropped).
 pub(crate) fn unregister(key: &Key) {
-    lock().map.remove(&(key.0, key.1));
+    let removed = lock().map.remove(&(key.0, key.1));
+    drop(removed);
 }
 
 /// Starts the timer thread; false if the system refused a thread. Called with the timer's lock
@@ -224,8 +244,17 @@ fn run() {
         NEXT.store(u64::MAX, Ordering::SeqCst);
         let mut owed = super::Reached::default();
         let slots_next = scan_slots(super::to_nanos(now), &mut owed);
-        for s in due.into_iter().filter_map(|w| w.upgrade()) {
-            owed.append(s.expire_by_timer());
+        let generation = crate::control::fork::fork_generation();
+        for d in due {
+            match d {
+                Due::Scope(w) => {
+                    if let Some(s) = w.upgrade() {
+                        owed.append(s.expire_by_timer());
+                    }
+                }
+                Due::Owed(made_in, f) if made_in == generation => owed.hooks.push(f),
+                Due::Owed(_, f) => std::mem::forget(f),
+            }
         }
         if !owed.is_empty() {
             run_callbacks_elsewhere(owed);

@@ -25,6 +25,35 @@ pub(super) fn scoped_threads() -> Vec<Arc<Control>> {
     reg.iter().filter_map(Weak::upgrade).collect()
 }
 
+/// What a delivery does to each thread it finds in a run of the scope.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Delivery {
+    /// A scope request (the cancel).
+    Request,
+    /// A scope request, and a callback registered on the scope (or on a parent it came
+    /// through) fires with it: the run reports the cancel as acted on.
+    RequestHooked,
+    /// Only that: a callback registered on the scope after its cancel ran at once.
+    Hooked,
+}
+
+/// Owner's side of a delivery, while the thread is counted in it (its run at `depth` cannot
+/// end): the scope callbacks, the request, whether a wake-up is owed.
+fn deliver_to(t: &Arc<Control>, depth: usize, how: Delivery, reached: &mut Reached) -> bool {
+    if how != Delivery::Request {
+        t.scope_hooks_fired(depth);
+    }
+    if how == Delivery::Hooked {
+        return false;
+    }
+    // Taken before the request: a woken owner finds them gone (its guards then report the
+    // cancel acted on, and its run's end waits for them).
+    let taken = t.take_scope_callbacks(depth);
+    let owed_wake = t.scope_request();
+    reached.threads.push((t.clone(), depth, taken));
+    owed_wake
+}
+
 /// Delivers a scope request for scope `id` to every thread registered in a run of it.
 ///
 /// Each thread is counted in its `ScopeRuns::deliveries` before its registration is read, with a
@@ -32,7 +61,7 @@ pub(super) fn scoped_threads() -> Vec<Arc<Control>> {
 /// waits for zero. So either this sees the registration cleared, or the run's end
 /// waits for this delivery (the signal included) to be over (I6). The same fence pairs the
 /// scope's state (stored before) with a run's entry, which registers and then reads it.
-pub(super) fn deliver(id: usize, reached: &mut Reached) {
+pub(super) fn deliver(id: usize, reached: &mut Reached, how: Delivery) {
     let threads = scoped_threads();
     if threads.is_empty() {
         return;
@@ -44,14 +73,10 @@ pub(super) fn deliver(id: usize, reached: &mut Reached) {
     // run cost about 4 ns; a `membarrier` here would sit between the cancel and the wake-up).
     crate::atomic::fence(Ordering::SeqCst);
     for t in &threads {
-        let mut owed_wake = false;
-        if let Some(depth) = t.runs.depth_of(id) {
-            // Taken before the request: a woken owner finds them gone (its guards then
-            // report the cancel acted on, and its run's end waits for them).
-            let taken = t.take_scope_callbacks(depth);
-            owed_wake = t.scope_request();
-            reached.threads.push((t.clone(), depth, taken));
-        }
+        let owed_wake = t
+            .runs
+            .depth_of(id)
+            .is_some_and(|depth| deliver_to(t, depth, how, reached));
         t.runs.count_out();
         // After counting out: a run that ends now never waits for this system call (on two
         // CPUs the woken thread can preempt this one and would spin in `leave` until it ran).
@@ -131,7 +156,7 @@ impl Inner {
     /// the slot back before is not reached (its body is over); one that gives it back after
     /// waits for this cancel to finish, so its block stays alive while used.
     #[cold]
-    pub(super) fn deliver_to_runner(&self, reached: &mut Reached) {
+    pub(super) fn deliver_to_runner(&self, reached: &mut Reached, how: Delivery) {
         self.delivering.fetch_add(1, Ordering::Relaxed);
         // Paired with the fence of the run's `leave`, between its `unclaim` and its
         // `unclaimed`: either this sees the slot empty, or that run waits for this cancel.
@@ -158,14 +183,10 @@ impl Inner {
         if let Some(t) = runner.filter(|t| t.in_this_process()) {
             t.runs.count_in();
             crate::atomic::fence(Ordering::SeqCst);
-            let mut owed_wake = false;
-            if let Some(depth) = t.runs.depth_of(self.id()) {
-                // Taken before the request: a woken owner finds them gone (its guards then
-                // report the cancel acted on, and its run's end waits for them).
-                let taken = t.take_scope_callbacks(depth);
-                owed_wake = t.scope_request();
-                reached.threads.push((t.clone(), depth, taken));
-            }
+            let owed_wake = t
+                .runs
+                .depth_of(self.id())
+                .is_some_and(|depth| deliver_to(&t, depth, how, reached));
             t.runs.count_out();
             if owed_wake {
                 t.wake_parked();

@@ -127,8 +127,10 @@ impl<R> Canceled<R> {
 
     /// Whether anything acted on the cancel in this run: the closure never started, a
     /// cancellation point acted (even if the closure caught that unwind and returned), an
-    /// [`on_cancel`](crate::on_cancel) callback registered in the run ran (that is what makes
-    /// a call that is not a cancellation point return), or the closure saw the cancel
+    /// [`on_cancel`](crate::on_cancel) callback registered in the run ran, or a
+    /// [`CancelScope::on_cancel`](crate::CancelScope::on_cancel) callback of the scope (or of
+    /// a parent) fired while the run was in progress (either is what makes a call that is not
+    /// a cancellation point return), or the closure saw the cancel
     /// ([`cancel_requested`](crate::cancel_requested) or the scope's
     /// [`is_canceled`](crate::CancelScope::is_canceled) returned true in it: cooperative
     /// code stops there). `false`: the closure ran to its end without meeting the cancel — a

@@ -21,7 +21,7 @@ mod run;
 mod spawn;
 
 pub use cancelled::{Cancelled, OnCancel};
-use delivery::deliver;
+use delivery::{deliver, Delivery};
 pub(crate) use delivery::{run_callbacks, Reached};
 pub use error::{Canceled, Cause, TimedOut};
 pub use generation::Generation;
@@ -296,20 +296,36 @@ impl Inner {
 
     /// Marks, cancels the children, delivers; adds the threads reached to `reached`.
     fn cancel_shielded(&self, cause: Cause, reached: &mut Reached) {
+        self.cancel_under(cause, reached, false);
+    }
+
+    /// [`cancel_shielded`](Self::cancel_shielded); `hooked` says that a callback registered on
+    /// a scope this cancel came through (a parent) fires with it.
+    fn cancel_under(&self, cause: Cause, reached: &mut Reached, hooked: bool) {
         if self.mark(cause) {
-            self.propagate(reached);
+            self.propagate_under(reached, hooked);
         }
     }
 
     /// After this thread marked the scope: cancels its children, delivers to the threads in a
     /// run of it, and fires its hooks; adds the threads reached to `reached`.
     fn propagate(&self, reached: &mut Reached) {
+        self.propagate_under(reached, false);
+    }
+
+    /// [`propagate`](Self::propagate); `hooked` as in [`cancel_under`](Self::cancel_under).
+    /// The runs of the scope in progress, and those of its children, are told when a callback
+    /// registered on the scope (or a parent) fires with this cancel: it may be what ends their
+    /// blocked call, so they report the cancel as acted on, as a run's own callback makes it.
+    fn propagate_under(&self, reached: &mut Reached, hooked: bool) {
+        // (A private scope has no children and no hooks: no handle reaches it.)
+        let hooks = (!self.private).then(|| cancelled::take(&self.hooks));
+        let hooked = hooked || hooks.as_ref().is_some_and(cancelled::Taken::has_calls);
         if !self.private {
-            // (A private scope has no children and no hooks: no handle reaches it.)
             let cause = self.cause();
             let children = std::mem::take(&mut *lock(&self.children));
             for c in children.values().filter_map(Weak::upgrade) {
-                c.cancel_shielded(cause.clone(), reached);
+                c.cancel_under(cause.clone(), reached, hooked);
             }
         }
         let first = reached.threads.len();
@@ -318,14 +334,31 @@ impl Inner {
         // start, or this sees the run and delivers (the model:
         // `loom_cancel_visits_only_the_threads_that_run_the_scope`).
         crate::atomic::fence(Ordering::SeqCst);
+        let how = if hooked {
+            Delivery::RequestHooked
+        } else {
+            Delivery::Request
+        };
         if self.others.load(Ordering::Relaxed) != 0 {
-            deliver(self.id(), reached);
+            deliver(self.id(), reached, how);
         } else if !self.runner.load(Ordering::Relaxed).is_null() {
-            self.deliver_to_runner(reached);
+            self.deliver_to_runner(reached, how);
         }
         diagnostic::watch(self.id(), &reached.threads[first..]);
-        if !self.private {
-            cancelled::fire(&self.hooks, reached);
+        if let Some(h) = hooks {
+            cancelled::fire(h, reached);
+        }
+    }
+
+    /// A callback registered on the scope after its cancel runs at once: the runs of it still
+    /// in progress (which the cancel reached before) report the cancel as acted on.
+    fn hooks_fired_late(&self) {
+        crate::atomic::fence(Ordering::SeqCst);
+        let mut reached = Reached::default();
+        if self.others.load(Ordering::Relaxed) != 0 {
+            deliver(self.id(), &mut reached, Delivery::Hooked);
+        } else if !self.runner.load(Ordering::Relaxed).is_null() {
+            self.deliver_to_runner(&mut reached, Delivery::Hooked);
         }
     }
 
@@ -420,6 +453,16 @@ impl Drop for Inner {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(k) = timer.take() {
             crate::cancel_scope::deadline::unregister(&k);
+        }
+        if !self.marked() {
+            let own = self.own_deadline();
+            let hooks = self
+                .hooks
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !hooks.is_empty() {
+                cancelled::bequeath(hooks, &self.parents, own);
+            }
         }
         let me = self as *const Inner as usize;
         for p in &self.parents {

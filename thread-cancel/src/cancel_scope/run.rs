@@ -44,7 +44,8 @@ impl CancelScope {
     ///   unwound (`None`);
     /// - `f` returned: its value is kept (`Some`). [`Canceled::acted`] then tells whether
     ///   anything acted on the cancel (a point whose unwind `f` caught, an
-    ///   [`on_cancel`](crate::on_cancel) callback of the run that ran) or whether it was
+    ///   [`on_cancel`](crate::on_cancel) callback of the run that ran, a callback registered on
+    ///   the scope that fired while the run was in progress) or whether it was
     ///   missed: `f` met no cancellation point after the cancel.
     ///
     /// A cancel of an enclosing scope is not this run's error: it unwinds through this run to
@@ -316,8 +317,8 @@ fn leave(c: &Control, frame: &Frame) -> bool {
     c.runs.leave(frame.depth, frame.scope_id());
     // After `leave`'s fence: a cancel that took callbacks of this run counted itself before it
     // read the registration; the run returns once they have run (W07: never lost).
-    if c.runs.callbacks_running.load(Ordering::Relaxed) != 0 {
-        c.wait_for_callbacks(frame.depth);
+    if c.runs.callbacks_running.load(Ordering::Relaxed) != 0 && c.wait_for_callbacks(frame.depth) {
+        frame.acted.set(true);
     }
     runs::set_top(frame.parent);
     // The child processes the run started are its own no more (feature `interpose`).

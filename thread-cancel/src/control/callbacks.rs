@@ -42,6 +42,9 @@ pub(super) struct Callbacks {
     /// decided, before its delivery took them: each with the depth of that canceled run, whose
     /// end runs it (the run's closure has returned by then: nothing of it is held).
     pub(super) deferred: Vec<(usize, Callback)>,
+    /// The depths of the owner's runs that a callback registered on their scope fired for
+    /// (`Control::scope_hooks_fired`): their ends report the cancel as acted on.
+    pub(super) hooked: Vec<usize>,
 }
 
 impl std::fmt::Debug for Callbacks {

@@ -385,13 +385,26 @@ impl Control {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// A scope's delivery, to the owner's run at `depth` (counted in the delivery, so that run
+    /// cannot end meanwhile): a callback registered on the scope fires with its cancel. The
+    /// end of that run (and of the runs inside it) reports the cancel as acted on
+    /// ([`wait_for_callbacks`](Self::wait_for_callbacks), which the count sends it to).
+    pub(crate) fn scope_hooks_fired(&self, depth: usize) {
+        let mut cbs = lock(&self.callbacks);
+        cbs.hooked.push(depth);
+        self.runs
+            .callbacks_running
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Owner, at the end of its run at `depth`, when `callbacks_running` was non-zero after the
     /// run's fence: runs the callbacks deferred to this run, then waits until no other thread
     /// runs callbacks it took from a run at `depth` or deeper. The run's closure has returned:
-    /// nothing it held is held any more.
+    /// nothing it held is held any more. Returns whether a callback registered on a scope
+    /// fired for this run or one around it ([`scope_hooks_fired`](Self::scope_hooks_fired)).
     #[cold]
     #[inline(never)]
-    pub(crate) fn wait_for_callbacks(&self, depth: usize) {
+    pub(crate) fn wait_for_callbacks(&self, depth: usize) -> bool {
         let mine: Vec<_> = {
             let mut cbs = lock(&self.callbacks);
             let (mine, keep) = std::mem::take(&mut cbs.deferred)
@@ -411,12 +424,15 @@ impl Control {
                 .wait(cbs)
                 .unwrap_or_else(PoisonError::into_inner);
         }
+        let hooked = cbs.hooked.iter().any(|&d| d <= depth);
+        cbs.hooked.retain(|&d| d < depth);
         // The count is a hint for the fast path of a run's end: exact again here, under the
         // lock (what remains belongs to runs further out).
-        let left = cbs.running.len() + cbs.deferred.len();
+        let left = cbs.running.len() + cbs.deferred.len() + cbs.hooked.len();
         self.runs
             .callbacks_running
             .store(left as u32, std::sync::atomic::Ordering::SeqCst);
+        hooked
     }
 
     pub(crate) fn set_exit_value(&self, v: Box<dyn Any + Send>) {
