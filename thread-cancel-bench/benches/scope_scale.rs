@@ -8,6 +8,9 @@
 //! - a `run` in a loop while another thread cancels unrelated scopes, beside 0 and 10,000 idle
 //!   threads;
 //! - a child scope made, run and dropped beside 0, 1,000, 10,000 and 50,000 live siblings;
+//! - a child scope made, run and dropped at the end of a chain of 0 and 10,000 nested
+//!   children (`child()` of a `child()` ...), under a root with no deadline and under a root
+//!   with a deadline far ahead (a request's budget);
 //! - beside the cancel of a scope another thread runs (blocked in a sleep, so the cancel makes
 //!   a futex wake-up), std's `unpark` of a parked thread: one futex wake-up, the floor. On
 //!   Linux 6.16 and later both grow with the idle threads: the kernel hashes a process's
@@ -252,12 +255,49 @@ fn child_beside_siblings(c: &mut Criterion) {
     g.finish();
 }
 
+fn child_at_depth(c: &mut Criterion) {
+    thread_cancel::current();
+    let mut g = c.benchmark_group("P10 child scope made, run and dropped at depth");
+    g.throughput(Throughput::Elements(N));
+    for (root_kind, root) in [
+        ("no deadline", CancelScope::new()),
+        (
+            "a deadline ahead",
+            CancelScope::with_timeout(Duration::from_secs(3600)),
+        ),
+    ] {
+        for depth in [0usize, 10_000] {
+            let mut chain = vec![root.clone()];
+            for _ in 0..depth {
+                let next = chain.last().unwrap().child();
+                chain.push(next);
+            }
+            let deepest = chain.last().unwrap().clone();
+            g.bench_with_input(
+                BenchmarkId::new(format!("root with {root_kind}"), depth),
+                &deepest,
+                |b, deepest| {
+                    b.iter(|| {
+                        for _ in 0..N {
+                            let child = deepest.child();
+                            let _ = black_box(child.run(|| black_box(1)));
+                        }
+                    })
+                },
+            );
+            // Dropped from the deepest up (a long chain dropped from the root would recurse).
+            while chain.pop().is_some() {}
+        }
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .sample_size(20);
-    targets = idle_threads, child_beside_siblings
+    targets = idle_threads, child_beside_siblings, child_at_depth
 }
 criterion_main!(benches);

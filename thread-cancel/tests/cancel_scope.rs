@@ -2663,3 +2663,81 @@ fn c08_a_scope_callback_that_ended_a_blocked_call_counts_as_acted() {
         drop(guard);
     }
 }
+
+/// A deadline moved on the root of a chain of 1,000 nested children reaches the deepest one
+/// (whose check of its ancestors' deadlines costs the same at any depth): moved later, a
+/// deadline that has passed since cancels nothing; moved earlier, it cancels the deepest
+/// child when it passes, with the root's deadline as the cause.
+#[test]
+fn s7_set_deadline_on_the_root_of_a_deep_chain_reaches_its_deepest_child() {
+    fn chain(root: &CancelScope, depth: usize) -> Vec<CancelScope> {
+        let mut c = vec![root.clone()];
+        for _ in 0..depth {
+            let next = c.last().unwrap().child();
+            c.push(next);
+        }
+        c
+    }
+    let drop_chain = |mut c: Vec<CancelScope>| while c.pop().is_some() {};
+    // Later.
+    let first = Instant::now() + Duration::from_millis(5);
+    let root = CancelScope::with_deadline(first);
+    let c = chain(&root, 1000);
+    let deepest = c.last().unwrap().clone();
+    assert_eq!(deepest.deadline(), Some(first));
+    let later = Instant::now() + Duration::from_secs(3600);
+    root.set_deadline(later);
+    while Instant::now() <= first {
+        std::hint::spin_loop();
+    }
+    assert!(
+        !deepest.is_canceled(),
+        "a deadline moved later canceled the chain"
+    );
+    assert_eq!(deepest.deadline(), Some(later));
+    assert_eq!(deepest.run(|| 7), Ok(7));
+    drop((deepest, root));
+    drop_chain(c);
+    // Earlier.
+    let root = CancelScope::with_timeout(Duration::from_secs(3600));
+    let c = chain(&root, 1000);
+    let deepest = c.last().unwrap().clone();
+    let soon = Instant::now() + Duration::from_millis(20);
+    root.set_deadline(soon);
+    assert_eq!(deepest.deadline(), Some(soon));
+    let give_up = Instant::now() + HANG;
+    while !deepest.is_canceled() {
+        assert!(
+            Instant::now() < give_up,
+            "the earlier deadline never canceled the chain"
+        );
+        std::hint::spin_loop();
+    }
+    assert!(Instant::now() >= soon, "canceled before the deadline");
+    let e = deepest.run(|| ()).unwrap_err();
+    assert!(e.deadline_passed(), "{e:?}");
+    drop((deepest, root));
+    drop_chain(c);
+}
+
+/// A chain of 100,000 nested children, held only by its deepest end, made in time linear in
+/// its length and dropped without recursing (it overflowed the stack before).
+#[test]
+fn s7_a_chain_of_100000_nested_children_is_made_and_dropped() {
+    let root = CancelScope::new();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mut s = root.child();
+    for _ in 0..100_000 {
+        s = s.child();
+    }
+    let r = ran.clone();
+    s.on_cancel(move || {
+        r.fetch_add(1, Ordering::SeqCst);
+    })
+    .keep();
+    assert_eq!(s.run(|| 1), Ok(1));
+    drop(s);
+    // Its kept callback went up the chain to the root, which still runs it.
+    root.cancel();
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}

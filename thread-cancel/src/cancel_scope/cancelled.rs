@@ -22,7 +22,14 @@ use std::task::{Context, Poll, Waker};
 enum Hook {
     Waker(Waker),
     Call(Box<dyn FnOnce() + Send>),
+    /// Callbacks a dropped descendant still owes ([`bequeath`]), shared with its other
+    /// parents and its deadline: the first of them to fire takes them all.
+    Owed(Bequest),
 }
+
+/// Callbacks kept on a scope dropped before its cancel: run once, by whichever cancel that
+/// would have reached it comes first.
+type Bequest = std::sync::Arc<Mutex<Vec<Box<dyn FnOnce() + Send>>>>;
 
 /// The registrations of a scope, by key, each with the fork generation it was made in.
 #[derive(Default)]
@@ -67,41 +74,49 @@ pub(super) fn bequeath(
 ) {
     let now = generation();
     let mut calls = Vec::new();
+    // Bequests of its own descendants are passed on as they are (never wrapped in another:
+    // a chain of any length runs and drops them without recursing).
+    let mut bequests = Vec::new();
     for (_, (made_in, h)) in hooks.map.drain() {
         match h {
-            Hook::Call(f) if made_in == now => calls.push(f),
             // A parent process's registration: never run or dropped here.
             h if made_in != now => std::mem::forget(h),
-            h => drop(h),
+            Hook::Call(f) => calls.push(f),
+            Hook::Owed(b) => bequests.push(b),
+            Hook::Waker(w) => drop(w),
         }
     }
-    if calls.is_empty() || (parents.is_empty() && deadline.is_none()) {
+    if !calls.is_empty() {
+        bequests.push(std::sync::Arc::new(Mutex::new(calls)));
+    }
+    if parents.is_empty() && deadline.is_none() {
         return;
     }
-    let owed = std::sync::Arc::new(Mutex::new(calls));
-    let once = |owed: &std::sync::Arc<Mutex<Vec<Box<dyn FnOnce() + Send>>>>| {
-        let owed = owed.clone();
+    let run_later = |b: &Bequest| {
+        let b = b.clone();
         Box::new(move || {
-            let calls = std::mem::take(&mut *lock(&owed));
+            let calls = std::mem::take(&mut *lock(&b));
             super::run_callbacks(Reached {
                 threads: Vec::new(),
                 hooks: calls,
             });
         }) as Box<dyn FnOnce() + Send>
     };
-    for p in parents {
-        let mut h = lock(&p.hooks);
-        if p.marked() {
-            drop(h);
-            super::deadline::owe(std::time::Instant::now(), once(&owed));
-        } else {
-            let key = h.next;
-            h.next += 1;
-            h.map.insert(key, (now, Hook::Call(once(&owed))));
+    for b in &bequests {
+        for p in parents {
+            let mut h = lock(&p.hooks);
+            if p.marked() {
+                drop(h);
+                super::deadline::owe(std::time::Instant::now(), run_later(b));
+            } else {
+                let key = h.next;
+                h.next += 1;
+                h.map.insert(key, (now, Hook::Owed(b.clone())));
+            }
         }
-    }
-    if let Some(d) = deadline {
-        super::deadline::owe(d, once(&owed));
+        if let Some(d) = deadline {
+            super::deadline::owe(d, run_later(b));
+        }
     }
 }
 
@@ -119,7 +134,7 @@ impl Taken {
         let now = generation();
         self.0
             .values()
-            .any(|(made_in, h)| *made_in == now && matches!(h, Hook::Call(_)))
+            .any(|(made_in, h)| *made_in == now && !matches!(h, Hook::Waker(_)))
     }
 }
 
@@ -143,6 +158,7 @@ pub(super) fn fire(taken: Taken, reached: &mut Reached) {
         match h {
             Hook::Waker(w) => w.wake(),
             Hook::Call(f) => reached.hooks.push(f),
+            Hook::Owed(b) => reached.hooks.append(&mut lock(&b)),
         }
     }
 }

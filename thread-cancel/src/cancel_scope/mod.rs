@@ -58,6 +58,16 @@ pub(crate) struct Inner {
     /// Its own deadline (`set_deadline` moves it), as nanoseconds since [`base`]; `NO_DEADLINE`
     /// for none. The effective deadline is the earliest of its own and its parents'.
     own_deadline: AtomicU64,
+    /// A lower bound of its effective deadline (the earliest of its own and every ancestor's),
+    /// on the same clock: `NO_DEADLINE` means none anywhere above. Made from the parents'
+    /// bounds, so a live reading is one comparison however deep the scope is nested
+    /// (`is_canceled`); a scope whose bound passed looks at its own deadline and its parents
+    /// (the exact answer) and raises the bound again if the deadline that set it moved later.
+    /// Lowered only by `fetch_min` (at its making, after each parent's registration, and by
+    /// a `set_deadline` of an ancestor to an earlier time, which walks the descendants), and
+    /// raised only by a compare-and-swap from the value the exact answer started from: a
+    /// concurrent lowering is never undone.
+    chain_deadline: AtomicU64,
     /// Kept alive by their children (to leave their lists when dropped): one for `child()`,
     /// several for `linked()`.
     parents: Vec<Arc<Inner>>,
@@ -164,7 +174,12 @@ impl Inner {
     /// A live scope with these parents and its own deadline (`NO_DEADLINE`: none). Allocates
     /// nothing itself.
     fn new(parents: Vec<Arc<Inner>>, own_deadline: u64) -> Self {
+        let chain = parents
+            .iter()
+            .map(|p| p.chain_deadline.load(Ordering::Acquire))
+            .fold(own_deadline, u64::min);
         Inner {
+            chain_deadline: AtomicU64::new(chain),
             state: AtomicU8::new(if parents.is_empty() && own_deadline == NO_DEADLINE {
                 LIVE
             } else {
@@ -209,6 +224,12 @@ impl Inner {
 
     #[inline(never)]
     fn is_canceled_slow(&self) -> bool {
+        let bound = self.chain_deadline.load(Ordering::Acquire);
+        if !passed(bound) {
+            // No deadline of its own or of an ancestor has passed (the bound is never later
+            // than any of them); a parent's cancel has marked this scope already.
+            return false;
+        }
         if passed(self.own_deadline.load(Ordering::Acquire)) {
             let shield = crate::async_region::shield();
             let mut reached = Reached::default();
@@ -219,7 +240,47 @@ impl Inner {
                 return true;
             }
         }
-        self.parents.iter().any(|p| p.is_canceled()) && self.marked()
+        if self.parents.iter().any(|p| p.is_canceled()) && self.marked() {
+            return true;
+        }
+        // Nothing is due: a deadline that set the bound moved later. The parents' bounds are
+        // fresh now (their `is_canceled` above).
+        let fresh = self
+            .parents
+            .iter()
+            .map(|p| p.chain_deadline.load(Ordering::Acquire))
+            .fold(self.own_deadline.load(Ordering::Acquire), u64::min);
+        if fresh > bound {
+            let _ = self.chain_deadline.compare_exchange(
+                bound,
+                fresh,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
+        }
+        self.marked()
+    }
+
+    /// `set_deadline` moved its own deadline earlier, to `d`: lowers the bound of the scope and
+    /// of every descendant. Each scope's bound is lowered before its children are listed, under
+    /// the lock a new child registers with: a child made meanwhile is either listed here or
+    /// reads the lowered bound after its registration.
+    /// A bound no later than `d` already needs no walk: a scope's bound is never later than its
+    /// parents' (made from them, lowered with them, raised only to theirs).
+    fn lower_chain(&self, d: u64) {
+        if self.chain_deadline.fetch_min(d, Ordering::AcqRel) <= d {
+            return;
+        }
+        let mut todo: Vec<Arc<Inner>> = lock(&self.children)
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
+        while let Some(c) = todo.pop() {
+            if c.chain_deadline.fetch_min(d, Ordering::AcqRel) <= d {
+                continue;
+            }
+            todo.extend(lock(&c.children).values().filter_map(Weak::upgrade));
+        }
     }
 
     /// Cancels the scope by its own deadline if that deadline has passed; returns whether it
@@ -260,8 +321,12 @@ impl Inner {
         from_nanos(self.own_deadline.load(Ordering::Acquire))
     }
 
-    /// The effective deadline: the earliest of its own and its parents'.
+    /// The effective deadline: the earliest of its own and its parents'. Exact: it walks the
+    /// ancestors, unless none has a deadline (one load).
     fn deadline(&self) -> Option<Instant> {
+        if self.chain_deadline.load(Ordering::Acquire) == NO_DEADLINE {
+            return None;
+        }
         self.parents
             .iter()
             .filter_map(|p| p.deadline())
@@ -445,8 +510,11 @@ impl RunScope for Inner {
     }
 }
 
-impl Drop for Inner {
-    fn drop(&mut self) {
+impl Inner {
+    /// What a scope's end does while its parents are still held: its deadline's registration
+    /// withdrawn, kept callbacks handed on (`cancelled::bequeath`), its place in each parent's
+    /// children given back. Idempotent.
+    fn release(&mut self) {
         let timer = self
             .timer
             .get_mut()
@@ -467,6 +535,21 @@ impl Drop for Inner {
         let me = self as *const Inner as usize;
         for p in &self.parents {
             lock(&p.children).remove(&me);
+        }
+    }
+}
+
+impl Drop for Inner {
+    /// Ancestors this was the last holder of end here, in a loop: a chain of nested children
+    /// dropped from its deepest end never recurses (100,000 deep would overflow a stack).
+    fn drop(&mut self) {
+        self.release();
+        let mut last = std::mem::take(&mut self.parents);
+        while let Some(p) = last.pop() {
+            if let Some(mut ancestor) = Arc::into_inner(p) {
+                ancestor.release();
+                last.append(&mut ancestor.parents);
+            }
         }
     }
 }
@@ -628,6 +711,10 @@ impl CancelScope {
             .own_deadline
             .store(to_nanos(deadline), Ordering::Release);
         inner.state.fetch_or(LOOK_FURTHER, Ordering::SeqCst);
+        // An earlier deadline lowers the bounds of the scope and its descendants (a walk of
+        // them); a later one leaves them low, and the first reading that finds a bound passed
+        // raises it (`is_canceled_slow`).
+        inner.lower_chain(to_nanos(deadline));
         if let Some(k) = timer.take() {
             crate::cancel_scope::deadline::unregister(&k);
         }
@@ -656,6 +743,11 @@ impl CancelScope {
             let mut ch = lock(&p.children);
             ch.insert(Arc::as_ptr(&inner) as usize, Arc::downgrade(&inner));
             let canceled = p.marked();
+            // A `set_deadline` of an ancestor that lowered the parent's bound before this
+            // registration did not list this child (`lower_chain`).
+            inner
+                .chain_deadline
+                .fetch_min(p.chain_deadline.load(Ordering::Acquire), Ordering::AcqRel);
             drop(ch);
             if canceled {
                 inner.mark(p.cause());
