@@ -177,6 +177,62 @@ fn a_genuine_panic_poisons_after_a_swallowed_cancel() {
     );
 }
 
+/// A program that keeps what its `catch_unwind` caught, to log it later (as a pool keeps its
+/// tasks' results): kept as a description (the payload itself dropped, as the docs of
+/// `CancelPayload` advise), a later genuine panic poisons the mutex and runs no cleanup
+/// handler; and a cancellation raised while an older payload is still kept is a cancellation
+/// (no poison, its cleanup handler runs).
+#[test]
+fn a_genuine_panic_poisons_after_a_swallowed_cancel_kept_as_a_description() {
+    common::quiet_expected_panics();
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let seen2 = seen.clone();
+    let h = spawn(move || {
+        let m = Mutex::new(0);
+        let mut log = Vec::new();
+        let cleanup_ran = std::cell::Cell::new(0);
+        let scope = thread_cancel::CancelScope::new();
+        let payload = scope
+            .run(|| {
+                scope.cancel();
+                std::panic::catch_unwind(testcancel).unwrap_err()
+            })
+            .unwrap_err()
+            .into_value()
+            .expect("the closure returned the payload it caught");
+        // A second scope canceled while the first payload is still alive: a cancellation.
+        let second = thread_cancel::CancelScope::new();
+        let r = second.run(|| {
+            let _c = thread_cancel::cleanup_push(|| cleanup_ran.set(cleanup_ran.get() + 1));
+            let _g = m.lock().unwrap();
+            second.cancel();
+            testcancel();
+        });
+        assert!(r.is_err());
+        log.push(if payload.is::<thread_cancel::ScopeUnwind>() {
+            "a scope's cancel"
+        } else {
+            "something else"
+        });
+        drop(payload);
+        let after = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _c = thread_cancel::cleanup_push(|| cleanup_ran.set(cleanup_ran.get() + 10));
+            let _g = m.lock().unwrap();
+            panic!("half-updated {}", common::EXPECTED_PANIC);
+        }));
+        assert!(after.is_err());
+        *seen2.lock().unwrap() = Some((m.is_poisoned(), cleanup_ran.get(), log));
+    });
+    h.join().unwrap();
+    let (poisoned, cleanups, log) = seen.lock().unwrap().take().expect("the thread's end");
+    assert_eq!(log, ["a scope's cancel"]);
+    assert_eq!(
+        cleanups, 1,
+        "cleanup handlers run: 1 for the second scope's cancel, 10 for the panic"
+    );
+    assert!(poisoned, "the panic did not poison");
+}
+
 // ---------------------------------------------------------------------------------------------
 // RwLock: a canceled `read`/`write` never holds the lock afterwards, and a writer that withdraws
 // wakes the readers it was holding back; one that got the lock returns its guard. A read

@@ -10,6 +10,13 @@ use std::cell::Cell;
 /// `payload.is::<CancelPayload>()`; it should resume the unwind. If it does not, the thread's
 /// next cancellation point raises it again, and a join still reports the thread canceled.
 ///
+/// Keep it no longer than that: drop it, or resume it. While a caught payload of the thread's
+/// is alive, a genuine panic of that thread is taken for the cancellation's unwind — it does
+/// not poison the crate's [`Mutex`](crate::sync::Mutex) and runs the cleanup handlers it
+/// passes — because Rust does not say which unwind is in flight, and a payload resumed with
+/// `resume_unwind` must go on counting as the cancellation. To log it later, keep a
+/// description (`payload.is::<..>()`) and drop the payload.
+///
 /// ```
 /// let h = thread_cancel::spawn(|| {
 ///     let r = std::panic::catch_unwind(|| loop { thread_cancel::testcancel() });
@@ -44,6 +51,13 @@ impl CancelPayload {
 /// Code that catches unwinds should resume it; if it does not, the thread's next cancellation
 /// point raises it again (and a `run` that returns after swallowing it still returns
 /// `Err(Canceled)`).
+///
+/// Keep it no longer than that: drop it, or resume it. While a caught payload of the thread's
+/// is alive, a genuine panic of that thread is taken for the cancellation's unwind — it does
+/// not poison the crate's [`Mutex`](crate::sync::Mutex) and runs the cleanup handlers it
+/// passes — because Rust does not say which unwind is in flight, and a payload resumed with
+/// `resume_unwind` must go on counting as the cancellation. To log it later, keep a
+/// description (`payload.is::<..>()`) and drop the payload.
 ///
 /// ```
 /// use thread_cancel::{CancelScope, ScopeUnwind};

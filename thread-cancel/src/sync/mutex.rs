@@ -20,6 +20,11 @@ const CONTENDED: u32 = 2;
 
 /// A mutual-exclusion lock, like [`std::sync::Mutex`], usable with [`Condvar`](super::Condvar).
 ///
+/// A panic poisons it, as `std`'s; the unwind of a cancellation does not (a canceled thread
+/// terminates in order: its cleanup handlers restore what the lock protects). A thread that
+/// caught a cancellation's unwind (`catch_unwind`) and keeps its payload alive is still taken
+/// to be canceling until it drops the payload: see [`CancelPayload`](crate::CancelPayload).
+///
 /// ```
 /// let m = thread_cancel::sync::Mutex::new(1);
 /// *m.lock().unwrap() += 1;
