@@ -1324,6 +1324,257 @@ fn e08_net_connect_name_resolution_ends_at_the_deadline() {
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
 }
 
+/// The bound `net::connect` documents: name resolutions running at once in the process.
+const RESOLUTIONS: usize = 4;
+/// The descriptors one stuck resolution may hold: the C library's socket to the name server
+/// (one per server it asks; the test's resolver lists one), and one more for a resolver that
+/// asks the IPv4 and IPv6 questions on sockets of their own (`single-request-reopen`).
+const FDS_PER_RESOLUTION: usize = 2;
+/// Canceled connects in a row during the outage.
+const OUTAGE_CONNECTS: usize = 100;
+
+fn threads_now() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+/// `net::connect` canceled again and again while the name server is silent (a DNS outage):
+/// the process's threads and descriptors stay under a fixed bound ([`RESOLUTIONS`] running
+/// resolutions and what they hold), not one thread and socket per canceled connect, and return
+/// to their count before once the resolver's own timeout has passed. A connect made while the
+/// bound is reached waits for a resolution to end (a cancellation point), then goes on; a
+/// forked child does not wait for its parent's resolutions. Runs in a child process in its own
+/// user, network and mount namespaces (`unshare`), whose `/etc/resolv.conf` names a local
+/// server that never answers (`options timeout:1 attempts:1`).
+///
+/// Needs `unshare --user --map-root-user --net --mount`: where it fails the test prints
+/// "skipped:" and its reason, or fails if `THREAD_CANCEL_REQUIRE_NAMESPACES` is set.
+#[test]
+#[cfg(target_os = "linux")]
+fn e08_net_connect_canceled_in_a_dns_outage_leaves_bounded_threads_and_descriptors() {
+    const NAME: &str =
+        "e08_net_connect_canceled_in_a_dns_outage_leaves_bounded_threads_and_descriptors";
+    if common::child_value().as_deref() == Some("dns-outage") {
+        return dns_outage();
+    }
+    if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() {
+        eprintln!("skipped under emulation: the emulator's own threads and descriptors");
+        return;
+    }
+    let unshare = ["unshare", "--user", "--map-root-user", "--net", "--mount"];
+    let probe = std::process::Command::new(unshare[0])
+        .args(&unshare[1..])
+        .arg("true")
+        .stderr(std::process::Stdio::piped())
+        .output();
+    let why = match probe {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(format!(
+            "{}: {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(why) = why {
+        let msg = format!("needs `{}` (user namespaces): {why}", unshare.join(" "));
+        assert!(
+            std::env::var_os("THREAD_CANCEL_REQUIRE_NAMESPACES").is_none(),
+            "{msg}"
+        );
+        eprintln!("skipped: {msg}");
+        return;
+    }
+    let run = common::run_child_under(&unshare, NAME, "dns-outage", HANG * 3, &[]);
+    eprint!("{}", run.stderr);
+    assert!(run.status.success(), "the child failed: {}", run.status);
+}
+
+/// The child of the DNS-outage test, in its own namespaces: sets the outage up, then checks.
+#[cfg(target_os = "linux")]
+fn dns_outage() {
+    use std::time::Instant;
+    silent_resolver_setup();
+    // The name server: receives every query, answers none.
+    let dns = std::net::UdpSocket::bind("127.0.0.1:53").unwrap();
+    let queries = Arc::new(AtomicUsize::new(0));
+    let q = queries.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 512];
+        while dns.recv_from(&mut buf).is_ok() {
+            q.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    // The deadline timer's thread lives from the first timed run on: started before the count.
+    let _ = thread_cancel::with_timeout(Duration::from_millis(1), || {
+        thread_cancel::sleep(Duration::from_secs(5))
+    });
+    let (t0, f0) = (threads_now(), open_fds());
+    let (mut tmax, mut fmax) = (t0, f0);
+    let started = Instant::now();
+    for i in 1..=OUTAGE_CONNECTS {
+        let r = thread_cancel::with_timeout(Duration::from_millis(20), || {
+            thread_cancel::net::connect(("example.test", 80))
+        });
+        match r {
+            Err(e) => assert!(e.deadline_passed(), "{e:?}"),
+            Ok(r) => panic!("connect {i} ended before its deadline: {r:?}"),
+        }
+        let (t, f) = (threads_now(), open_fds());
+        (tmax, fmax) = (tmax.max(t), fmax.max(f));
+        assert!(
+            t <= t0 + RESOLUTIONS && f <= f0 + FDS_PER_RESOLUTION * RESOLUTIONS,
+            "after {i} canceled connects: {t} threads (before: {t0}, bound: {}), {f} descriptors \
+             (before: {f0}, bound: {})",
+            t0 + RESOLUTIONS,
+            f0 + FDS_PER_RESOLUTION * RESOLUTIONS,
+        );
+    }
+    let outage = started.elapsed();
+    let asked = queries.load(Ordering::SeqCst);
+    assert!(
+        asked > 0,
+        "the name server got no query: the lookups never reached it"
+    );
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    // A forked child (one thread: the parent's resolutions are not there) does not wait for
+    // them: its own resolution of a name of /etc/hosts runs at once.
+    let busy_at_fork = threads_now() > t0;
+    // SAFETY: the child connects (the crate's locks are held across the fork by their owners'
+    // handlers; the C library's resolver is fork-safe) and ends with `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let ok = thread_cancel::net::connect(("localhost", port)).is_ok();
+        // SAFETY: ends the child at once, without the parent's exit handlers.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    let waited = common::wait_for(|| {
+        // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        r == pid
+    });
+    if !waited {
+        // SAFETY: our own child, still running.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        // SAFETY: as above.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+    }
+    assert!(
+        waited && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the forked child's connect (resolutions running in the parent at the fork: \
+         {busy_at_fork}) did not succeed: hung {}, status {status:#x}",
+        !waited
+    );
+    // A lookup of a name of /etc/hosts made while stuck resolutions fill the bound waits for
+    // one of them to end, then resolves.
+    let busy = threads_now() - t0;
+    let t = Instant::now();
+    let s = thread_cancel::with_timeout(HANG, || thread_cancel::net::connect(("localhost", port)))
+        .unwrap()
+        .unwrap();
+    let hosts_wait = t.elapsed();
+    assert_eq!(s.peer_addr().unwrap().port(), port);
+    drop((s, l));
+    // Once the resolver's timeout has passed, the count is back where it was.
+    let t = Instant::now();
+    let back = common::wait_for(|| threads_now() == t0 && open_fds() == f0);
+    let back_after = t.elapsed();
+    assert!(
+        back,
+        "not back to {t0} threads and {f0} descriptors: {} and {}",
+        threads_now(),
+        open_fds()
+    );
+    eprintln!(
+        "dns outage: {OUTAGE_CONNECTS} canceled connects in {outage:?}, {asked} queries to the \
+         silent name server; threads {t0} before / {tmax} max / {t0} after, descriptors {f0} \
+         before / {fmax} max / {f0} after (bound +{RESOLUTIONS} threads, +{} descriptors); \
+         an /etc/hosts lookup made with {busy} extra threads running waited {hosts_wait:?}; \
+         back to the counts {back_after:?} later",
+        FDS_PER_RESOLUTION * RESOLUTIONS
+    );
+}
+
+/// In the child's own namespaces: `/etc/resolv.conf` names a server on 127.0.0.1 (timeout
+/// 1 s, one attempt), `/etc/nsswitch.conf` asks `files` then `dns` (bind mounts seen by this
+/// process alone; the machine's files are untouched), and the loopback interface is up.
+#[cfg(target_os = "linux")]
+fn silent_resolver_setup() {
+    use std::ffi::CString;
+    let dir = std::env::temp_dir().join(format!("tc-dns-outage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = [
+        (
+            "resolv.conf",
+            "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n",
+            "/etc/resolv.conf",
+        ),
+        ("nsswitch.conf", "hosts: files dns\n", "/etc/nsswitch.conf"),
+    ];
+    let c = |p: &std::path::Path| CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: C strings that outlive the call; no source, type or data.
+    let r = unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(
+        r,
+        0,
+        "mount --make-rprivate /: {}",
+        std::io::Error::last_os_error()
+    );
+    for (name, text, target) in files {
+        let src = dir.join(name);
+        std::fs::write(&src, text).unwrap();
+        let (src, dst) = (c(&src), c(std::path::Path::new(target)));
+        // SAFETY: C strings that outlive the call; a bind mount reads no type or data.
+        let r = unsafe {
+            libc::mount(
+                src.as_ptr(),
+                dst.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(
+            r,
+            0,
+            "bind mount on {target}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    // The mounts keep the files' contents; the names can go.
+    std::fs::remove_dir_all(&dir).unwrap();
+    // SAFETY: a plain socket call.
+    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    assert!(s >= 0);
+    // SAFETY: `s` is a new descriptor that nothing else owns.
+    let s = unsafe { OwnedFd::from_raw_fd(s) };
+    // SAFETY: plain data; all-zero is valid.
+    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, b) in ifr.ifr_name.iter_mut().zip(b"lo") {
+        *d = *b as libc::c_char;
+    }
+    // SAFETY: `ifr` is a valid `ifreq` for the call to read and write.
+    assert_eq!(
+        unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCGIFFLAGS as _, &mut ifr) },
+        0
+    );
+    // SAFETY: the call above filled the flags member of the union.
+    unsafe { ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
+    // SAFETY: as above.
+    let r = unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS as _, &ifr) };
+    assert_eq!(r, 0, "lo up: {}", std::io::Error::last_os_error());
+}
+
 /// `process::output`: both streams collected (more than a pipe holds, so neither blocks the
 /// other), the status kept; a canceled one kills and reaps its child.
 #[test]
