@@ -126,8 +126,8 @@ pub fn connect<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<TcpStre
     }))
 }
 
-/// The addresses of `addr`: at once if it is one already, else resolved on a thread of its
-/// own and waited for at a cancellation point.
+/// The addresses of `addr`: at once if it is one already, else resolved by the pool of
+/// resolution threads ([`resolver`]) and waited for at a cancellation point.
 fn resolve<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<Vec<SocketAddr>> {
     let any: &dyn std::any::Any = &addr;
     let literal = any
@@ -138,17 +138,197 @@ fn resolve<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<Vec<SocketA
     if let Some(a) = literal {
         return Ok(vec![a]);
     }
+    crate::testcancel();
     let (tx, rx) = crate::sync::channel();
-    std::thread::Builder::new()
-        .name("thread-cancel-resolve".into())
-        .spawn(move || {
-            let _ = tx.send(addr.to_socket_addrs().map(Iterator::collect));
-        })?;
+    let job = resolver::submit(Box::new(move || {
+        // Nobody may wait any more (the connect was canceled): the result is dropped.
+        let _ = tx.send(addr.to_socket_addrs().map(Iterator::collect));
+    }))?;
+    // A canceled wait takes its job back if no thread started it yet.
+    let _unqueue = job;
     match rx.recv() {
         Ok(r) => r,
         Err(_) => Err(io::Error::other(
-            "the name resolution's thread ended without a result",
+            "the name resolution ended without a result (it panicked)",
         )),
+    }
+}
+
+/// The process's resolution threads: at most [`RESOLUTIONS`](resolver::RESOLUTIONS) of them,
+/// each running one resolution (a job) after another while jobs are queued, and ending when
+/// none is.
+///
+/// A connect whose wait is canceled abandons its job: a job no thread started yet leaves the
+/// queue (it never runs); a started one finishes (the C library's resolver cannot be
+/// interrupted) and its result is dropped. So a burst of canceled connects during a DNS outage
+/// leaves at most `RESOLUTIONS` resolutions running, with what the C library holds for each
+/// (its socket to the name server), not one thread and socket per connect; a connect made
+/// while all of them are stuck waits for one to end (a cancellation point).
+///
+/// The state is process-wide, under a lock held across `fork` by its handlers: in a forked
+/// child, where the parent's threads do not exist, the first use finds the state of an older
+/// fork generation and forgets it (its threads, and the jobs the parent's callers queued), so
+/// a child never waits for a job nobody runs. A thread that ends is joined by the next one
+/// started in its place, so the count of threads never exceeds the bound, not even while one
+/// ends as another starts. At process exit the running ones are left to the exit (they hold
+/// nothing but their resolution).
+mod resolver {
+    use std::collections::VecDeque;
+    use std::io;
+    use std::thread::JoinHandle;
+
+    /// The most resolution threads the process runs at once (and so the most resolutions
+    /// running at once).
+    pub(super) const RESOLUTIONS: usize = 4;
+
+    type Job = Box<dyn FnOnce() + Send>;
+
+    struct Worker {
+        id: u64,
+        /// Stored by the thread that started it, once `spawn` returned.
+        handle: Option<JoinHandle<()>>,
+        /// It found no job and ends (or ended): joined by the next start.
+        ended: bool,
+    }
+
+    struct Pool {
+        /// The fork generation this state belongs to.
+        generation: u32,
+        /// Every thread started and not yet joined: at most `RESOLUTIONS`.
+        workers: Vec<Worker>,
+        /// Jobs no thread started yet, first come first served.
+        jobs: VecDeque<(u64, Job)>,
+        next_id: u64,
+    }
+
+    static POOL: std::sync::Mutex<Pool> = std::sync::Mutex::new(Pool {
+        generation: 0,
+        workers: Vec::new(),
+        jobs: VecDeque::new(),
+        next_id: 0,
+    });
+
+    crate::control::fork::fork_safe_lock! {
+        /// Locks the pool (held across `fork`).
+        fn lock_raw() -> Pool = POOL;
+    }
+
+    /// Locks the pool, first forgetting the state of a parent process (in a forked child):
+    /// its threads do not exist here and its jobs belong to callers that do not either. Their
+    /// values are leaked, not dropped: a thread's handle would detach a thread of another
+    /// process, and a job's channel may be locked by a thread that vanished.
+    fn lock() -> std::sync::MutexGuard<'static, Pool> {
+        let mut p = lock_raw();
+        let g = crate::control::fork::fork_generation();
+        if p.generation != g {
+            p.generation = g;
+            std::mem::forget(std::mem::take(&mut p.workers));
+            std::mem::forget(std::mem::take(&mut p.jobs));
+        }
+        p
+    }
+
+    /// A queued job: dropping this takes it back out of the queue if no thread started it.
+    pub(super) struct Queued(u64);
+
+    impl Drop for Queued {
+        fn drop(&mut self) {
+            let job = {
+                let mut p = lock();
+                let i = p.jobs.iter().position(|(id, _)| *id == self.0);
+                i.and_then(|i| p.jobs.remove(i))
+            };
+            // Dropped outside the lock: the job holds a channel and the caller's address value.
+            drop(job);
+        }
+    }
+
+    /// Queues `job` and makes sure a thread will run it: a new thread if fewer than
+    /// `RESOLUTIONS` run (joining ended ones first), else the first of the running ones to
+    /// finish its job.
+    ///
+    /// # Errors
+    /// The error of `spawn` (`EAGAIN`) if no thread could be started and none runs.
+    pub(super) fn submit(job: Job) -> io::Result<Queued> {
+        let (id, wid, ended) = {
+            let mut p = lock();
+            let id = p.next_id;
+            p.next_id += 1;
+            p.jobs.push_back((id, job));
+            let mut ended = Vec::new();
+            if p.workers.len() == RESOLUTIONS {
+                // Threads that ended (their handle stored) make room; the others will take
+                // the job when they finish theirs.
+                let mut i = 0;
+                while i < p.workers.len() {
+                    if p.workers[i].ended && p.workers[i].handle.is_some() {
+                        ended.extend(p.workers.swap_remove(i).handle);
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            if p.workers.len() == RESOLUTIONS {
+                return Ok(Queued(id));
+            }
+            let wid = p.next_id;
+            p.next_id += 1;
+            p.workers.push(Worker {
+                id: wid,
+                handle: None,
+                ended: false,
+            });
+            (id, wid, ended)
+        };
+        for h in ended {
+            // It ended its work already: the join only waits for its last steps.
+            let _ = h.join();
+        }
+        let queued = Queued(id);
+        let started = std::thread::Builder::new()
+            .name("thread-cancel-resolve".into())
+            .spawn(move || work(wid));
+        let mut p = lock();
+        let at = p.workers.iter().position(|w| w.id == wid);
+        match (started, at) {
+            (Ok(h), Some(i)) => p.workers[i].handle = Some(h),
+            // A fork happened meanwhile and this is the child: the thread is the parent's.
+            (Ok(h), None) => std::mem::forget(h),
+            (Err(e), at) => {
+                if let Some(i) = at {
+                    p.workers.swap_remove(i);
+                }
+                if p.workers.iter().all(|w| w.ended) {
+                    // Nobody will run the job: the caller gets the error (and `queued`, dropped
+                    // after the lock, takes the job back).
+                    drop(p);
+                    drop(queued);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(queued)
+    }
+
+    /// A resolution thread: runs queued jobs until there is none, then marks itself ended.
+    fn work(id: u64) {
+        loop {
+            let job = {
+                let mut p = lock();
+                match p.jobs.pop_front() {
+                    Some((_, job)) => job,
+                    None => {
+                        if let Some(w) = p.workers.iter_mut().find(|w| w.id == id) {
+                            w.ended = true;
+                        }
+                        return;
+                    }
+                }
+            };
+            // A panic of the caller's `to_socket_addrs` ends that job alone (its caller sees
+            // the channel closed), not the thread.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        }
     }
 }
 

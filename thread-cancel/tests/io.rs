@@ -1324,17 +1324,84 @@ fn e08_net_connect_name_resolution_ends_at_the_deadline() {
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
 }
 
-/// The bound `net::connect` documents: name resolutions running at once in the process.
+/// The bound `net::connect` documents: resolution threads running at once in the process.
 const RESOLUTIONS: usize = 4;
 /// The descriptors one stuck resolution may hold: the C library's socket to the name server
-/// (one per server it asks; the test's resolver lists one), and one more for a resolver that
-/// asks the IPv4 and IPv6 questions on sockets of their own (`single-request-reopen`).
+/// (one per server it asks; the test's resolver lists one), and one more for a file it reads
+/// on the way (`/etc/hosts`) or a resolver that asks the IPv4 and IPv6 questions on sockets of
+/// their own (`single-request-reopen`).
 const FDS_PER_RESOLUTION: usize = 2;
+/// The threads of the process but those the deadline timer starts for a moment (it runs the
+/// callbacks a run it timed out owes on a thread of its own, named `thread-cancel-callbacks`,
+/// which ends at once; until it names itself it shows its creator's name,
+/// `thread-cancel-deadlines`): their count, and how many of those transient ones there were.
+fn threads_steady() -> (usize, usize) {
+    let all = threads_named();
+    let timers = all.iter().filter(|(_, n)| n == "thread-cancel-d").count();
+    let callbacks = all.iter().filter(|(_, n)| n == "thread-cancel-c").count();
+    let transient = callbacks + timers.saturating_sub(1);
+    (all.len() - transient, transient)
+}
+
 /// Canceled connects in a row during the outage.
 const OUTAGE_CONNECTS: usize = 100;
+/// A name no hosts file knows, which the C library asks the name server about (not a
+/// reserved `.invalid` or `localhost` name, which it may answer without asking).
+const UNKNOWN: &str = "example.test";
 
 fn threads_now() -> usize {
     std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+/// This process's threads, as (kernel id, name).
+fn threads_named() -> Vec<(i32, String)> {
+    let mut v: Vec<(i32, String)> = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| {
+            let t = t.ok()?;
+            let tid = t.file_name().to_str()?.parse().ok()?;
+            let name = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            Some((tid, name.trim_end().to_owned()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The kernel ids of `net::connect`'s resolution threads (named `thread-cancel-resolve`,
+/// which the kernel cuts to 15 bytes).
+fn resolution_threads() -> Vec<i32> {
+    threads_named()
+        .into_iter()
+        .filter(|(_, n)| n == "thread-cancel-r")
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// A connect to [`UNKNOWN`] canceled by a deadline of `ms` milliseconds; it must end by that
+/// deadline (the silent server gives no answer, whether it was asked or not).
+fn canceled_connect(ms: u64) {
+    let r = thread_cancel::with_timeout(Duration::from_millis(ms), || {
+        thread_cancel::net::connect((UNKNOWN, 80))
+    });
+    match r {
+        Err(e) => assert!(e.deadline_passed(), "{e:?}"),
+        Ok(r) => panic!("a connect to {UNKNOWN} ended before its deadline: {r:?}"),
+    }
+}
+
+/// Waits until the process is back to `threads` threads and `fds` descriptors; the time it
+/// took (fails the test after [`HANG`]).
+fn back_to(threads: usize, fds: usize) -> Duration {
+    let t = std::time::Instant::now();
+    assert!(
+        common::wait_for(|| threads_now() == threads && open_fds() == fds),
+        "not back to {threads} threads and {fds} descriptors: {} and {}; threads: {:?}",
+        threads_now(),
+        open_fds(),
+        threads_named()
+    );
+    t.elapsed()
 }
 
 /// `net::connect` canceled again and again while the name server is silent (a DNS outage):
@@ -1404,29 +1471,35 @@ fn dns_outage() {
             q.fetch_add(1, Ordering::SeqCst);
         }
     });
-    // The deadline timer's thread lives from the first timed run on: started before the count.
+    // The deadline timer's thread lives from the first timed run blocked in a system call on:
+    // started before the count.
+    let (r, w) = std::io::pipe().unwrap();
     let _ = thread_cancel::with_timeout(Duration::from_millis(1), || {
-        thread_cancel::sleep(Duration::from_secs(5))
+        thread_cancel::io::read(r.as_fd(), &mut [0u8; 1])
     });
+    drop((r, w));
+    assert!(
+        common::wait_for(|| threads_steady().1 == 0),
+        "{:?}",
+        threads_named()
+    );
     let (t0, f0) = (threads_now(), open_fds());
-    let (mut tmax, mut fmax) = (t0, f0);
+
+    // 1. Canceled connects in a row: the counts stay under the bound after each.
+    let (mut tmax, mut fmax, mut rmax, mut xmax) = (t0, f0, 0, 0);
     let started = Instant::now();
     for i in 1..=OUTAGE_CONNECTS {
-        let r = thread_cancel::with_timeout(Duration::from_millis(20), || {
-            thread_cancel::net::connect(("example.test", 80))
-        });
-        match r {
-            Err(e) => assert!(e.deadline_passed(), "{e:?}"),
-            Ok(r) => panic!("connect {i} ended before its deadline: {r:?}"),
-        }
-        let (t, f) = (threads_now(), open_fds());
-        (tmax, fmax) = (tmax.max(t), fmax.max(f));
+        canceled_connect(20);
+        let ((t, x), f, r) = (threads_steady(), open_fds(), resolution_threads().len());
+        (tmax, fmax, rmax, xmax) = (tmax.max(t), fmax.max(f), rmax.max(r), xmax.max(x));
         assert!(
-            t <= t0 + RESOLUTIONS && f <= f0 + FDS_PER_RESOLUTION * RESOLUTIONS,
-            "after {i} canceled connects: {t} threads (before: {t0}, bound: {}), {f} descriptors \
-             (before: {f0}, bound: {})",
+            r <= RESOLUTIONS && t <= t0 + RESOLUTIONS && f <= f0 + FDS_PER_RESOLUTION * RESOLUTIONS,
+            "after {i} canceled connects: {r} resolution threads (bound {RESOLUTIONS}), {t} \
+             threads (before: {t0}, bound: {}), {f} descriptors (before: {f0}, bound: {}); \
+             threads: {:?}",
             t0 + RESOLUTIONS,
             f0 + FDS_PER_RESOLUTION * RESOLUTIONS,
+            threads_named(),
         );
     }
     let outage = started.elapsed();
@@ -1435,13 +1508,45 @@ fn dns_outage() {
         asked > 0,
         "the name server got no query: the lookups never reached it"
     );
+    // 2. Once the resolver's own timeout has passed, the counts are back.
+    let back_after_outage = back_to(t0, f0);
+
+    // 3. The bound reached: four resolutions stuck in the resolver (each blocked, waiting for
+    // an answer that does not come, for the resolver's timeout of 1 s).
+    // (A connect canceled before a thread took its job takes the job back: connect until
+    // that many threads run one.)
+    let filled = common::wait_for(|| {
+        let n = resolution_threads().len();
+        if n < RESOLUTIONS {
+            canceled_connect(20);
+        }
+        n >= RESOLUTIONS
+    });
+    assert!(filled, "{:?}", threads_named());
+    let full = Instant::now();
+    let stuck = resolution_threads();
+    assert_eq!(stuck.len(), RESOLUTIONS, "{:?}", threads_named());
+    for tid in stuck {
+        common::wait_blocked(tid);
+    }
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
-    // A forked child (one thread: the parent's resolutions are not there) does not wait for
-    // them: its own resolution of a name of /etc/hosts runs at once.
-    let busy_at_fork = threads_now() > t0;
-    // SAFETY: the child connects (the crate's locks are held across the fork by their owners'
-    // handlers; the C library's resolver is fork-safe) and ends with `_exit`.
+    // Lookup N+1 waits behind them (a cancellation point): with a deadline shorter than the
+    // resolver's timeout, it ends by that deadline, even for a name of /etc/hosts.
+    let r = thread_cancel::with_timeout(Duration::from_millis(100), || {
+        thread_cancel::net::connect(("localhost", port))
+    });
+    if full.elapsed() < Duration::from_millis(900) {
+        let e = r.expect_err("lookup N+1 did not wait behind the stuck ones");
+        assert!(e.deadline_passed(), "{e:?}");
+    } else {
+        eprintln!("(lookup N+1 not checked: the stuck resolutions may have timed out already)");
+    }
+    // A forked child, where the parent's resolution threads do not exist, does not wait for
+    // them: its own resolution runs (a wait for the parent's would never end there).
+    // SAFETY: the child resolves and connects (the crate's locks are held across the fork by
+    // their owners' handlers; the C library's resolver and allocator are fork-safe) and ends
+    // with `_exit`.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
@@ -1450,50 +1555,41 @@ fn dns_outage() {
         unsafe { libc::_exit(if ok { 0 } else { 1 }) };
     }
     let mut status = 0;
-    let waited = common::wait_for(|| {
-        // SAFETY: `pid` is our child; `status` is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        r == pid
-    });
-    if !waited {
-        // SAFETY: our own child, still running.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        // SAFETY: as above.
-        unsafe { libc::waitpid(pid, &mut status, 0) };
+    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+    let ended =
+        common::wait_for(|| unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid);
+    if !ended {
+        // SAFETY: our own child, still running; then reaped.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, &mut status, 0);
+        }
     }
     assert!(
-        waited && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the forked child's connect (resolutions running in the parent at the fork: \
-         {busy_at_fork}) did not succeed: hung {}, status {status:#x}",
-        !waited
+        ended && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the forked child's connect by name did not succeed (hung: {}, status {status:#x})",
+        !ended
     );
-    // A lookup of a name of /etc/hosts made while stuck resolutions fill the bound waits for
-    // one of them to end, then resolves.
-    let busy = threads_now() - t0;
+    // Given the time, lookup N+1 runs once a stuck one ends, and resolves through the C
+    // library (here: /etc/hosts).
     let t = Instant::now();
     let s = thread_cancel::with_timeout(HANG, || thread_cancel::net::connect(("localhost", port)))
         .unwrap()
         .unwrap();
-    let hosts_wait = t.elapsed();
+    let n1_wait = t.elapsed();
     assert_eq!(s.peer_addr().unwrap().port(), port);
     drop((s, l));
-    // Once the resolver's timeout has passed, the count is back where it was.
-    let t = Instant::now();
-    let back = common::wait_for(|| threads_now() == t0 && open_fds() == f0);
-    let back_after = t.elapsed();
-    assert!(
-        back,
-        "not back to {t0} threads and {f0} descriptors: {} and {}",
-        threads_now(),
-        open_fds()
-    );
+    let back_after_full = back_to(t0, f0);
     eprintln!(
-        "dns outage: {OUTAGE_CONNECTS} canceled connects in {outage:?}, {asked} queries to the \
-         silent name server; threads {t0} before / {tmax} max / {t0} after, descriptors {f0} \
-         before / {fmax} max / {f0} after (bound +{RESOLUTIONS} threads, +{} descriptors); \
-         an /etc/hosts lookup made with {busy} extra threads running waited {hosts_wait:?}; \
-         back to the counts {back_after:?} later",
-        FDS_PER_RESOLUTION * RESOLUTIONS
+        "dns outage: {OUTAGE_CONNECTS} canceled connects in {outage:.2?} ({asked} queries to \
+         the silent name server); threads {t0} before / {tmax} max ({rmax} resolution threads) \
+         / {t0} after (and at most {xmax} of the deadline timer's for a moment), descriptors {f0} before / {fmax} max / {f0} after (bounds: \
+         {RESOLUTIONS} resolution threads, {} threads, {} descriptors); back to the counts \
+         {back_after_outage:.2?} after the last connect. With {RESOLUTIONS} resolutions \
+         stuck, lookup N+1 (localhost) waited {n1_wait:.2?} with a deadline of {HANG:?}, and \
+         the counts were back {back_after_full:.2?} after it",
+        t0 + RESOLUTIONS,
+        f0 + FDS_PER_RESOLUTION * RESOLUTIONS,
     );
 }
 
