@@ -1,5 +1,6 @@
 //! Cancellable `accept` and `connect` (name resolution included) for `std`'s TCP and Unix
-//! sockets.
+//! sockets. Name resolution runs on a small shared pool of threads (at most 4): see
+//! [`connect`].
 //!
 //! Reading and writing a stream is [`io::Cancelable`](crate::io::Cancelable) (or
 //! [`io::recv`](crate::io::recv) / [`io::send`](crate::io::send)).
@@ -94,21 +95,53 @@ pub fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
 /// until one accepts), with both steps cancellation points: the name resolution and each
 /// connect. A canceled call leaves no descriptor open and no connection behind.
 ///
-/// The C library's name resolution (`getaddrinfo`) cannot be interrupted, so it runs on a
-/// thread of its own, which this call waits for at a cancellation point: when canceled, it
-/// returns at once and the resolution finishes alone (its result is dropped). An address
-/// given as a `SocketAddr`, or as a `String`/`&'static str` that parses as one, needs no
-/// resolution and starts no thread.
+/// The C library's name resolution (`getaddrinfo`, so `/etc/hosts` and every other source the
+/// system's name service configuration lists answer as they do for `std`) cannot be
+/// interrupted, so it runs on one of the process's resolution threads, which this call waits
+/// for at a cancellation point. When canceled, it returns at once: a resolution no thread has
+/// started yet is dropped, one already running finishes alone and its result is dropped.
+///
+/// At most 4 resolution threads run at once in the process, each resolving one name at a
+/// time; a thread ends when no resolution is waiting for it. So connects canceled during a
+/// DNS outage leave at most 4 resolutions running, each holding what the C library holds until
+/// its own timeout (a socket to the name server), however many connects were canceled. While
+/// all 4 are busy, a connect by name waits for one to be free, first come first served (names
+/// of `/etc/hosts` too: which source will answer is only known once the C library resolves
+/// them): the wait is a cancellation point, so a cancel or a deadline ends it at once. A forked
+/// child starts with no resolution running.
+///
+/// An address given as a `SocketAddr`, or as a `String`/`&'static str` that parses as one,
+/// needs no resolution and never waits.
 ///
 /// # Errors
 /// The resolution's error (`std::io::ErrorKind::InvalidInput` if it found no address, or the
-/// resolver's), or the last address's connect error (see [`connect_tcp`]).
+/// resolver's), or the last address's connect error (see [`connect_tcp`]). The system's error
+/// (`EAGAIN`) if no resolution thread runs and none could be started. An error of kind
+/// `Other` if the resolution panicked (a panicking [`ToSocketAddrs`] implementation).
 ///
 /// ```
 /// let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
 /// let port = l.local_addr().unwrap().port();
 /// let s = thread_cancel::net::connect(format!("localhost:{port}")).unwrap();
 /// assert_eq!(s.peer_addr().unwrap().port(), port);
+/// ```
+///
+/// A deadline ends the wait for a slow resolution (here one that takes 300 ms):
+///
+/// ```
+/// use std::time::Duration;
+/// struct Slow;
+/// impl std::net::ToSocketAddrs for Slow {
+///     type Iter = std::vec::IntoIter<std::net::SocketAddr>;
+///     fn to_socket_addrs(&self) -> std::io::Result<Self::Iter> {
+///         std::thread::sleep(Duration::from_millis(300));
+///         Ok(Vec::new().into_iter())
+///     }
+/// }
+/// let r = thread_cancel::with_timeout(Duration::from_millis(20), || {
+///     thread_cancel::net::connect(Slow)
+/// });
+/// assert!(r.unwrap_err().deadline_passed());
 /// ```
 pub fn connect<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<TcpStream> {
     let mut last = None;
@@ -140,12 +173,12 @@ fn resolve<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<Vec<SocketA
     }
     crate::testcancel();
     let (tx, rx) = crate::sync::channel();
-    let job = resolver::submit(Box::new(move || {
-        // Nobody may wait any more (the connect was canceled): the result is dropped.
+    // Dropped on every way out, the unwind of a canceled wait included: takes the job back if
+    // no thread started it yet.
+    let _queued = resolver::submit(Box::new(move || {
+        // If the connect was canceled, nobody waits any more: the result is dropped.
         let _ = tx.send(addr.to_socket_addrs().map(Iterator::collect));
     }))?;
-    // A canceled wait takes its job back if no thread started it yet.
-    let _unqueue = job;
     match rx.recv() {
         Ok(r) => r,
         Err(_) => Err(io::Error::other(
@@ -255,21 +288,22 @@ mod resolver {
             let id = p.next_id;
             p.next_id += 1;
             p.jobs.push_back((id, job));
+            // Threads that ended (their handle stored) are joined (below) and make room.
             let mut ended = Vec::new();
-            if p.workers.len() == RESOLUTIONS {
-                // Threads that ended (their handle stored) make room; the others will take
-                // the job when they finish theirs.
-                let mut i = 0;
-                while i < p.workers.len() {
-                    if p.workers[i].ended && p.workers[i].handle.is_some() {
-                        ended.extend(p.workers.swap_remove(i).handle);
-                    } else {
-                        i += 1;
-                    }
+            let mut i = 0;
+            while i < p.workers.len() {
+                if p.workers[i].ended && p.workers[i].handle.is_some() {
+                    ended.extend(p.workers.swap_remove(i).handle);
+                } else {
+                    i += 1;
                 }
             }
             if p.workers.len() == RESOLUTIONS {
-                return Ok(Queued(id));
+                // All busy: the first to finish its job takes this one.
+                drop(p);
+                let queued = Queued(id);
+                join(ended);
+                return Ok(queued);
             }
             let wid = p.next_id;
             p.next_id += 1;
@@ -280,11 +314,8 @@ mod resolver {
             });
             (id, wid, ended)
         };
-        for h in ended {
-            // It ended its work already: the join only waits for its last steps.
-            let _ = h.join();
-        }
         let queued = Queued(id);
+        join(ended);
         let started = std::thread::Builder::new()
             .name("thread-cancel-resolve".into())
             .spawn(move || work(wid));
@@ -292,8 +323,9 @@ mod resolver {
         let at = p.workers.iter().position(|w| w.id == wid);
         match (started, at) {
             (Ok(h), Some(i)) => p.workers[i].handle = Some(h),
-            // A fork happened meanwhile and this is the child: the thread is the parent's.
-            (Ok(h), None) => std::mem::forget(h),
+            // Not listed any more: never (only a fork's reset empties the list, in a child
+            // where this thread does not run); the thread is left detached.
+            (Ok(h), None) => drop(h),
             (Err(e), at) => {
                 if let Some(i) = at {
                     p.workers.swap_remove(i);
@@ -308,6 +340,14 @@ mod resolver {
             }
         }
         Ok(queued)
+    }
+
+    /// Joins threads that ended their work: the join only waits for their last steps, so that
+    /// one that ends and one that starts never both count.
+    fn join(ended: Vec<JoinHandle<()>>) {
+        for h in ended {
+            let _ = h.join();
+        }
     }
 
     /// A resolution thread: runs queued jobs until there is none, then marks itself ended.

@@ -1324,6 +1324,43 @@ fn e08_net_connect_name_resolution_ends_at_the_deadline() {
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
 }
 
+/// A name resolved by `net::connect` runs on its resolution threads (named
+/// `thread-cancel-resolve`) through the C library, so names of `/etc/hosts` still resolve
+/// (here `localhost`), and more connects at once than there are resolution threads all get
+/// their answer (a queued resolution is run by the first thread free).
+#[test]
+fn e08_net_connect_resolves_names_of_etc_hosts_on_its_resolution_threads() {
+    let _g = serial();
+    struct Recorded(u16, Arc<std::sync::Mutex<Vec<Option<String>>>>);
+    impl std::net::ToSocketAddrs for Recorded {
+        type Iter = std::vec::IntoIter<std::net::SocketAddr>;
+        fn to_socket_addrs(&self) -> std::io::Result<Self::Iter> {
+            let name = std::thread::current().name().map(str::to_owned);
+            self.1.lock().unwrap().push(name);
+            ("localhost", self.0).to_socket_addrs()
+        }
+    }
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let connects: Vec<_> = (0..4 * RESOLUTIONS)
+        .map(|_| {
+            let seen = seen.clone();
+            spawn(move || thread_cancel::net::connect(Recorded(port, seen)).map(|s| s.peer_addr()))
+        })
+        .collect();
+    for c in connects {
+        assert_eq!(c.join().unwrap().unwrap().unwrap().port(), port);
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4 * RESOLUTIONS);
+    assert!(
+        seen.iter()
+            .all(|n| n.as_deref() == Some("thread-cancel-resolve")),
+        "{seen:?}"
+    );
+}
+
 /// The bound `net::connect` documents: resolution threads running at once in the process.
 const RESOLUTIONS: usize = 4;
 /// The descriptors one stuck resolution may hold: the C library's socket to the name server
