@@ -1367,11 +1367,14 @@ const RESOLUTIONS: usize = 4;
 /// (one per server it asks; the test's resolver lists one), and one more for a file it reads
 /// on the way (`/etc/hosts`) or a resolver that asks the IPv4 and IPv6 questions on sockets of
 /// their own (`single-request-reopen`).
+#[cfg(target_os = "linux")]
 const FDS_PER_RESOLUTION: usize = 2;
+
 /// The threads of the process but those the deadline timer starts for a moment (it runs the
 /// callbacks a run it timed out owes on a thread of its own, named `thread-cancel-callbacks`,
 /// which ends at once; until it names itself it shows its creator's name,
 /// `thread-cancel-deadlines`): their count, and how many of those transient ones there were.
+#[cfg(target_os = "linux")]
 fn threads_steady() -> (usize, usize) {
     let all = threads_named();
     let timers = all.iter().filter(|(_, n)| n == "thread-cancel-d").count();
@@ -1381,16 +1384,21 @@ fn threads_steady() -> (usize, usize) {
 }
 
 /// Canceled connects in a row during the outage.
+#[cfg(target_os = "linux")]
 const OUTAGE_CONNECTS: usize = 100;
+
 /// A name no hosts file knows, which the C library asks the name server about (not a
 /// reserved `.invalid` or `localhost` name, which it may answer without asking).
+#[cfg(target_os = "linux")]
 const UNKNOWN: &str = "example.test";
 
+#[cfg(target_os = "linux")]
 fn threads_now() -> usize {
     std::fs::read_dir("/proc/self/task").unwrap().count()
 }
 
 /// This process's threads, as (kernel id, name).
+#[cfg(target_os = "linux")]
 fn threads_named() -> Vec<(i32, String)> {
     let mut v: Vec<(i32, String)> = std::fs::read_dir("/proc/self/task")
         .unwrap()
@@ -1407,6 +1415,7 @@ fn threads_named() -> Vec<(i32, String)> {
 
 /// The kernel ids of `net::connect`'s resolution threads (named `thread-cancel-resolve`,
 /// which the kernel cuts to 15 bytes).
+#[cfg(target_os = "linux")]
 fn resolution_threads() -> Vec<i32> {
     threads_named()
         .into_iter()
@@ -1417,6 +1426,7 @@ fn resolution_threads() -> Vec<i32> {
 
 /// A connect to [`UNKNOWN`] canceled by a deadline of `ms` milliseconds; it must end by that
 /// deadline (the silent server gives no answer, whether it was asked or not).
+#[cfg(target_os = "linux")]
 fn canceled_connect(ms: u64) {
     let r = thread_cancel::with_timeout(Duration::from_millis(ms), || {
         thread_cancel::net::connect((UNKNOWN, 80))
@@ -1429,6 +1439,7 @@ fn canceled_connect(ms: u64) {
 
 /// Waits until the process is back to `threads` threads and `fds` descriptors; the time it
 /// took (fails the test after [`HANG`]).
+#[cfg(target_os = "linux")]
 fn back_to(threads: usize, fds: usize) -> Duration {
     let t = std::time::Instant::now();
     assert!(
