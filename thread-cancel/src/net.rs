@@ -187,7 +187,7 @@ fn resolve<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<Vec<SocketA
     }
 }
 
-/// The process's resolution threads: at most [`RESOLUTIONS`](resolver::RESOLUTIONS) of them,
+/// The process's resolution threads: at most `RESOLUTIONS` (4) of them,
 /// each running one resolution (a job) after another while jobs are queued, and ending when
 /// none is.
 ///

@@ -1300,7 +1300,7 @@ impl std::net::ToSocketAddrs for SlowName {
 }
 
 /// `net::connect`: its name resolution is a cancellation point (the C library's resolver
-/// cannot be interrupted: it runs on a thread of its own, which the call stops waiting for).
+/// cannot be interrupted: it runs on a resolution thread, which the call stops waiting for).
 #[test]
 fn e08_net_connect_name_resolution_ends_at_the_deadline() {
     let t = std::time::Instant::now();
@@ -1491,7 +1491,10 @@ fn e08_net_connect_canceled_in_a_dns_outage_leaves_bounded_threads_and_descripto
         Err(e) => Some(e.to_string()),
     };
     if let Some(why) = why {
-        let msg = format!("needs `{}` (user namespaces): {why}", unshare.join(" "));
+        let msg = format!(
+            "needs `{}` (user, network and mount namespaces): {why}",
+            unshare.join(" ")
+        );
         assert!(
             std::env::var_os("THREAD_CANCEL_REQUIRE_NAMESPACES").is_none(),
             "{msg}"
