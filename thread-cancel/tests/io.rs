@@ -1303,6 +1303,7 @@ impl std::net::ToSocketAddrs for SlowName {
 /// cannot be interrupted: it runs on a resolution thread, which the call stops waiting for).
 #[test]
 fn e08_net_connect_name_resolution_ends_at_the_deadline() {
+    let _g = serial();
     let t = std::time::Instant::now();
     let r = thread_cancel::with_timeout(Duration::from_millis(100), || {
         thread_cancel::net::connect(SlowName)
@@ -1475,6 +1476,8 @@ fn e08_net_connect_canceled_in_a_dns_outage_leaves_bounded_threads_and_descripto
         eprintln!("skipped under emulation: the emulator's own threads and descriptors");
         return;
     }
+    // The child's standard error is a pipe of this process while it runs.
+    let _g = serial();
     let unshare = ["unshare", "--user", "--map-root-user", "--net", "--mount"];
     let probe = std::process::Command::new(unshare[0])
         .args(&unshare[1..])
