@@ -1460,7 +1460,10 @@ fn back_to(threads: usize, fds: usize) -> Duration {
 /// bound is reached waits for a resolution to end (a cancellation point), then goes on; a
 /// forked child does not wait for its parent's resolutions. Runs in a child process in its own
 /// user, network and mount namespaces (`unshare`), whose `/etc/resolv.conf` names a local
-/// server that never answers (`options timeout:1 attempts:1`).
+/// server that never answers (`options timeout:1 attempts:1`). Before the fix each canceled
+/// connect left its own resolution thread and socket for the resolver's timeout (the check
+/// failed after 5 connects with 5 resolution threads; unchecked, the peak was 48 resolution
+/// threads and 48 more descriptors).
 ///
 /// Needs `unshare --user --map-root-user --net --mount`: where it fails the test prints
 /// "skipped:" and its reason, or fails if `THREAD_CANCEL_REQUIRE_NAMESPACES` is set.
