@@ -1,5 +1,6 @@
 //! Cancellable `accept` and `connect` (name resolution included) for `std`'s TCP and Unix
-//! sockets.
+//! sockets. Name resolution runs on a small shared pool of threads (at most 4): see
+//! [`connect`].
 //!
 //! Reading and writing a stream is [`io::Cancelable`](crate::io::Cancelable) (or
 //! [`io::recv`](crate::io::recv) / [`io::send`](crate::io::send)).
@@ -94,21 +95,53 @@ pub fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
 /// until one accepts), with both steps cancellation points: the name resolution and each
 /// connect. A canceled call leaves no descriptor open and no connection behind.
 ///
-/// The C library's name resolution (`getaddrinfo`) cannot be interrupted, so it runs on a
-/// thread of its own, which this call waits for at a cancellation point: when canceled, it
-/// returns at once and the resolution finishes alone (its result is dropped). An address
-/// given as a `SocketAddr`, or as a `String`/`&'static str` that parses as one, needs no
-/// resolution and starts no thread.
+/// The C library's name resolution (`getaddrinfo`, so `/etc/hosts` and every other source the
+/// system's name service configuration lists answer as they do for `std`) cannot be
+/// interrupted, so it runs on one of the process's resolution threads, which this call waits
+/// for at a cancellation point. When canceled, it returns at once: a resolution no thread has
+/// started yet is dropped, one already running finishes alone and its result is dropped.
+///
+/// At most 4 resolution threads run at once in the process, each resolving one name at a
+/// time; a thread ends when no resolution is waiting for it. So connects canceled during a
+/// DNS outage leave at most 4 resolutions running, each holding what the C library holds until
+/// its own timeout (a socket to the name server), however many connects were canceled. While
+/// all 4 are busy, a connect by name waits for one to be free, first come first served (names
+/// of `/etc/hosts` too: which source will answer is only known once the C library resolves
+/// them): the wait is a cancellation point, so a cancel or a deadline ends it at once. A forked
+/// child starts with no resolution running.
+///
+/// An address given as a `SocketAddr`, or as a `String`/`&'static str` that parses as one,
+/// needs no resolution and never waits.
 ///
 /// # Errors
 /// The resolution's error (`std::io::ErrorKind::InvalidInput` if it found no address, or the
-/// resolver's), or the last address's connect error (see [`connect_tcp`]).
+/// resolver's), or the last address's connect error (see [`connect_tcp`]). The system's error
+/// (`EAGAIN`) if no resolution thread runs and none could be started. An error of kind
+/// `Other` if the resolution panicked (a panicking [`ToSocketAddrs`] implementation).
 ///
 /// ```
 /// let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
 /// let port = l.local_addr().unwrap().port();
 /// let s = thread_cancel::net::connect(format!("localhost:{port}")).unwrap();
 /// assert_eq!(s.peer_addr().unwrap().port(), port);
+/// ```
+///
+/// A deadline ends the wait for a slow resolution (here one that takes 300 ms):
+///
+/// ```
+/// use std::time::Duration;
+/// struct Slow;
+/// impl std::net::ToSocketAddrs for Slow {
+///     type Iter = std::vec::IntoIter<std::net::SocketAddr>;
+///     fn to_socket_addrs(&self) -> std::io::Result<Self::Iter> {
+///         std::thread::sleep(Duration::from_millis(300));
+///         Ok(Vec::new().into_iter())
+///     }
+/// }
+/// let r = thread_cancel::with_timeout(Duration::from_millis(20), || {
+///     thread_cancel::net::connect(Slow)
+/// });
+/// assert!(r.unwrap_err().deadline_passed());
 /// ```
 pub fn connect<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<TcpStream> {
     let mut last = None;
@@ -126,8 +159,8 @@ pub fn connect<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<TcpStre
     }))
 }
 
-/// The addresses of `addr`: at once if it is one already, else resolved on a thread of its
-/// own and waited for at a cancellation point.
+/// The addresses of `addr`: at once if it is one already, else resolved by the pool of
+/// resolution threads ([`resolver`]) and waited for at a cancellation point.
 fn resolve<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<Vec<SocketAddr>> {
     let any: &dyn std::any::Any = &addr;
     let literal = any
@@ -138,17 +171,204 @@ fn resolve<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<Vec<SocketA
     if let Some(a) = literal {
         return Ok(vec![a]);
     }
+    crate::testcancel();
     let (tx, rx) = crate::sync::channel();
-    std::thread::Builder::new()
-        .name("thread-cancel-resolve".into())
-        .spawn(move || {
-            let _ = tx.send(addr.to_socket_addrs().map(Iterator::collect));
-        })?;
+    // Dropped on every way out, the unwind of a canceled wait included: takes the job back if
+    // no thread started it yet.
+    let _queued = resolver::submit(Box::new(move || {
+        // If the connect was canceled, nobody waits any more: the result is dropped.
+        let _ = tx.send(addr.to_socket_addrs().map(Iterator::collect));
+    }))?;
     match rx.recv() {
         Ok(r) => r,
         Err(_) => Err(io::Error::other(
-            "the name resolution's thread ended without a result",
+            "the name resolution ended without a result (it panicked)",
         )),
+    }
+}
+
+/// The process's resolution threads: at most `RESOLUTIONS` (4) of them,
+/// each running one resolution (a job) after another while jobs are queued, and ending when
+/// none is.
+///
+/// A connect whose wait is canceled abandons its job: a job no thread started yet leaves the
+/// queue (it never runs); a started one finishes (the C library's resolver cannot be
+/// interrupted) and its result is dropped. So a burst of canceled connects during a DNS outage
+/// leaves at most `RESOLUTIONS` resolutions running, with what the C library holds for each
+/// (its socket to the name server), not one thread and socket per connect; a connect made
+/// while all of them are stuck waits for one to end (a cancellation point).
+///
+/// The state is process-wide, under a lock held across `fork` by its handlers: in a forked
+/// child, where the parent's threads do not exist, the first use finds the state of an older
+/// fork generation and forgets it (its threads, and the jobs the parent's callers queued), so
+/// a child never waits for a job nobody runs. A thread that ends is joined by the next one
+/// started in its place, so the count of threads never exceeds the bound, not even while one
+/// ends as another starts. At process exit the running ones are left to the exit (they hold
+/// nothing but their resolution).
+mod resolver {
+    use std::collections::VecDeque;
+    use std::io;
+    use std::thread::JoinHandle;
+
+    /// The most resolution threads the process runs at once (and so the most resolutions
+    /// running at once).
+    pub(super) const RESOLUTIONS: usize = 4;
+
+    type Job = Box<dyn FnOnce() + Send>;
+
+    struct Worker {
+        id: u64,
+        /// Stored by the thread that started it, once `spawn` returned.
+        handle: Option<JoinHandle<()>>,
+        /// It found no job and ends (or ended): joined by the next start.
+        ended: bool,
+    }
+
+    struct Pool {
+        /// The fork generation this state belongs to.
+        generation: u32,
+        /// Every thread started and not yet joined: at most `RESOLUTIONS`.
+        workers: Vec<Worker>,
+        /// Jobs no thread started yet, first come first served.
+        jobs: VecDeque<(u64, Job)>,
+        next_id: u64,
+    }
+
+    static POOL: std::sync::Mutex<Pool> = std::sync::Mutex::new(Pool {
+        generation: 0,
+        workers: Vec::new(),
+        jobs: VecDeque::new(),
+        next_id: 0,
+    });
+
+    crate::control::fork::fork_safe_lock! {
+        /// Locks the pool (held across `fork`).
+        fn lock_raw() -> Pool = POOL;
+    }
+
+    /// Locks the pool, first forgetting the state of a parent process (in a forked child):
+    /// its threads do not exist here and its jobs belong to callers that do not either. Their
+    /// values are leaked, not dropped: a thread's handle would detach a thread of another
+    /// process, and a job's channel may be locked by a thread that vanished.
+    fn lock() -> std::sync::MutexGuard<'static, Pool> {
+        let mut p = lock_raw();
+        let g = crate::control::fork::fork_generation();
+        if p.generation != g {
+            p.generation = g;
+            std::mem::forget(std::mem::take(&mut p.workers));
+            std::mem::forget(std::mem::take(&mut p.jobs));
+        }
+        p
+    }
+
+    /// A queued job: dropping this takes it back out of the queue if no thread started it.
+    pub(super) struct Queued(u64);
+
+    impl Drop for Queued {
+        fn drop(&mut self) {
+            let job = {
+                let mut p = lock();
+                let i = p.jobs.iter().position(|(id, _)| *id == self.0);
+                i.and_then(|i| p.jobs.remove(i))
+            };
+            // Dropped outside the lock: the job holds a channel and the caller's address value.
+            drop(job);
+        }
+    }
+
+    /// Queues `job` and makes sure a thread will run it: a new thread if fewer than
+    /// `RESOLUTIONS` run (joining ended ones first), else the first of the running ones to
+    /// finish its job.
+    ///
+    /// # Errors
+    /// The error of `spawn` (`EAGAIN`) if no thread could be started and none runs.
+    pub(super) fn submit(job: Job) -> io::Result<Queued> {
+        let (id, wid, ended) = {
+            let mut p = lock();
+            let id = p.next_id;
+            p.next_id += 1;
+            p.jobs.push_back((id, job));
+            // Threads that ended (their handle stored) are joined (below) and make room.
+            let mut ended = Vec::new();
+            let mut i = 0;
+            while i < p.workers.len() {
+                if p.workers[i].ended && p.workers[i].handle.is_some() {
+                    ended.extend(p.workers.swap_remove(i).handle);
+                } else {
+                    i += 1;
+                }
+            }
+            if p.workers.len() == RESOLUTIONS {
+                // All busy: the first to finish its job takes this one.
+                drop(p);
+                let queued = Queued(id);
+                join(ended);
+                return Ok(queued);
+            }
+            let wid = p.next_id;
+            p.next_id += 1;
+            p.workers.push(Worker {
+                id: wid,
+                handle: None,
+                ended: false,
+            });
+            (id, wid, ended)
+        };
+        let queued = Queued(id);
+        join(ended);
+        let started = std::thread::Builder::new()
+            .name("thread-cancel-resolve".into())
+            .spawn(move || work(wid));
+        let mut p = lock();
+        let at = p.workers.iter().position(|w| w.id == wid);
+        match (started, at) {
+            (Ok(h), Some(i)) => p.workers[i].handle = Some(h),
+            // Not listed any more: never (only a fork's reset empties the list, in a child
+            // where this thread does not run); the thread is left detached.
+            (Ok(h), None) => drop(h),
+            (Err(e), at) => {
+                if let Some(i) = at {
+                    p.workers.swap_remove(i);
+                }
+                if p.workers.iter().all(|w| w.ended) {
+                    // Nobody will run the job: the caller gets the error (and `queued`, dropped
+                    // after the lock, takes the job back).
+                    drop(p);
+                    drop(queued);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(queued)
+    }
+
+    /// Joins threads that ended their work: the join only waits for their last steps, so that
+    /// one that ends and one that starts never both count.
+    fn join(ended: Vec<JoinHandle<()>>) {
+        for h in ended {
+            let _ = h.join();
+        }
+    }
+
+    /// A resolution thread: runs queued jobs until there is none, then marks itself ended.
+    fn work(id: u64) {
+        loop {
+            let job = {
+                let mut p = lock();
+                match p.jobs.pop_front() {
+                    Some((_, job)) => job,
+                    None => {
+                        if let Some(w) = p.workers.iter_mut().find(|w| w.id == id) {
+                            w.ended = true;
+                        }
+                        return;
+                    }
+                }
+            };
+            // A panic of the caller's `to_socket_addrs` ends that job alone (its caller sees
+            // the channel closed), not the thread.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        }
     }
 }
 

@@ -1300,9 +1300,10 @@ impl std::net::ToSocketAddrs for SlowName {
 }
 
 /// `net::connect`: its name resolution is a cancellation point (the C library's resolver
-/// cannot be interrupted: it runs on a thread of its own, which the call stops waiting for).
+/// cannot be interrupted: it runs on a resolution thread, which the call stops waiting for).
 #[test]
 fn e08_net_connect_name_resolution_ends_at_the_deadline() {
+    let _g = serial();
     let t = std::time::Instant::now();
     let r = thread_cancel::with_timeout(Duration::from_millis(100), || {
         thread_cancel::net::connect(SlowName)
@@ -1322,6 +1323,409 @@ fn e08_net_connect_name_resolution_ends_at_the_deadline() {
     drop(l);
     let e = thread_cancel::net::connect(format!("127.0.0.1:{port}")).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+}
+
+/// A name resolved by `net::connect` runs on its resolution threads (named
+/// `thread-cancel-resolve`) through the C library, so names of `/etc/hosts` still resolve
+/// (here `localhost`), and more connects at once than there are resolution threads all get
+/// their answer (a queued resolution is run by the first thread free).
+#[test]
+fn e08_net_connect_resolves_names_of_etc_hosts_on_its_resolution_threads() {
+    let _g = serial();
+    struct Recorded(u16, Arc<std::sync::Mutex<Vec<Option<String>>>>);
+    impl std::net::ToSocketAddrs for Recorded {
+        type Iter = std::vec::IntoIter<std::net::SocketAddr>;
+        fn to_socket_addrs(&self) -> std::io::Result<Self::Iter> {
+            let name = std::thread::current().name().map(str::to_owned);
+            self.1.lock().unwrap().push(name);
+            ("localhost", self.0).to_socket_addrs()
+        }
+    }
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let connects: Vec<_> = (0..4 * RESOLUTIONS)
+        .map(|_| {
+            let seen = seen.clone();
+            spawn(move || thread_cancel::net::connect(Recorded(port, seen)).map(|s| s.peer_addr()))
+        })
+        .collect();
+    for c in connects {
+        assert_eq!(c.join().unwrap().unwrap().unwrap().port(), port);
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4 * RESOLUTIONS);
+    assert!(
+        seen.iter()
+            .all(|n| n.as_deref() == Some("thread-cancel-resolve")),
+        "{seen:?}"
+    );
+}
+
+/// The bound `net::connect` documents: resolution threads running at once in the process.
+const RESOLUTIONS: usize = 4;
+/// The descriptors one stuck resolution may hold: the C library's socket to the name server
+/// (one per server it asks; the test's resolver lists one), and one more for a file it reads
+/// on the way (`/etc/hosts`) or a resolver that asks the IPv4 and IPv6 questions on sockets of
+/// their own (`single-request-reopen`).
+#[cfg(target_os = "linux")]
+const FDS_PER_RESOLUTION: usize = 2;
+
+/// The threads of the process but those the deadline timer starts for a moment (it runs the
+/// callbacks a run it timed out owes on a thread of its own, named `thread-cancel-callbacks`,
+/// which ends at once; until it names itself it shows its creator's name,
+/// `thread-cancel-deadlines`): their count, and how many of those transient ones there were.
+#[cfg(target_os = "linux")]
+fn threads_steady() -> (usize, usize) {
+    let all = threads_named();
+    let timers = all.iter().filter(|(_, n)| n == "thread-cancel-d").count();
+    let callbacks = all.iter().filter(|(_, n)| n == "thread-cancel-c").count();
+    let transient = callbacks + timers.saturating_sub(1);
+    (all.len() - transient, transient)
+}
+
+/// Canceled connects in a row during the outage.
+#[cfg(target_os = "linux")]
+const OUTAGE_CONNECTS: usize = 100;
+
+/// A name no hosts file knows, which the C library asks the name server about (not a
+/// reserved `.invalid` or `localhost` name, which it may answer without asking).
+#[cfg(target_os = "linux")]
+const UNKNOWN: &str = "example.test";
+
+#[cfg(target_os = "linux")]
+fn threads_now() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+/// This process's threads, as (kernel id, name).
+#[cfg(target_os = "linux")]
+fn threads_named() -> Vec<(i32, String)> {
+    let mut v: Vec<(i32, String)> = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| {
+            let t = t.ok()?;
+            let tid = t.file_name().to_str()?.parse().ok()?;
+            let name = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            Some((tid, name.trim_end().to_owned()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The kernel ids of `net::connect`'s resolution threads (named `thread-cancel-resolve`,
+/// which the kernel cuts to 15 bytes).
+#[cfg(target_os = "linux")]
+fn resolution_threads() -> Vec<i32> {
+    threads_named()
+        .into_iter()
+        .filter(|(_, n)| n == "thread-cancel-r")
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// A connect to [`UNKNOWN`] canceled by a deadline of `ms` milliseconds; it must end by that
+/// deadline (the silent server gives no answer, whether it was asked or not).
+#[cfg(target_os = "linux")]
+fn canceled_connect(ms: u64) {
+    let r = thread_cancel::with_timeout(Duration::from_millis(ms), || {
+        thread_cancel::net::connect((UNKNOWN, 80))
+    });
+    match r {
+        Err(e) => assert!(e.deadline_passed(), "{e:?}"),
+        Ok(r) => panic!("a connect to {UNKNOWN} ended before its deadline: {r:?}"),
+    }
+}
+
+/// Waits until the process is back to `threads` threads and `fds` descriptors; the time it
+/// took (fails the test after [`HANG`]).
+#[cfg(target_os = "linux")]
+fn back_to(threads: usize, fds: usize) -> Duration {
+    let t = std::time::Instant::now();
+    assert!(
+        common::wait_for(|| threads_now() == threads && open_fds() == fds),
+        "not back to {threads} threads and {fds} descriptors: {} and {}; threads: {:?}",
+        threads_now(),
+        open_fds(),
+        threads_named()
+    );
+    t.elapsed()
+}
+
+/// `net::connect` canceled again and again while the name server is silent (a DNS outage):
+/// the process's threads and descriptors stay under a fixed bound ([`RESOLUTIONS`] running
+/// resolutions and what they hold), not one thread and socket per canceled connect, and return
+/// to their count before once the resolver's own timeout has passed. A connect made while the
+/// bound is reached waits for a resolution to end (a cancellation point), then goes on; a
+/// forked child does not wait for its parent's resolutions. Runs in a child process in its own
+/// user, network and mount namespaces (`unshare`), whose `/etc/resolv.conf` names a local
+/// server that never answers (`options timeout:1 attempts:1`). Before the fix each canceled
+/// connect left its own resolution thread and socket for the resolver's timeout (the check
+/// failed after 5 connects with 5 resolution threads; unchecked, the peak was 48 resolution
+/// threads and 48 more descriptors).
+///
+/// Needs `unshare --user --map-root-user --net --mount`: where it fails the test prints
+/// "skipped:" and its reason, or fails if `THREAD_CANCEL_REQUIRE_NAMESPACES` is set.
+#[test]
+#[cfg(target_os = "linux")]
+fn e08_net_connect_canceled_in_a_dns_outage_leaves_bounded_threads_and_descriptors() {
+    const NAME: &str =
+        "e08_net_connect_canceled_in_a_dns_outage_leaves_bounded_threads_and_descriptors";
+    if common::child_value().as_deref() == Some("dns-outage") {
+        return dns_outage();
+    }
+    if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() {
+        eprintln!("skipped under emulation: the emulator's own threads and descriptors");
+        return;
+    }
+    // The child's standard error is a pipe of this process while it runs.
+    let _g = serial();
+    let unshare = ["unshare", "--user", "--map-root-user", "--net", "--mount"];
+    let probe = std::process::Command::new(unshare[0])
+        .args(&unshare[1..])
+        .arg("true")
+        .stderr(std::process::Stdio::piped())
+        .output();
+    let why = match probe {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(format!(
+            "{}: {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(why) = why {
+        let msg = format!(
+            "needs `{}` (user, network and mount namespaces): {why}",
+            unshare.join(" ")
+        );
+        assert!(
+            std::env::var_os("THREAD_CANCEL_REQUIRE_NAMESPACES").is_none(),
+            "{msg}"
+        );
+        eprintln!("skipped: {msg}");
+        return;
+    }
+    let run = common::run_child_under(&unshare, NAME, "dns-outage", HANG * 3, &[]);
+    eprint!("{}", run.stderr);
+    assert!(run.status.success(), "the child failed: {}", run.status);
+}
+
+/// The child of the DNS-outage test, in its own namespaces: sets the outage up, then checks.
+#[cfg(target_os = "linux")]
+fn dns_outage() {
+    use std::time::Instant;
+    silent_resolver_setup();
+    // The name server: receives every query, answers none.
+    let dns = std::net::UdpSocket::bind("127.0.0.1:53").unwrap();
+    let queries = Arc::new(AtomicUsize::new(0));
+    let q = queries.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 512];
+        while dns.recv_from(&mut buf).is_ok() {
+            q.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    // The deadline timer's thread lives from the first timed run blocked in a system call on:
+    // started before the count.
+    let (r, w) = std::io::pipe().unwrap();
+    let _ = thread_cancel::with_timeout(Duration::from_millis(1), || {
+        thread_cancel::io::read(r.as_fd(), &mut [0u8; 1])
+    });
+    drop((r, w));
+    assert!(
+        common::wait_for(|| threads_steady().1 == 0),
+        "{:?}",
+        threads_named()
+    );
+    let (t0, f0) = (threads_now(), open_fds());
+
+    // 1. Canceled connects in a row: the counts stay under the bound after each.
+    let (mut tmax, mut fmax, mut rmax, mut xmax) = (t0, f0, 0, 0);
+    let started = Instant::now();
+    for i in 1..=OUTAGE_CONNECTS {
+        canceled_connect(20);
+        let ((t, x), f, r) = (threads_steady(), open_fds(), resolution_threads().len());
+        (tmax, fmax, rmax, xmax) = (tmax.max(t), fmax.max(f), rmax.max(r), xmax.max(x));
+        assert!(
+            r <= RESOLUTIONS && t <= t0 + RESOLUTIONS && f <= f0 + FDS_PER_RESOLUTION * RESOLUTIONS,
+            "after {i} canceled connects: {r} resolution threads (bound {RESOLUTIONS}), {t} \
+             threads (before: {t0}, bound: {}), {f} descriptors (before: {f0}, bound: {}); \
+             threads: {:?}",
+            t0 + RESOLUTIONS,
+            f0 + FDS_PER_RESOLUTION * RESOLUTIONS,
+            threads_named(),
+        );
+    }
+    let outage = started.elapsed();
+    let asked = queries.load(Ordering::SeqCst);
+    assert!(
+        asked > 0,
+        "the name server got no query: the lookups never reached it"
+    );
+    // 2. Once the resolver's own timeout has passed, the counts are back.
+    let back_after_outage = back_to(t0, f0);
+
+    // 3. The bound reached: four resolutions stuck in the resolver (each blocked, waiting for
+    // an answer that does not come, for the resolver's timeout of 1 s).
+    // (A connect canceled before a thread took its job takes the job back: connect until
+    // that many threads run one.)
+    let filled = common::wait_for(|| {
+        let n = resolution_threads().len();
+        if n < RESOLUTIONS {
+            canceled_connect(20);
+        }
+        n >= RESOLUTIONS
+    });
+    assert!(filled, "{:?}", threads_named());
+    let full = Instant::now();
+    let stuck = resolution_threads();
+    assert_eq!(stuck.len(), RESOLUTIONS, "{:?}", threads_named());
+    for tid in stuck {
+        common::wait_blocked(tid);
+    }
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    // Lookup N+1 waits behind them (a cancellation point): with a deadline shorter than the
+    // resolver's timeout, it ends by that deadline, even for a name of /etc/hosts.
+    let r = thread_cancel::with_timeout(Duration::from_millis(100), || {
+        thread_cancel::net::connect(("localhost", port))
+    });
+    if full.elapsed() < Duration::from_millis(900) {
+        let e = r.expect_err("lookup N+1 did not wait behind the stuck ones");
+        assert!(e.deadline_passed(), "{e:?}");
+    } else {
+        eprintln!("(lookup N+1 not checked: the stuck resolutions may have timed out already)");
+    }
+    // A forked child, where the parent's resolution threads do not exist, does not wait for
+    // them: its own resolution runs (a wait for the parent's would never end there).
+    // SAFETY: the child resolves and connects (the crate's locks are held across the fork by
+    // their owners' handlers; the C library's resolver and allocator are fork-safe) and ends
+    // with `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let ok = thread_cancel::net::connect(("localhost", port)).is_ok();
+        // SAFETY: ends the child at once, without the parent's exit handlers.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+    let ended =
+        common::wait_for(|| unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid);
+    if !ended {
+        // SAFETY: our own child, still running; then reaped.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, &mut status, 0);
+        }
+    }
+    assert!(
+        ended && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the forked child's connect by name did not succeed (hung: {}, status {status:#x})",
+        !ended
+    );
+    // Given the time, lookup N+1 runs once a stuck one ends, and resolves through the C
+    // library (here: /etc/hosts).
+    let t = Instant::now();
+    let s = thread_cancel::with_timeout(HANG, || thread_cancel::net::connect(("localhost", port)))
+        .unwrap()
+        .unwrap();
+    let n1_wait = t.elapsed();
+    assert_eq!(s.peer_addr().unwrap().port(), port);
+    drop((s, l));
+    let back_after_full = back_to(t0, f0);
+    eprintln!(
+        "dns outage: {OUTAGE_CONNECTS} canceled connects in {outage:.2?} ({asked} queries to \
+         the silent name server); threads {t0} before / {tmax} max ({rmax} resolution threads) \
+         / {t0} after (and at most {xmax} of the deadline timer's for a moment), descriptors {f0} before / {fmax} max / {f0} after (bounds: \
+         {RESOLUTIONS} resolution threads, {} threads, {} descriptors); back to the counts \
+         {back_after_outage:.2?} after the last connect. With {RESOLUTIONS} resolutions \
+         stuck, lookup N+1 (localhost) waited {n1_wait:.2?} with a deadline of {HANG:?}, and \
+         the counts were back {back_after_full:.2?} after it",
+        t0 + RESOLUTIONS,
+        f0 + FDS_PER_RESOLUTION * RESOLUTIONS,
+    );
+}
+
+/// In the child's own namespaces: `/etc/resolv.conf` names a server on 127.0.0.1 (timeout
+/// 1 s, one attempt), `/etc/nsswitch.conf` asks `files` then `dns` (bind mounts seen by this
+/// process alone; the machine's files are untouched), and the loopback interface is up.
+#[cfg(target_os = "linux")]
+fn silent_resolver_setup() {
+    use std::ffi::CString;
+    let dir = std::env::temp_dir().join(format!("tc-dns-outage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = [
+        (
+            "resolv.conf",
+            "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n",
+            "/etc/resolv.conf",
+        ),
+        ("nsswitch.conf", "hosts: files dns\n", "/etc/nsswitch.conf"),
+    ];
+    let c = |p: &std::path::Path| CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: C strings that outlive the call; no source, type or data.
+    let r = unsafe {
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(
+        r,
+        0,
+        "mount --make-rprivate /: {}",
+        std::io::Error::last_os_error()
+    );
+    for (name, text, target) in files {
+        let src = dir.join(name);
+        std::fs::write(&src, text).unwrap();
+        let (src, dst) = (c(&src), c(std::path::Path::new(target)));
+        // SAFETY: C strings that outlive the call; a bind mount reads no type or data.
+        let r = unsafe {
+            libc::mount(
+                src.as_ptr(),
+                dst.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(
+            r,
+            0,
+            "bind mount on {target}: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    // The mounts keep the files' contents; the names can go.
+    std::fs::remove_dir_all(&dir).unwrap();
+    // SAFETY: a plain socket call.
+    let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    assert!(s >= 0);
+    // SAFETY: `s` is a new descriptor that nothing else owns.
+    let s = unsafe { OwnedFd::from_raw_fd(s) };
+    // SAFETY: plain data; all-zero is valid.
+    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, b) in ifr.ifr_name.iter_mut().zip(b"lo") {
+        *d = *b as libc::c_char;
+    }
+    // SAFETY: `ifr` is a valid `ifreq` for the call to read and write.
+    assert_eq!(
+        unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCGIFFLAGS as _, &mut ifr) },
+        0
+    );
+    // SAFETY: the call above filled the flags member of the union.
+    unsafe { ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
+    // SAFETY: as above.
+    let r = unsafe { libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS as _, &ifr) };
+    assert_eq!(r, 0, "lo up: {}", std::io::Error::last_os_error());
 }
 
 /// `process::output`: both streams collected (more than a pipe holds, so neither blocks the

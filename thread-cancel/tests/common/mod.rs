@@ -7,7 +7,7 @@
 //! - Races: [`Rng`] (a seeded, replayable generator), [`spin_for`].
 //! - Threads seen from the kernel: [`gettid`], [`wait_blocked`], [`wait_blocked_in_read`].
 //! - Re-executing the test binary: [`run_child`] (through `THREAD_CANCEL_TEST_RUNNER` under
-//!   emulation), [`CHILD_ENV`].
+//!   emulation; [`run_child_under`] through a wrapper command such as `unshare`), [`CHILD_ENV`].
 //! - Small values: [`Log`], [`SetOnDrop`], [`panic_message`], [`drain`],
 //!   [`cancel_while_blocked`].
 //! - Intentional panics: [`quiet_expected_panics`] and [`EXPECTED_PANIC`].
@@ -208,17 +208,20 @@ pub struct ChildRun {
 /// `THREAD_CANCEL_TEST_RUNNER` (words separated by spaces, as Cargo's `runner`) when the tests
 /// run under user-mode emulation, where the binary cannot be executed by the host.
 fn self_command() -> Command {
+    self_command_under(&[])
+}
+
+/// [`self_command`], run by the command `wrapper` (a program and its arguments, e.g.
+/// `unshare --net`), which is given the test binary (or its emulator) to run.
+fn self_command_under(wrapper: &[&str]) -> Command {
     let exe = std::env::current_exe().unwrap();
     let runner = std::env::var("THREAD_CANCEL_TEST_RUNNER").unwrap_or_default();
-    let mut words = runner.split_whitespace();
-    match words.next() {
-        None => Command::new(exe),
-        Some(emulator) => {
-            let mut c = Command::new(emulator);
-            c.args(words).arg(exe);
-            c
-        }
-    }
+    let mut words: Vec<std::ffi::OsString> = wrapper.iter().map(Into::into).collect();
+    words.extend(runner.split_whitespace().map(Into::into));
+    words.push(exe.into());
+    let mut c = Command::new(&words[0]);
+    c.args(&words[1..]);
+    c
 }
 
 /// Runs the test `name` of this binary alone in a child process with [`CHILD_ENV`] set to
@@ -235,7 +238,19 @@ pub fn run_child_with_env(
     limit: Duration,
     env: &[(&str, &str)],
 ) -> ChildRun {
-    let mut child = self_command()
+    run_child_under(&[], name, value, limit, env)
+}
+
+/// [`run_child_with_env`], the child run by the command `wrapper` (see [`self_command_under`];
+/// empty: none).
+pub fn run_child_under(
+    wrapper: &[&str],
+    name: &str,
+    value: &str,
+    limit: Duration,
+    env: &[(&str, &str)],
+) -> ChildRun {
+    let mut child = self_command_under(wrapper)
         .args([name, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, value)
         .envs(env.iter().copied())
