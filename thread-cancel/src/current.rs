@@ -80,6 +80,15 @@ pub(crate) fn link_spawned(control: Arc<Control>) {
     LINK.with(|l| install(&mut l.borrow_mut(), control, false));
 }
 
+/// A spawned thread's root is over (its block finished): the block is no longer the thread's
+/// current one, so that code its thread-local destructors run later (a `CancelScope::run`, a
+/// deadline) gets a block of its own for the length of a run ([`link_for_teardown`]), as in a
+/// thread the crate did not spawn, and its scopes and deadlines are enforced there. The link
+/// keeps the block alive until the thread ends.
+pub(crate) fn unlink_after_root() {
+    set_current(std::ptr::null());
+}
+
 /// Called first thing on a thread created for the C ABI with the system's `pthread_create`:
 /// links `control` (which the caller keeps alive until [`unlink_unregistered`]) without
 /// registering any thread-local destructor — registering one takes the dynamic loader's lock,

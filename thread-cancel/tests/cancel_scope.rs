@@ -1597,6 +1597,44 @@ fn c05_c06_scopes_are_enforced_in_thread_local_destructors() {
     assert!(!seen.canceled_closure_ran, "{seen:?}");
 }
 
+/// The same in a thread the crate spawned (plain and lightweight), whose thread-local
+/// destructors run after the crate's root has ended the thread's own state: a deadline still
+/// ends the closure, and a canceled scope still does not start it.
+#[test]
+fn c05_c06_scopes_are_enforced_in_thread_local_destructors_of_the_crates_threads() {
+    for lightweight in [false, true] {
+        let seen = Arc::new(std::sync::Mutex::new(SeenInTeardown::default()));
+        let s = seen.clone();
+        let body = move || {
+            TEARDOWN_PROBE.with(|p| *p.borrow_mut() = Some(RunsScopesWhenDropped(s)));
+        };
+        let h = if lightweight {
+            thread_cancel::Builder::new().lightweight().spawn(body)
+        } else {
+            thread_cancel::Builder::new().spawn(body)
+        };
+        h.unwrap().join().unwrap();
+        let seen = seen.lock().unwrap();
+        assert!(
+            matches!(&seen.deadline_result, Some(Err(e)) if e.acted() && !e.completed()),
+            "lightweight {lightweight}: {seen:?}"
+        );
+        assert!(
+            seen.deadline_ms < 1500,
+            "lightweight {lightweight}: {seen:?}"
+        );
+        assert_eq!(
+            seen.canceled_result,
+            Some(true),
+            "lightweight {lightweight}: {seen:?}"
+        );
+        assert!(
+            !seen.canceled_closure_ran,
+            "lightweight {lightweight}: {seen:?}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // C08: a run never hides a cancel, and keeps what the closure returned.
 

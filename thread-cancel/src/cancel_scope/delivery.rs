@@ -206,8 +206,10 @@ pub(crate) struct Reached {
 }
 
 impl Reached {
+    /// Whether it owes no callback (threads reached whose runs registered none need nothing
+    /// more: their requests are delivered).
     pub(crate) fn is_empty(&self) -> bool {
-        self.threads.is_empty() && self.hooks.is_empty()
+        self.hooks.is_empty() && self.threads.iter().all(|(_, _, taken)| taken.is_empty())
     }
 
     pub(crate) fn append(&mut self, mut other: Reached) {

@@ -28,6 +28,7 @@ pub(crate) fn root<T: 'static>(control: Arc<Control>, f: impl FnOnce() -> T) -> 
     let outcome = outcome(&control, catch_unwind(AssertUnwindSafe(f)));
     tsd::run_destructors();
     control.finish();
+    crate::current::unlink_after_root();
     outcome
 }
 
