@@ -1,5 +1,22 @@
 //! Waiting for a child process as a cancellation point (C's `wait`, `waitid`, `waitpid`), and
 //! running one to its end ([`output`]) so that a cancel kills and reaps it.
+//!
+//! A canceled [`wait_or_kill`] or [`output`] leaves nothing running: the child is killed with
+//! its descendants — a shell's own children too — (on Linux and Android; elsewhere, or without
+//! pidfds, the child alone), what they wrote before the kill is still collected ([`output`]),
+//! and the child is reaped. Then a scope's cancel returns that result (the run reports the
+//! cancel, acted on, with it as its value: [`Canceled::value`](crate::Canceled::value)), and a
+//! thread cancel goes on unwinding.
+//!
+//! ```
+//! use std::process::Command;
+//! let r = thread_cancel::with_timeout(std::time::Duration::from_millis(300), || {
+//!     let script = "echo before; sleep 3600; echo after"; // the shell forks the sleep
+//!     thread_cancel::process::output(Command::new("sh").args(["-c", script]))
+//! });
+//! let out = r.unwrap_err().into_value().unwrap().unwrap();
+//! assert_eq!(out.stdout, b"before\n"); // kept; the shell and its sleep are killed
+//! ```
 
 use crate::control::ScopeUnwind;
 use crate::sys::process as process_tree;
@@ -259,13 +276,15 @@ impl<'a> Running<'a> {
     /// (shielded from the cancel under way): the status in `stopped`. No cancellation point
     /// acts here, and no interposed call fails.
     fn stop(&mut self) {
-        let killed = match &self.tree {
-            Some(tree) => tree.kill(EXIT_BOUND),
-            None => false,
-        };
-        if !killed {
-            // No pidfd (or it could not be killed by it): the child alone, by id.
-            let _ = self.child.kill();
+        match &self.tree {
+            // (Not there to be killed: reaped already, by someone else; its id is not ours.)
+            Some(tree) => {
+                tree.kill(EXIT_BOUND);
+            }
+            // No pidfd: the child alone, by id (std's kill; nothing if std reaped it).
+            None => {
+                let _ = self.child.kill();
+            }
         }
         self.drain();
         let child = &mut *self.child;

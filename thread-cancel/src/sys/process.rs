@@ -252,7 +252,7 @@ mod linux {
     /// result.
     fn ppoll(fds: *mut libc::pollfd, n: usize, timeout: Option<Duration>) -> c_long {
         let ts = timeout.map(|t| libc::timespec {
-            tv_sec: t.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_sec: t.as_secs().min(i32::MAX as u64) as _,
             tv_nsec: t.subsec_nanos() as libc::c_long,
         });
         let tsp = ts
