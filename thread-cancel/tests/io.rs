@@ -2083,3 +2083,105 @@ fn e08_process_output_canceled_returns_bounded_when_an_escaped_process_holds_the
     assert!(took < Duration::from_secs(3), "{took:?}");
     eprintln!("e08 canceled output, an escaped process holding the pipe: returned {took:?} after the cancel");
 }
+
+/// The children of the calling thread not yet reaped (running or zombies).
+fn own_children() -> Vec<libc::pid_t> {
+    // SAFETY: `gettid` takes nothing.
+    let tid = unsafe { libc::gettid() };
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/children"))
+        .expect("/proc/<pid>/task/<tid>/children")
+        .split_whitespace()
+        .map(|s| s.parse().unwrap())
+        .collect()
+}
+
+/// The running processes whose command line is exactly `cmdline` (a zombie has none).
+fn running_with_cmdline(cmdline: &[u8]) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (std::fs::read(p.join("cmdline")).ok()? == cmdline).then_some(p)
+        })
+        .collect()
+}
+
+/// Races of a scope's cancel against `process::output` of a shell that forks twice: the cancel
+/// comes 0–15 ms after the run starts (the helper's sleep only spreads the moment; nothing
+/// waits on it for correctness). Whatever the moment — the shell forking included —: nothing
+/// the shell wrote is lost, neither the shell nor its children are left, and the result says
+/// which side won.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "a blocked system call is not interrupted there"
+)]
+fn e08_stress_scope_cancel_against_process_output_of_a_forking_shell() {
+    let _serial = serial();
+    let n = (common::stress_count(2_000) / 20).max(50);
+    // A duration no other test uses: a sleep of the shell that ran on would be found by it.
+    let arg = format!("0.00{}", 5_000_000 + std::process::id() % 1_000_000);
+    let script = format!("echo x; sleep {arg}; sleep {arg}; echo y");
+    let cmdline = format!("sleep\0{arg}\0").into_bytes();
+    let (to_helper, jobs) = std::sync::mpsc::channel::<(thread_cancel::CancelScope, u64)>();
+    let helper = std::thread::spawn(move || {
+        for (scope, us) in jobs {
+            std::thread::sleep(Duration::from_micros(us));
+            scope.cancel();
+        }
+    });
+    let (mut before, mut refused, mut killed, mut completed) = (0, 0, 0, 0);
+    for i in 0..n {
+        let scope = thread_cancel::CancelScope::new();
+        to_helper
+            .send((scope.clone(), (i as u64 * 7919) % 15_000))
+            .unwrap();
+        let r = scope.run(|| {
+            thread_cancel::process::output(std::process::Command::new("sh").args(["-c", &script]))
+        });
+        let out = match r {
+            Ok(out) => Some(out.expect("not canceled: the output")),
+            Err(e) => match e.into_value() {
+                None => {
+                    before += 1;
+                    None
+                }
+                // With `interpose`, a spawn in the canceled run is refused (nothing started).
+                Some(Err(e)) if cfg!(thread_cancel_interpose) => {
+                    let code = e.raw_os_error();
+                    assert!(
+                        code == Some(libc::ECANCELED) || code == Some(libc::ETIMEDOUT),
+                        "{e}"
+                    );
+                    refused += 1;
+                    None
+                }
+                Some(out) => Some(out.expect("canceled: the output up to the kill")),
+            },
+        };
+        if let Some(out) = out {
+            if out.status.signal() == Some(libc::SIGKILL) {
+                assert!(
+                    [&b""[..], b"x\n", b"x\ny\n"].contains(&&out.stdout[..]),
+                    "{out:?}"
+                );
+                killed += 1;
+            } else {
+                assert!(out.status.success(), "{out:?}");
+                assert_eq!(out.stdout, b"x\ny\n", "nothing lost");
+                completed += 1;
+            }
+        }
+        assert_eq!(own_children(), Vec::<libc::pid_t>::new(), "children left");
+        let left = running_with_cmdline(&cmdline);
+        assert!(left.is_empty(), "the shell's sleep runs on: {left:?}");
+        assert!(!thread_cancel::cancel_requested(), "the thread is clean");
+    }
+    drop(to_helper);
+    helper.join().unwrap();
+    println!(
+        "e08 process::output stress: {n} races; cancel before the run {before}, spawn refused \
+         {refused}, child killed {killed}, completed {completed}"
+    );
+    assert!(killed > 0, "the races happened");
+}
