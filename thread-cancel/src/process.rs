@@ -243,7 +243,10 @@ impl<'a> Running<'a> {
         let mut buf = [0u8; 8192];
         while self.pipes.iter().any(Option::is_some) {
             let mut fds = self.pollfds();
-            crate::io::poll(&mut fds, -1)?;
+            match crate::io::poll(&mut fds, -1) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                r => r?,
+            };
             for (i, p) in fds.iter().enumerate() {
                 if p.revents == 0 {
                     continue;
@@ -277,7 +280,8 @@ impl<'a> Running<'a> {
     /// acts here, and no interposed call fails.
     fn stop(&mut self) {
         match &self.tree {
-            // (Not there to be killed: reaped already, by someone else; its id is not ours.)
+            // By pidfd, with its descendants. (A child reaped already, by someone else, is not
+            // killed: its id may be another process's now.)
             Some(tree) => {
                 tree.kill(EXIT_BOUND);
             }
