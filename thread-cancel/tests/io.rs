@@ -19,6 +19,7 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -1803,4 +1804,384 @@ fn e08_process_wait_or_kill_kills_and_reaps_on_cancel() {
     );
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A canceled `process::output` / `process::wait_or_kill` of a shell that forks children of its
+// own: the whole tree is killed, what the shell wrote before the kill is kept.
+
+/// A process watched by pidfd (opened while it is known to run, so a reused id is never
+/// confused with it); killed when dropped, so that a failed test leaves nothing running.
+struct Watched {
+    pid: i32,
+    pidfd: OwnedFd,
+}
+
+impl Watched {
+    fn new(pid: i32) -> Watched {
+        // SAFETY: `pidfd_open` takes plain integers.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        assert!(
+            fd >= 0,
+            "pidfd_open({pid}): {}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: a new descriptor, ours alone.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        Watched { pid, pidfd }
+    }
+
+    /// Whether the process has exited (its pidfd polls readable), waiting at most `limit`.
+    fn exited_within(&self, limit: Duration) -> bool {
+        let mut p = libc::pollfd {
+            fd: self.pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let end = std::time::Instant::now() + limit;
+        loop {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            // SAFETY: one valid `pollfd`.
+            let r = unsafe { libc::poll(&mut p, 1, left.as_millis() as i32) };
+            if r > 0 {
+                return true;
+            }
+            if r == 0 {
+                return false;
+            }
+        }
+    }
+
+    /// Whether it is our child still waiting to be reaped (a zombie of ours) or running.
+    fn unreaped_child_of_ours(&self) -> bool {
+        // SAFETY: an all-zero `siginfo_t` is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid pidfd and a `siginfo_t` to write.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PIDFD,
+                self.pidfd.as_raw_fd() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        r == 0
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        // SAFETY: the pidfd refers to this very process (never to a reused id).
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                self.pidfd.as_raw_fd(),
+                libc::SIGKILL,
+                0,
+                0,
+            )
+        };
+    }
+}
+
+/// A shell that writes `before`, starts a `sleep` of its own, then writes its own id and the
+/// sleep's to `file` (by a rename: complete when seen) and waits: `(script, file)`.
+fn forking_shell(name: &str) -> (String, std::path::PathBuf) {
+    let file = std::env::temp_dir().join(format!("tc-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let script = format!(
+        "echo before; echo err >&2; sleep 3600 & echo $$ $! > {f}.tmp; mv {f}.tmp {f}; wait; echo after",
+        f = file.display()
+    );
+    (script, file)
+}
+
+/// Waits until the shell of [`forking_shell`] wrote its file (so it wrote `before`, and its
+/// sleep runs), and watches both: `(shell, sleep)`.
+fn watch_shell(file: &std::path::Path) -> (Watched, Watched) {
+    let mut ids = String::new();
+    assert!(
+        common::wait_for(|| {
+            ids = std::fs::read_to_string(file).unwrap_or_default();
+            ids.ends_with('\n')
+        }),
+        "the shell never wrote {}",
+        file.display()
+    );
+    std::fs::remove_file(file).unwrap();
+    let mut it = ids.split_whitespace().map(|s| s.parse::<i32>().unwrap());
+    let (shell, sleep) = (it.next().unwrap(), it.next().unwrap());
+    (Watched::new(shell), Watched::new(sleep))
+}
+
+/// Both processes of the shell's tree are gone: exited (the sleep, whose parent was killed,
+/// is reaped by whoever adopted it) and the shell, our child, reaped.
+fn assert_tree_gone(shell: &Watched, sleep: &Watched) {
+    assert!(
+        sleep.exited_within(Duration::from_secs(5)),
+        "the shell's `sleep` ({}) still runs after the canceled call returned",
+        sleep.pid
+    );
+    assert!(shell.exited_within(Duration::ZERO), "the shell runs on");
+    assert!(
+        !shell.unreaped_child_of_ours(),
+        "the shell ({}) is not reaped",
+        shell.pid
+    );
+}
+
+/// A scope's cancel of `process::output` of a shell with a child of its own kills both, and
+/// `output` returns what the shell wrote before the kill and its status (killed): the run
+/// reports the cancel, acted on, with that value.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "a blocked system call is not interrupted there"
+)]
+fn e08_process_output_canceled_kills_the_shells_children_and_keeps_what_it_wrote() {
+    let _serial = serial();
+    let (script, file) = forking_shell("e08-output-tree");
+    let scope = thread_cancel::CancelScope::new();
+    let canceler = {
+        let scope = scope.clone();
+        let file = file.clone();
+        std::thread::spawn(move || {
+            let watched = watch_shell(&file);
+            scope.cancel();
+            (watched, std::time::Instant::now())
+        })
+    };
+    let r = scope.run(|| {
+        thread_cancel::process::output(std::process::Command::new("sh").args(["-c", &script]))
+    });
+    let returned = std::time::Instant::now();
+    let ((shell, sleep), canceled) = canceler.join().unwrap();
+    let e = r.expect_err("canceled");
+    assert!(e.acted(), "{e:?}");
+    let out = match e.value() {
+        Some(Ok(out)) => out,
+        other => panic!("the output is lost: {other:?}"),
+    };
+    assert_eq!(
+        out.stdout, b"before\n",
+        "what the shell wrote before the kill"
+    );
+    assert_eq!(out.stderr, b"err\n");
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    assert_tree_gone(&shell, &sleep);
+    eprintln!(
+        "e08 canceled output of a forking shell: returned {:?} after the cancel",
+        returned.saturating_duration_since(canceled)
+    );
+}
+
+/// A thread cancel of `process::output` of the same shell: the tree is killed and the shell
+/// reaped before the thread's cancellation goes on (it ends canceled).
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "a blocked system call is not interrupted there"
+)]
+fn e08_process_output_thread_cancel_kills_the_shells_children_then_unwinds() {
+    let _serial = serial();
+    let (script, file) = forking_shell("e08-output-thread");
+    let h = spawn(move || {
+        thread_cancel::process::output(std::process::Command::new("sh").args(["-c", &script]))
+    });
+    let (shell, sleep) = watch_shell(&file);
+    h.cancel().unwrap();
+    assert!(h.join().is_canceled());
+    assert_tree_gone(&shell, &sleep);
+}
+
+/// `process::wait_or_kill` of such a shell: its children are killed with it, and a scope's
+/// cancel returns the status of the kill.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "a blocked system call is not interrupted there"
+)]
+fn e08_process_wait_or_kill_canceled_kills_the_shells_children() {
+    let _serial = serial();
+    let (script, file) = forking_shell("e08-wait-or-kill-tree");
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (shell, sleep) = watch_shell(&file);
+    let scope = thread_cancel::CancelScope::new();
+    // Canceled inside the run, before the wait: its first point acts.
+    let r = scope.run(|| {
+        scope.cancel();
+        thread_cancel::process::wait_or_kill(&mut child)
+    });
+    let e = r.expect_err("canceled");
+    assert!(e.acted(), "{e:?}");
+    match e.value() {
+        Some(Ok(status)) => assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}"),
+        other => panic!("no status: {other:?}"),
+    }
+    assert_tree_gone(&shell, &sleep);
+    // std recorded the status: a later wait returns it.
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
+}
+
+/// A grandchild that escaped the tree (its parent exited: it was adopted) and holds the
+/// output pipe: the canceled `output` still returns, bounded, with what was written.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "a blocked system call is not interrupted there"
+)]
+fn e08_process_output_canceled_returns_bounded_when_an_escaped_process_holds_the_pipe() {
+    let _serial = serial();
+    let (script, file) = forking_shell("e08-output-escaped");
+    let escaped = std::env::temp_dir().join(format!("tc-e08-escaped-{}", std::process::id()));
+    let _ = std::fs::remove_file(&escaped);
+    // A subshell starts a sleep in the background and exits: the sleep is adopted, out of
+    // the shell's tree, with the output pipe open.
+    let script = format!(
+        "(sleep 3600 & echo $! > {e}.tmp; mv {e}.tmp {e}); {script}",
+        e = escaped.display()
+    );
+    let scope = thread_cancel::CancelScope::new();
+    let canceler = {
+        let scope = scope.clone();
+        let (file, escaped) = (file.clone(), escaped.clone());
+        std::thread::spawn(move || {
+            let watched = watch_shell(&file);
+            let id: i32 = std::fs::read_to_string(&escaped)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            std::fs::remove_file(&escaped).unwrap();
+            let escaped = Watched::new(id);
+            scope.cancel();
+            (watched, escaped, std::time::Instant::now())
+        })
+    };
+    let r = scope.run(|| {
+        thread_cancel::process::output(std::process::Command::new("sh").args(["-c", &script]))
+    });
+    let returned = std::time::Instant::now();
+    let ((shell, sleep), escaped, canceled) = canceler.join().unwrap();
+    let took = returned.saturating_duration_since(canceled);
+    let e = r.expect_err("canceled");
+    let out = match e.value() {
+        Some(Ok(out)) => out,
+        other => panic!("the output is lost: {other:?}"),
+    };
+    assert_eq!(out.stdout, b"before\n");
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    assert_tree_gone(&shell, &sleep);
+    // Not reached by the kill (it left the tree): still running, killed here by its pidfd.
+    assert!(!escaped.exited_within(Duration::ZERO));
+    drop(escaped);
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    eprintln!("e08 canceled output, an escaped process holding the pipe: returned {took:?} after the cancel");
+}
+
+/// The children of the calling thread not yet reaped (running or zombies).
+fn own_children() -> Vec<libc::pid_t> {
+    // SAFETY: `gettid` takes nothing.
+    let tid = unsafe { libc::gettid() };
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/children"))
+        .expect("/proc/<pid>/task/<tid>/children")
+        .split_whitespace()
+        .map(|s| s.parse().unwrap())
+        .collect()
+}
+
+/// The running processes whose command line is exactly `cmdline` (a zombie has none).
+fn running_with_cmdline(cmdline: &[u8]) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            (std::fs::read(p.join("cmdline")).ok()? == cmdline).then_some(p)
+        })
+        .collect()
+}
+
+/// Races of a scope's cancel against `process::output` of a shell that forks twice: the cancel
+/// comes 0–15 ms after the run starts (the helper's sleep only spreads the moment; nothing
+/// waits on it for correctness). Whatever the moment — the shell forking included —: nothing
+/// the shell wrote is lost, neither the shell nor its children are left, and the result says
+/// which side won.
+#[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "a blocked system call is not interrupted there"
+)]
+fn e08_stress_scope_cancel_against_process_output_of_a_forking_shell() {
+    let _serial = serial();
+    let n = (common::stress_count(2_000) / 20).max(50);
+    // A duration no other test uses: a sleep of the shell that ran on would be found by it.
+    let arg = format!("0.00{}", 5_000_000 + std::process::id() % 1_000_000);
+    let script = format!("echo x; sleep {arg}; sleep {arg}; echo y");
+    let cmdline = format!("sleep\0{arg}\0").into_bytes();
+    let (to_helper, jobs) = std::sync::mpsc::channel::<(thread_cancel::CancelScope, u64)>();
+    let helper = std::thread::spawn(move || {
+        for (scope, us) in jobs {
+            std::thread::sleep(Duration::from_micros(us));
+            scope.cancel();
+        }
+    });
+    let (mut before, mut refused, mut killed, mut completed) = (0, 0, 0, 0);
+    for i in 0..n {
+        let scope = thread_cancel::CancelScope::new();
+        to_helper
+            .send((scope.clone(), (i as u64 * 7919) % 15_000))
+            .unwrap();
+        let r = scope.run(|| {
+            thread_cancel::process::output(std::process::Command::new("sh").args(["-c", &script]))
+        });
+        let out = match r {
+            Ok(out) => Some(out.expect("not canceled: the output")),
+            Err(e) => match e.into_value() {
+                None => {
+                    before += 1;
+                    None
+                }
+                // With `interpose`, a spawn in the canceled run is refused (nothing started).
+                Some(Err(e)) if cfg!(thread_cancel_interpose) => {
+                    let code = e.raw_os_error();
+                    assert!(
+                        code == Some(libc::ECANCELED) || code == Some(libc::ETIMEDOUT),
+                        "{e}"
+                    );
+                    refused += 1;
+                    None
+                }
+                Some(out) => Some(out.expect("canceled: the output up to the kill")),
+            },
+        };
+        if let Some(out) = out {
+            if out.status.signal() == Some(libc::SIGKILL) {
+                assert!(
+                    [&b""[..], b"x\n", b"x\ny\n"].contains(&&out.stdout[..]),
+                    "{out:?}"
+                );
+                killed += 1;
+            } else {
+                assert!(out.status.success(), "{out:?}");
+                assert_eq!(out.stdout, b"x\ny\n", "nothing lost");
+                completed += 1;
+            }
+        }
+        assert_eq!(own_children(), Vec::<libc::pid_t>::new(), "children left");
+        let left = running_with_cmdline(&cmdline);
+        assert!(left.is_empty(), "the shell's sleep runs on: {left:?}");
+        assert!(!thread_cancel::cancel_requested(), "the thread is clean");
+    }
+    drop(to_helper);
+    helper.join().unwrap();
+    println!(
+        "e08 process::output stress: {n} races; cancel before the run {before}, spawn refused \
+         {refused}, child killed {killed}, completed {completed}"
+    );
+    assert!(killed > 0, "the races happened");
 }

@@ -165,7 +165,8 @@ fn c08_std_read_ended_by_an_on_cancel_shutdown_is_reported_as_acted() {
 }
 
 /// The crate's own wait is a point: `process::wait_or_kill` of `sleep 3` ends at the deadline,
-/// and the child is killed and reaped (plain `process::wait` leaves it running: no effect).
+/// and the child is killed and reaped (plain `process::wait` leaves it running: no effect); the
+/// run's value is the status of the kill.
 #[test]
 #[cfg_attr(
     thread_cancel_portable,
@@ -187,7 +188,12 @@ fn c08_process_wait_or_kill_ends_at_the_deadline_and_leaves_no_child() {
         e.acted(),
         r.took
     );
-    assert!(e.acted() && e.value().is_none());
+    assert!(e.acted());
+    let status = e.into_value().expect("the status of the kill").unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(libc::SIGKILL)
+    );
     assert!(r.took < Duration::from_millis(400), "{:?}", r.took);
     // SAFETY: signal 0 only asks whether the process exists.
     assert_eq!(

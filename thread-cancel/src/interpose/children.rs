@@ -3,8 +3,9 @@
 //!
 //! A child started inside a run is part of the run's work. When a cancel of that run (or of the
 //! thread) is acted on by an interposed call (the call fails with `ECANCELED`/`ETIMEDOUT`), the
-//! run's children that are still tracked are **killed** with their descendants ([`kill_tree`]:
-//! each stopped, its children listed once it has stopped, then killed), and the call waits,
+//! run's children that are still tracked are **killed** with their descendants
+//! (`sys::process::Killed`, shared with the crate's `process` functions: each stopped, its
+//! children listed once it has stopped, then killed), and the call waits,
 //! bounded, until they have exited. From then on the run may **collect what they left**: in
 //! that canceled run a `read`/`readv` of a pipe whose writers are all gone, or a `poll` of pipes
 //! only (made with no timeout), completes, and so does a wait for one of the killed children
@@ -30,9 +31,10 @@
 
 use crate::point::runs;
 use crate::sys::calls;
+use crate::sys::process::{self, waitid_pidfd};
 use libc::{c_int, c_long, pid_t};
 use std::cell::Cell;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How many children of its runs one thread keeps track of at once.
 const MAX: usize = 16;
@@ -143,18 +145,11 @@ fn record_at(pid: pid_t, depth: usize) {
     if COUNT.with(Cell::get) == MAX {
         return;
     }
-    let fd = sys(calls::PIDFD_OPEN, [pid as c_long, 0, 0, 0, 0, 0]);
-    if fd < 0 {
+    let Some(fd) = process::pidfd_of_child(pid) else {
         return;
-    }
-    // Still our child: not reaped (by a `SIGCHLD` set to be ignored, or another thread's wait
-    // for any child) and its id taken by an unrelated process before the pidfd was opened.
-    if waitid_pidfd(fd as c_int, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT).is_none() {
-        close(fd as c_int);
-        return;
-    }
+    };
     let e = Entry {
-        pidfd: fd as c_int,
+        pidfd: fd,
         pid,
         owner: me,
         depth,
@@ -204,227 +199,19 @@ pub(super) fn kill(depth: Option<usize>) {
 
 fn kill_from(depth: usize) {
     let me = getpid();
-    let mut killed = Killed {
-        wait: [libc::pollfd {
-            fd: -1,
-            events: libc::POLLIN,
-            revents: 0,
-        }; WAIT_MAX],
-        opened: [false; WAIT_MAX],
-        n: 0,
-        stop_end: Instant::now() + STOP_BOUND,
-    };
+    let mut killed = process::Killed::new();
     retain(|mut e| {
         if e.owner != me {
             return None;
         }
         if e.depth >= depth && !e.killed {
-            e.killed = kill_tree(e.pidfd, e.pid, 0, &mut killed);
+            e.killed = killed.tree(e.pidfd, e.pid);
         }
         Some(e)
     });
-    // A pidfd polls readable once its process has exited (its files closed).
-    let end = Instant::now() + EXIT_BOUND;
-    let (wait, n) = (&mut killed.wait, killed.n);
-    let mut i = 0;
-    while i < n {
-        let left = end.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        let ts = libc::timespec {
-            tv_sec: left.as_secs() as libc::time_t,
-            tv_nsec: left.subsec_nanos() as libc::c_long,
-        };
-        let p = &mut wait[i] as *mut libc::pollfd;
-        let r = sys(
-            calls::PPOLL,
-            [p as c_long, 1, &ts as *const _ as c_long, 0, 0, 0],
-        );
-        if r != -(libc::EINTR as c_long) {
-            i += 1;
-        }
-    }
-    for (p, &opened) in wait[..n].iter().zip(&killed.opened) {
-        if opened {
-            close(p.fd);
-        }
-    }
-}
-
-/// How many processes one cancel kills and waits for at most (the run's children and their
-/// descendants).
-const WAIT_MAX: usize = 64;
-
-/// How deep below a child of the run its descendants are looked for.
-const DEPTH_MAX: usize = 8;
-
-/// The processes a cancel killed, to wait for (the first `n` pidfds); those `opened` for
-/// descendants are closed after the wait (the others are the entries'). `stop_end`: until when
-/// [`wait_stopped`] waits, for all the processes of this cancel together.
-struct Killed {
-    wait: [libc::pollfd; WAIT_MAX],
-    opened: [bool; WAIT_MAX],
-    n: usize,
-    stop_end: Instant,
-}
-
-/// Kills the process of `pidfd` (id `pid`) and its descendants: stopped first, then (once it
-/// has stopped: until then it may still start a child) its children are listed
-/// (`/proc/<pid>/task/<pid>/children`: those of its main thread), then it is killed. A
-/// descendant's id is turned into a pidfd while its parent is stopped (it cannot be reaped and
-/// its id reused meanwhile, unless that parent ignores `SIGCHLD`). Each killed process is added
-/// to `k` to be waited for; at `level` 0 `pidfd` is an entry's, deeper it is a descendant's,
-/// which `k` then owns (closed here if `k` is full). Returns whether the process was there to
-/// be killed. Iterative in effect on the stack: the listing's buffer is gone before the
-/// recursion (a call from a signal handler may run on a small alternate stack).
-fn kill_tree(pidfd: c_int, pid: pid_t, level: usize, k: &mut Killed) -> bool {
-    let signal = |fd: c_int, sig: c_int| {
-        sys(
-            calls::PIDFD_SEND_SIGNAL,
-            [fd as c_long, sig as c_long, 0, 0, 0, 0],
-        ) == 0
-    };
-    if !signal(pidfd, libc::SIGSTOP) {
-        // Already gone (reaped): nothing to kill.
-        if level > 0 {
-            close(pidfd);
-        }
-        return false;
-    }
-    let added = k.n < WAIT_MAX;
-    if added {
-        k.wait[k.n].fd = pidfd;
-        k.opened[k.n] = level > 0;
-        k.n += 1;
-    }
-    if level < DEPTH_MAX {
-        wait_stopped(pid, k.stop_end);
-        let (children, n) = children_of(pid);
-        for &child in &children[..n] {
-            let fd = sys(calls::PIDFD_OPEN, [child as c_long, 0, 0, 0, 0, 0]);
-            if fd >= 0 {
-                kill_tree(fd as c_int, child, level + 1, k);
-            }
-        }
-    }
-    signal(pidfd, libc::SIGKILL);
-    if !added && level > 0 {
-        close(pidfd);
-    }
-    true
-}
-
-/// Reads `/proc/<pid>/<rest>` (`rest` ends with a nul) into `buf` (no allocation): how many
-/// bytes, 0 if it cannot be read.
-fn read_proc(pid: pid_t, rest: &[u8], buf: &mut [u8]) -> usize {
-    let mut path = [0u8; 64];
-    let digits = decimal(pid);
-    let mut len = 0;
-    for part in [b"/proc/".as_slice(), &digits.0[..digits.1], b"/", rest] {
-        path[len..len + part.len()].copy_from_slice(part);
-        len += part.len();
-    }
-    let fd = sys(
-        calls::OPENAT,
-        [
-            libc::AT_FDCWD as c_long,
-            path.as_ptr() as c_long,
-            (libc::O_RDONLY | libc::O_CLOEXEC) as c_long,
-            0,
-            0,
-            0,
-        ],
-    );
-    if fd < 0 {
-        return 0;
-    }
-    let r = sys(
-        calls::READ,
-        [fd, buf.as_mut_ptr() as c_long, buf.len() as c_long, 0, 0, 0],
-    );
-    close(fd as c_int);
-    r.max(0) as usize
-}
-
-/// Waits (until `end` at most) until process `pid`, sent `SIGSTOP`, has stopped (or died):
-/// the signal is acted on when the process next returns to user space, and until then it may
-/// still start a child. Its state is the first letter after the `)` closing its name in
-/// `/proc/<pid>/stat`.
-#[inline(never)]
-fn wait_stopped(pid: pid_t, end: Instant) {
-    loop {
-        let mut buf = [0u8; 512];
-        let n = read_proc(pid, b"stat\0", &mut buf);
-        let state = buf[..n]
-            .iter()
-            .rposition(|&b| b == b')')
-            .and_then(|i| buf[..n].get(i + 2).copied());
-        if !matches!(state, Some(b'R' | b'S' | b'D' | b'W' | b'I' | b'P')) || Instant::now() >= end
-        {
-            return; // Stopped, dead, gone, or not stopping in time.
-        }
-        sys(calls::SCHED_YIELD, [0; 6]);
-    }
-}
-
-/// How long [`kill_tree`] waits, for all the processes of one cancel together, for each to stop
-/// before it lists its children.
-const STOP_BOUND: Duration = Duration::from_millis(50);
-
-/// How many children of one process [`kill_tree`] kills at most.
-const CHILDREN_MAX: usize = 64;
-
-/// The child ids listed in `/proc/<pid>/task/<pid>/children` (at most [`CHILDREN_MAX`]), and
-/// how many. An id is taken only when a separator follows it, or the file ended after it: a
-/// listing cut by the buffer's end never yields part of a number.
-#[inline(never)]
-fn children_of(pid: pid_t) -> ([pid_t; CHILDREN_MAX], usize) {
-    let mut rest = [0u8; 32];
-    let digits = decimal(pid);
-    let mut len = 0;
-    for part in [b"task/".as_slice(), &digits.0[..digits.1], b"/children\0"] {
-        rest[len..len + part.len()].copy_from_slice(part);
-        len += part.len();
-    }
-    let mut buf = [0u8; 1024];
-    let n = read_proc(pid, &rest[..len], &mut buf);
-    let mut out = [0; CHILDREN_MAX];
-    let mut count = 0;
-    let mut id: pid_t = 0;
-    for &b in &buf[..n] {
-        if b.is_ascii_digit() {
-            id = id.saturating_mul(10).saturating_add(pid_t::from(b - b'0'));
-        } else if id != 0 {
-            if count < CHILDREN_MAX {
-                out[count] = id;
-                count += 1;
-            }
-            id = 0;
-        }
-    }
-    if id != 0 && n < buf.len() && count < CHILDREN_MAX {
-        out[count] = id;
-        count += 1;
-    }
-    (out, count)
-}
-
-/// The decimal digits of `n` (positive) and how many.
-fn decimal(mut n: pid_t) -> ([u8; 12], usize) {
-    let mut d = [0u8; 12];
-    let mut i = d.len();
-    loop {
-        i -= 1;
-        d[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let len = d.len() - i;
-    d.copy_within(i.., 0);
-    (d, len)
+    // Their ends of pipes closed once they have exited; the descendants' pidfds closed when
+    // `killed` is dropped (the entries' stay open until their runs end).
+    killed.wait_exited(EXIT_BOUND);
 }
 
 /// Whether a child of this process killed by [`kill`] is tracked; `pid` if given must be its
@@ -443,27 +230,6 @@ fn killed_child(pid: Option<pid_t>, unreaped: bool) -> bool {
         Some(e)
     });
     found
-}
-
-/// `waitid(P_PIDFD, pidfd, ..)` with `options`: the id of the process it reports (0: none,
-/// with `WNOHANG`), or `None` if the call fails (`ECHILD`: not a child of this process, or
-/// already reaped). Linux 5.4.
-fn waitid_pidfd(pidfd: c_int, options: c_int) -> Option<pid_t> {
-    // SAFETY: an all-zero `siginfo_t` is a valid value (plain data).
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let r = sys(
-        calls::WAITID,
-        [
-            libc::P_PIDFD as c_long,
-            pidfd as c_long,
-            &mut info as *mut _ as c_long,
-            options as c_long,
-            0,
-            0,
-        ],
-    );
-    // SAFETY: `info` was written by the kernel, or is zero.
-    (r == 0).then(|| unsafe { info.si_pid() })
 }
 
 /// Whether the process of `pidfd` has exited and not been reaped.

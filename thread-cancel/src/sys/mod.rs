@@ -16,6 +16,9 @@
 //!   still pending, and unblocks it (a scope's `run` ends with nothing on its way).
 //! - [`clock`]: the coarse monotonic clock, a cheap lower bound of `Instant::now()` for
 //!   deadlines still far ahead.
+//! - [`process`] (shared by every platform folder): a child process killed with its
+//!   descendants (by pidfd, on Linux and Android; the direct child alone elsewhere), and the
+//!   plain `poll`/`read` that collect what it left in its pipes.
 //! - [`pthread`] (POSIX, shared by every platform folder): threads made with `pthread_create`
 //!   directly (no `std` spawn), for `Builder::lightweight`.
 //! - [`region_run`] / [`region_leave`]: run a function in an *asynchronous region* that the
@@ -36,6 +39,7 @@ pub const fn is_error(r: libc::c_long) -> bool {
 
 pub(crate) mod clock;
 pub mod points;
+pub(crate) mod process;
 pub(crate) mod pthread;
 
 /// What the signal handler asks about the thread it interrupted. The answers come from the
