@@ -303,7 +303,13 @@ unsafe fn after_call(
                 Verdict::Fail(e) => match unsafe { children::collect(nr, a) } {
                     // What the run's killed children left (their pipes, their status).
                     Some(r) => Ok(r),
-                    None => Err(e),
+                    None => {
+                        // Counted for the diagnostic (a thread that keeps failing spins).
+                        c.runs
+                            .failed_calls
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        Err(e)
+                    }
                 },
                 Verdict::Plain => {
                     // SAFETY: forwarded from the caller.
