@@ -739,15 +739,16 @@ impl<R> std::fmt::Display for BlockingError<R> {
 
 impl<R: std::fmt::Debug> std::error::Error for BlockingError<R> {}
 
-/// Only the value-less error converts (as for [`Canceled`]): a cancelled task's error may hold
-/// the closure's value, which `?` must not drop in silence (`without_value` drops it, said so).
-impl From<BlockingError> for std::io::Error {
-    fn from(e: BlockingError) -> Self {
+/// As [`Canceled`] converts (a cancelled task's error is the scope's, and
+/// [`Canceled::from_io_error`] recognises it; the closure's value is dropped); a panic as
+/// `ErrorKind::Other`.
+impl<R> From<BlockingError<R>> for std::io::Error {
+    fn from(e: BlockingError<R>) -> Self {
         match e.repr {
-            // As the scope's own `Canceled` converts (its payload), so that
-            // `Canceled::from_io_error` recognises it.
             Repr::Cancelled(c) => c.into(),
-            Repr::Panic(_) => std::io::Error::other(e),
+            Repr::Panic(p) => std::io::Error::other(BlockingError::<()> {
+                repr: Repr::Panic(p),
+            }),
         }
     }
 }

@@ -169,11 +169,21 @@ fn blocked_in(tid: i32) -> String {
     match f.next().map(str::parse::<libc::c_long>) {
         Some(Ok(nr)) if nr >= 0 => {
             let args: Vec<&str> = f.take(3).collect();
+            let name = syscall_name(nr);
+            let remedy = if name == "futex" {
+                "std's Mutex, Condvar, mpsc, Once, park and JoinHandle::join wait there: use \
+                 thread_cancel::sync (Mutex, Condvar, channel, ...), park, spawn and join"
+            } else if cfg!(thread_cancel_interpose) {
+                "make it one (thread_cancel::io, net, process) or end it from an on_cancel \
+                 callback"
+            } else {
+                "make it one (thread_cancel::io, net, process), end it from an on_cancel \
+                 callback, or (an application, for its whole process) turn on the feature \
+                 `interpose`, which makes the C library's blocking calls points"
+            };
             format!(
-                "blocked in the system call {} ({}), which is not a cancellation point of the \
-                 crate: make it one (thread_cancel::io, net, process) or end it from an \
-                 on_cancel callback",
-                syscall_name(nr),
+                "blocked in the system call {name} ({}), which is not a cancellation point of \
+                 the crate: {remedy}",
                 args.join(", ")
             )
         }

@@ -242,10 +242,16 @@ impl<R> Canceled<R> {
 }
 
 impl Canceled {
-    /// Whether `e` reports a cancellation, and which: the crate's own errors converted to
-    /// [`io::Error`](std::io::Error) (a [`Canceled`], a [`TimedOut`](crate::TimedOut), a
-    /// canceled tokio blocking task, which converts as a `Canceled`), and a system call's
-    /// `ECANCELED`.
+    /// Whether `e` reports a cancellation of this crate's, and which: the crate's own errors
+    /// converted to [`io::Error`](std::io::Error) (a [`Canceled`], a
+    /// [`TimedOut`](crate::TimedOut), a canceled tokio blocking task, which converts as a
+    /// `Canceled`); and, with the feature `interpose`, a system call's `ECANCELED` or
+    /// `ETIMEDOUT` (as std builds it from the errno of an interposed call) when the calling
+    /// thread's last interposed call in its current or just-ended run failed with it because of
+    /// a cancel. A raw errno says nothing of where it came from: any other `ECANCELED` (an
+    /// aborted asynchronous I/O) or `ETIMEDOUT` (a TCP connection that timed out) is not ours,
+    /// and neither is one passed to another thread.
+    ///
     /// Code that handles `io::Error`s uses it to tell "the operation was canceled, stop" from a
     /// failure to retry or report.
     ///
@@ -256,10 +262,12 @@ impl Canceled {
     /// let e: std::io::Error = scope.run(|| ()).unwrap_err().into();
     /// assert_eq!(Canceled::from_io_error(&e), Some(Canceled::default()));
     /// assert_eq!(Canceled::from_io_error(&std::io::Error::other("disk full")), None);
+    /// let other = std::io::Error::from_raw_os_error(libc::ECANCELED); // not ours
+    /// assert_eq!(Canceled::from_io_error(&other), None);
     /// ```
     pub fn from_io_error(e: &std::io::Error) -> Option<Canceled> {
-        if e.raw_os_error() == Some(libc::ECANCELED) {
-            return Some(Canceled::default());
+        if let Some(code) = e.raw_os_error() {
+            return Self::from_interposed_errno(code);
         }
         let inner = e.get_ref()?;
         if let Some(c) = inner.downcast_ref::<Canceled>() {
@@ -268,6 +276,35 @@ impl Canceled {
         if let Some(t) = inner.downcast_ref::<TimedOut>() {
             return Some(t.0.clone());
         }
+        None
+    }
+
+    /// `code` is the errno an interposed call of this thread failed with because of a cancel,
+    /// in its current or just-ended run.
+    #[cfg(thread_cancel_interpose)]
+    fn from_interposed_errno(code: i32) -> Option<Canceled> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if code != libc::ECANCELED && code != libc::ETIMEDOUT {
+            return None;
+        }
+        crate::control::with_current(|c| {
+            (c.runs.failed_errno.load(Relaxed) == code).then(|| {
+                let cause = match code {
+                    libc::ETIMEDOUT => Cause::Deadline(crate::cancel_scope::clock_instant(
+                        c.runs.failed_deadline.load(Relaxed),
+                    )),
+                    _ => Cause::Cancel,
+                };
+                Canceled::new(cause, true, None)
+            })
+        })
+        .flatten()
+    }
+
+    /// Without the feature `interpose`, no call of the crate's fails with a raw errno for a
+    /// cancel (its points unwind).
+    #[cfg(not(thread_cancel_interpose))]
+    fn from_interposed_errno(_code: i32) -> Option<Canceled> {
         None
     }
 }
@@ -300,17 +337,32 @@ impl<R: std::fmt::Debug> std::error::Error for Canceled<R> {
 /// `Interrupted`, which std's `read_exact`, `read_to_end`, `write_all` and `io::copy` retry (a
 /// canceled scope would spin them for ever). [`Canceled::from_io_error`] recognises it.
 ///
-/// Only the value-less error converts: a run's error may hold completed work, which `?` must
-/// not drop in silence. Pass it on with [`into_completed`](Canceled::into_completed) (keeps
-/// the value) or [`without_value`](Canceled::without_value) (drops it, said so).
-impl From<Canceled> for std::io::Error {
-    fn from(e: Canceled) -> Self {
+/// So `?` passes a run's error on as an `io::Error` — an error, also when the closure returned
+/// after the cancel (a missed cancel, or work the cancel cut short): the `io::Error` says so
+/// ("after it completed: nothing acted on the cancel"), and the closure's value is dropped.
+/// To keep it, ask for it by name first: [`into_value`](Canceled::into_value), or
+/// [`into_completed`](Canceled::into_completed) (`Ok` with the value whenever the closure
+/// returned).
+///
+/// ```
+/// use thread_cancel::CancelScope;
+/// fn read_in(scope: &CancelScope, r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+///     scope.run(|| r.read(buf))?
+/// }
+/// let s = CancelScope::new();
+/// assert_eq!(read_in(&s, &mut &b"abc"[..], &mut [0; 8]).unwrap(), 3);
+/// s.cancel();
+/// let e = read_in(&s, &mut &b"abc"[..], &mut [0; 8]).unwrap_err();
+/// assert!(thread_cancel::Canceled::from_io_error(&e).is_some()); // never started
+/// ```
+impl<R> From<Canceled<R>> for std::io::Error {
+    fn from(e: Canceled<R>) -> Self {
         let kind = if e.deadline_passed() {
             std::io::ErrorKind::TimedOut
         } else {
             std::io::ErrorKind::Other
         };
-        std::io::Error::new(kind, e)
+        std::io::Error::new(kind, e.without_value())
     }
 }
 
@@ -390,7 +442,7 @@ impl<R> std::ops::Deref for TimedOut<R> {
 
 impl<R> std::fmt::Display for TimedOut<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("operation timed out")?;
+        f.write_str("operation timed out: its deadline passed")?;
         if !self.0.acted {
             f.write_str(" (after it completed: nothing acted on the deadline)")?;
         }
@@ -400,9 +452,26 @@ impl<R> std::fmt::Display for TimedOut<R> {
 
 impl<R: std::fmt::Debug> std::error::Error for TimedOut<R> {}
 
-/// `ErrorKind::TimedOut`. As for [`Canceled`], only the value-less error converts.
-impl From<TimedOut> for std::io::Error {
-    fn from(e: TimedOut) -> Self {
-        std::io::Error::new(std::io::ErrorKind::TimedOut, e)
+/// `ErrorKind::TimedOut`, as a [`Canceled`] converts: so `with_timeout(..)?` is the tail of a
+/// function that returns `io::Result`, and a late return stays an error (the value is dropped;
+/// ask for it by name first to keep it).
+///
+/// ```
+/// use std::time::Duration;
+/// fn fetch(budget: Duration) -> std::io::Result<String> {
+///     thread_cancel::with_timeout(budget, || {
+///         let (r, _w) = std::io::pipe()?;
+///         let mut s = String::new();
+///         std::io::Read::read_to_string(&mut thread_cancel::io::Cancelable::new(r), &mut s)?;
+///         Ok(s)
+///     })?
+/// }
+/// let e = fetch(Duration::from_millis(20)).unwrap_err();
+/// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+/// assert!(thread_cancel::Canceled::from_io_error(&e).is_some_and(|c| c.deadline_passed()));
+/// ```
+impl<R> From<TimedOut<R>> for std::io::Error {
+    fn from(e: TimedOut<R>) -> Self {
+        std::io::Error::new(std::io::ErrorKind::TimedOut, e.without_value())
     }
 }

@@ -175,6 +175,11 @@ fn run_in<R>(
     let parent = runs::top();
     // SAFETY: see `any_frame`.
     let depth = unsafe { parent.as_ref() }.map_or(0, |p| p.depth + 1);
+    #[cfg(thread_cancel_interpose)]
+    if depth == 0 {
+        // A new outermost run: an interposed failure of an earlier one is not this one's.
+        forget_failed_call(c);
+    }
     let frame = Frame {
         scope: inner as *const Inner as *const dyn RunScope,
         parent,
@@ -281,6 +286,14 @@ fn deadline_tick_cold(inner: &Inner) -> Option<crate::sys::DeadlineTick> {
     let d = inner.deadline()?;
     crate::sys::set_deadline_due(runs::deadline_passed);
     crate::sys::arm_deadline_tick(d)
+}
+
+#[cfg(thread_cancel_interpose)]
+#[inline(always)]
+fn forget_failed_call(c: &Control) {
+    if c.runs.failed_errno.load(Ordering::Relaxed) != 0 {
+        c.runs.failed_errno.store(0, Ordering::Relaxed);
+    }
 }
 
 /// The calling thread's control block (adopting the thread), borrowed until the thread's

@@ -304,10 +304,7 @@ unsafe fn after_call(
                     // What the run's killed children left (their pipes, their status).
                     Some(r) => Ok(r),
                     None => {
-                        // Counted for the diagnostic (a thread that keeps failing spins).
-                        c.runs
-                            .failed_calls
-                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        record_failure(c, e);
                         Err(e)
                     }
                 },
@@ -325,6 +322,28 @@ unsafe fn after_call(
     };
     std::mem::forget(abort);
     v
+}
+
+/// An interposed call of the thread fails with `e` because of a cancel: counted for the
+/// diagnostic (a thread that keeps failing spins), and recorded for `Canceled::from_io_error`
+/// (with the deadline that passed, for `ETIMEDOUT`).
+#[cold]
+fn record_failure(c: &Control, e: c_int) {
+    use std::sync::atomic::Ordering::Relaxed;
+    c.runs.failed_calls.fetch_add(1, Relaxed);
+    if e == libc::ETIMEDOUT {
+        let mut at = None;
+        crate::point::runs::any_frame(|_, sc| {
+            if sc.timed_out() {
+                at = sc.deadline();
+            }
+            sc.marked()
+        });
+        c.runs
+            .failed_deadline
+            .store(at.map_or(0, crate::cancel_scope::clock_nanos), Relaxed);
+    }
+    c.runs.failed_errno.store(e, Relaxed);
 }
 
 /// Aborts the process if dropped: live across the crate's own code in an interposed function,
