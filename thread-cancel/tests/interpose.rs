@@ -4,6 +4,8 @@
 // Where the interposition is built (the one condition, named by build.rs).
 #![cfg(thread_cancel_interpose)]
 
+mod common;
+
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
@@ -1202,4 +1204,196 @@ fn e04_a_pending_thread_cancel_does_not_refuse_a_spawn() {
     let spawned = rx.recv_timeout(Duration::from_secs(5)).unwrap();
     assert_eq!(spawned.expect("spawned").ok(), Some(true));
     assert!(h.join().is_canceled());
+}
+
+// ---------------------------------------------------------------------------------------------
+// W03: children are tracked while they run (never "the first N started"); what std does between
+// `fork` and `exec` never panics.
+
+/// The number of open descriptors of this process.
+fn open_fds() -> usize {
+    // The listing's own descriptor is counted too, every time.
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Whether process `pid` exists and is a child of this process (running or a zombie).
+fn is_our_child(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The parent's id is the second field after the `)` closing the name.
+    let ppid = stat[stat.rfind(')').unwrap() + 2..]
+        .split_whitespace()
+        .nth(1)
+        .unwrap();
+    ppid == std::process::id().to_string()
+}
+
+/// Processes of the system whose command line is `cmdline` (its words nul-terminated).
+fn processes_running(cmdline: &[u8]) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|cmd| cmd == cmdline)
+        .count()
+}
+
+#[test]
+fn w03_a_hundred_commands_in_one_long_run_the_last_killed_at_its_deadline_nothing_left_open() {
+    // A worker runs commands one after the other in one long run. Each child is tracked while
+    // it runs: the 100th is killed at its deadline like the first would be, `wait_with_output`
+    // returns its output and kill (no panic), and the run leaves no descriptor and no process.
+    const NAME: &str =
+        "w03_a_hundred_commands_in_one_long_run_the_last_killed_at_its_deadline_nothing_left_open";
+    if common::child_value().is_none() {
+        // In a process of its own, so that the descriptors counted are this test's alone.
+        let run = common::run_child(NAME, "child", Duration::from_secs(120));
+        assert!(run.status.success(), "{}", run.stderr);
+        return;
+    }
+    let before = open_fds();
+    let scope = thread_cancel::CancelScope::new();
+    let mut pids = Vec::new();
+    let mut during = 0;
+    let t = Instant::now();
+    let r = scope.run(|| {
+        for _ in 0..99 {
+            let child = Command::new("true")
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            pids.push(child.id());
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{out:?}");
+        }
+        during = open_fds();
+        scope.set_deadline(Instant::now() + DEADLINE);
+        let child = Command::new("sleep")
+            .arg("5.4321")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        pids.push(child.id());
+        let t = Instant::now();
+        let out = child.wait_with_output();
+        (out, t.elapsed())
+    });
+    let all = t.elapsed();
+    let after = open_fds();
+    let e = r.expect_err("the deadline passed");
+    assert!(e.deadline_passed() && e.acted(), "{:?}", e.cause());
+    let (out, took) = e.into_value().unwrap();
+    let out = out.expect("the output of the killed 100th child");
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    assert!(took < BOUND, "the 100th command took {took:?}");
+    println!(
+        "w03 100 commands: {all:?} in all, the last {took:?}; descriptors before {before}, \
+         before the last command {during}, after {after}"
+    );
+    assert!(
+        during <= before + 1,
+        "descriptors of reaped children kept: {before} before, {during} after 99 commands"
+    );
+    assert_eq!(after, before, "descriptors left open by the run");
+    assert_no_child_left();
+    let left: Vec<_> = pids.iter().filter(|&&p| is_our_child(p)).collect();
+    assert!(left.is_empty(), "children left: {left:?}");
+    assert_eq!(
+        processes_running(b"sleep\x005.4321\x00"),
+        0,
+        "the sleep runs on"
+    );
+}
+
+/// Sleeps `d` with the raw system call (neither interposed nor a point): async-signal-safe,
+/// for a `pre_exec` closure.
+fn raw_sleep(d: Duration) {
+    let ts = libc::timespec {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: a valid `timespec`; no remaining time asked for.
+    unsafe {
+        libc::syscall(
+            libc::SYS_nanosleep,
+            &ts,
+            std::ptr::null_mut::<libc::timespec>(),
+        )
+    };
+}
+
+#[test]
+fn w03_a_slow_pre_exec_under_a_100ms_deadline_ends_with_the_child_killed_no_panic() {
+    // std forks, runs the `pre_exec` closure in the child, and waits for the child's `exec`
+    // with a `recv` on a socket pair. The deadline passes while the closure runs: the child is
+    // killed, the socket's peer is gone, so the `recv` completes (end of file, as after an
+    // `exec`) and std goes on: `output` and `status` return the kill status.
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new("true");
+    // SAFETY: the closure makes one raw system call (async-signal-safe).
+    unsafe {
+        cmd.pre_exec(|| {
+            raw_sleep(Duration::from_secs(5));
+            Ok(())
+        })
+    };
+    let out = timed_out(|| cmd.output()).expect("the output of the killed child");
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    assert_no_child_left();
+    let status = timed_out(|| cmd.status()).expect("the status of the killed child");
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    assert_no_child_left();
+}
+
+#[test]
+fn w03_stds_fork_path_under_400_random_deadlines_of_0_to_3_ms_never_panics() {
+    // An empty `pre_exec` (std forks rather than `posix_spawn`), each run under a random
+    // deadline of 0–3 ms: the deadline lands before the fork, between `fork` and `exec`, while
+    // std waits for the exec, or after. Never a panic inside std, never a child left.
+    use std::os::unix::process::CommandExt;
+    let n = common::stress_count(400);
+    let mut rng = common::Rng::new(3);
+    let (mut before, mut refused, mut killed, mut completed, mut panics) = (0, 0, 0, 0, 0);
+    let mut first_panic = None;
+    for _ in 0..n {
+        let budget = Duration::from_micros(rng.below(3_001) as u64);
+        let mut cmd = Command::new("true");
+        // SAFETY: the closure does nothing.
+        unsafe { cmd.pre_exec(|| Ok(())) };
+        let r = thread_cancel::with_timeout(budget, || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cmd.output()))
+        });
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => match e.into_value() {
+                Some(r) => r,
+                None => {
+                    before += 1; // the deadline passed before the run started
+                    continue;
+                }
+            },
+        };
+        match r {
+            Err(p) => {
+                panics += 1;
+                first_panic.get_or_insert_with(|| common::panic_message(&*p));
+            }
+            Ok(Err(e)) => {
+                assert_deadline_error(&e);
+                refused += 1;
+            }
+            Ok(Ok(out)) if out.status.signal() == Some(libc::SIGKILL) => killed += 1,
+            Ok(Ok(out)) => {
+                assert!(out.status.success(), "{out:?}");
+                completed += 1;
+            }
+        }
+        assert_no_child_left();
+    }
+    println!(
+        "w03 fork path: {n} random deadlines of 0-3 ms: passed before the run {before}, \
+         spawn refused {refused}, child killed {killed}, completed {completed}, panics {panics}"
+    );
+    assert_eq!(panics, 0, "panics inside std; the first: {first_panic:?}");
 }
