@@ -237,16 +237,40 @@ fn zombie(pidfd: c_int) -> bool {
     waitid_pidfd(pidfd, libc::WEXITED | libc::WNOWAIT | libc::WNOHANG).is_some_and(|p| p != 0)
 }
 
-/// Whether descriptor `fd` is a pipe or FIFO.
-fn is_pipe(fd: c_long) -> bool {
+/// Whether descriptor `fd` is one a child may hold the other end of: a pipe or FIFO, or a Unix
+/// socket (std's `Command::spawn` on its fork path waits for the child's `exec` with a `recv`
+/// on a socket pair; a program may give a child a socket pair as its standard I/O).
+fn is_pipe_or_unix_socket(fd: c_long) -> bool {
     // SAFETY: an all-zero `stat` is a valid value (plain data).
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    sys(calls::FSTAT, [fd, &mut st as *mut _ as c_long, 0, 0, 0, 0]) == 0
-        && st.st_mode & libc::S_IFMT == libc::S_IFIFO
+    if sys(calls::FSTAT, [fd, &mut st as *mut _ as c_long, 0, 0, 0, 0]) != 0 {
+        return false;
+    }
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFIFO => true,
+        libc::S_IFSOCK => {
+            let mut domain: c_int = 0;
+            let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
+            sys(
+                calls::GETSOCKOPT,
+                [
+                    fd,
+                    libc::SOL_SOCKET as c_long,
+                    libc::SO_DOMAIN as c_long,
+                    &mut domain as *mut _ as c_long,
+                    &mut len as *mut _ as c_long,
+                    0,
+                ],
+            ) == 0
+                && domain == libc::AF_UNIX
+        }
+        _ => false,
+    }
 }
 
-/// Whether every writer of pipe `fd` is gone (`POLLHUP`): a read of it cannot block (what is
-/// left in it, then end of file), whatever another thread does meanwhile.
+/// Whether every writer of pipe `fd` is gone, or the peer of Unix socket `fd` is (`POLLHUP`: a
+/// stream or sequenced-packet socket whose peer was closed is shut down both ways): a read of it
+/// cannot block (what is left in it, then end of file), whatever another thread does meanwhile.
 fn hung_up(fd: c_long) -> bool {
     let mut p = libc::pollfd {
         fd: fd as c_int,
@@ -292,8 +316,10 @@ pub(super) unsafe fn collect(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
 /// As [`collect`].
 unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
     match nr {
-        calls::READ | calls::READV => {
-            (killed_child(None, false) && is_pipe(a[0]) && hung_up(a[0])).then(|| sys(nr, a))
+        // `recv` is `recvfrom` with no address; std's `recv_pidfd` is a `recvmsg`.
+        calls::READ | calls::READV | calls::RECVFROM | calls::RECVMSG => {
+            (killed_child(None, false) && is_pipe_or_unix_socket(a[0]) && hung_up(a[0]))
+                .then(|| sys(nr, a))
         }
         calls::PPOLL => {
             let (fds, n) = (a[0] as *const libc::pollfd, a[1] as usize);
@@ -302,7 +328,10 @@ unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
             }
             // SAFETY: the caller's `poll` array of `n` entries (its contract).
             let set = unsafe { std::slice::from_raw_parts(fds, n) };
-            if !set.iter().all(|p| p.fd < 0 || is_pipe(p.fd as c_long)) {
+            if !set
+                .iter()
+                .all(|p| p.fd < 0 || is_pipe_or_unix_socket(p.fd as c_long))
+            {
                 return None;
             }
             // Made with no timeout: it cannot block.

@@ -41,6 +41,7 @@ calls! {
     FSYNC = SYS_fsync,
     FUTEX = SYS_futex,
     GETPID = SYS_getpid,
+    GETSOCKOPT = SYS_getsockopt,
     GETTID = SYS_gettid,
     IOCTL = SYS_ioctl,
     MQ_TIMEDRECEIVE = SYS_mq_timedreceive,
