@@ -1249,6 +1249,9 @@ fn w03_a_hundred_commands_in_one_long_run_the_last_killed_at_its_deadline_nothin
         // In a process of its own, so that the descriptors counted are this test's alone.
         let run = common::run_child(NAME, "child", Duration::from_secs(120));
         assert!(run.status.success(), "{}", run.stderr);
+        for line in run.stderr.lines().filter(|l| l.starts_with("w03")) {
+            println!("{line}");
+        }
         return;
     }
     let before = open_fds();
@@ -1286,7 +1289,7 @@ fn w03_a_hundred_commands_in_one_long_run_the_last_killed_at_its_deadline_nothin
     let out = out.expect("the output of the killed 100th child");
     assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
     assert!(took < BOUND, "the 100th command took {took:?}");
-    println!(
+    eprintln!(
         "w03 100 commands: {all:?} in all, the last {took:?}; descriptors before {before}, \
          before the last command {during}, after {after}"
     );
@@ -1396,4 +1399,40 @@ fn w03_stds_fork_path_under_400_random_deadlines_of_0_to_3_ms_never_panics() {
          spawn refused {refused}, child killed {killed}, completed {completed}, panics {panics}"
     );
     assert_eq!(panics, 0, "panics inside std; the first: {first_panic:?}");
+}
+
+#[test]
+fn w03_forty_children_running_at_once_in_a_run_are_all_killed_at_its_deadline() {
+    // More children at once than the thread-local part of the table holds: the table grows,
+    // and every one of them is killed at the deadline and reaped by its wait.
+    let scope = thread_cancel::CancelScope::new();
+    let r = scope.run(|| {
+        let mut kids: Vec<_> = (0..40)
+            .map(|_| {
+                Command::new("sleep")
+                    .arg("5.678")
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        scope.set_deadline(Instant::now() + DEADLINE);
+        let t = Instant::now();
+        let statuses: Vec<_> = kids.iter_mut().map(|k| k.wait()).collect();
+        (statuses, t.elapsed())
+    });
+    let e = r.expect_err("the deadline passed");
+    assert!(e.deadline_passed() && e.acted(), "{:?}", e.cause());
+    let (statuses, took) = e.into_value().unwrap();
+    for (i, s) in statuses.iter().enumerate() {
+        let s = s.as_ref().unwrap_or_else(|e| panic!("child {i}: {e}"));
+        assert_eq!(s.signal(), Some(libc::SIGKILL), "child {i}: {s:?}");
+    }
+    assert!(took < BOUND, "{took:?}");
+    assert_no_child_left();
+    assert_eq!(
+        processes_running(b"sleep\x005.678\x00"),
+        0,
+        "a sleep runs on"
+    );
 }

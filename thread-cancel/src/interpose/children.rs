@@ -36,8 +36,9 @@ use libc::{c_int, c_long, pid_t};
 use std::cell::Cell;
 use std::time::Duration;
 
-/// How many children of its runs one thread keeps track of at once.
-const MAX: usize = 16;
+/// How many children of its runs one thread keeps in its thread-local array; more go to an
+/// area mapped for it ([`MORE`]), grown as needed.
+const INLINE: usize = 16;
 
 /// How long a canceled call waits for the children it killed to exit (a process killed while in
 /// an uninterruptible sleep may take longer: the call then goes on, and their pipes may still
@@ -65,13 +66,81 @@ const EMPTY: Entry = Entry {
 };
 
 thread_local! {
-    /// How many entries of `CHILDREN` are in use (the first ones).
+    /// How many entries are in use (the first ones: `CHILDREN`, then `MORE`).
     static COUNT: Cell<usize> = const { Cell::new(0) };
-    static CHILDREN: [Cell<Entry>; MAX] = const { [const { Cell::new(EMPTY) }; MAX] };
+    static CHILDREN: [Cell<Entry>; INLINE] = const { [const { Cell::new(EMPTY) }; INLINE] };
+    /// The entries beyond the first [`INLINE`]: an anonymous mapping (`mmap`, async-signal-safe,
+    /// unlike an allocation) and how many entries it holds; unmapped when no entry is left.
+    static MORE: Cell<(*mut Entry, usize)> = const { Cell::new((std::ptr::null_mut(), 0)) };
     /// Whether this thread is inside one of the functions below: a signal handler that
     /// interrupts one of them and calls another (`fork`, or an interposed call that acts on a
     /// cancel) finds the table being changed and leaves it alone (see [`exclusive`]).
     static BUSY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Entry `i` (below `COUNT`, or below the room [`make_room`] made).
+fn get(i: usize) -> Entry {
+    if i < INLINE {
+        return CHILDREN.with(|k| k[i].get());
+    }
+    let (more, cap) = MORE.with(Cell::get);
+    debug_assert!(i - INLINE < cap);
+    // SAFETY: `more` maps `cap` entries, and `i - INLINE < cap` (the callers stay within the
+    // room made); every entry of it was written before it is read.
+    unsafe { *more.add(i - INLINE) }
+}
+
+/// Sets entry `i` (as [`get`]).
+fn set(i: usize, e: Entry) {
+    if i < INLINE {
+        return CHILDREN.with(|k| k[i].set(e));
+    }
+    let (more, cap) = MORE.with(Cell::get);
+    debug_assert!(i - INLINE < cap);
+    // SAFETY: as in `get`: within the mapping, which only this thread uses.
+    unsafe { *more.add(i - INLINE) = e };
+}
+
+/// Makes room for one more entry: maps a larger area for the entries beyond [`INLINE`] if
+/// they are all in use (twice as large; a page at first), and copies them into it. `false`:
+/// no memory (the system refused the mapping).
+fn make_room() -> bool {
+    let n = COUNT.with(Cell::get);
+    let (more, cap) = MORE.with(Cell::get);
+    if n < INLINE + cap {
+        return true;
+    }
+    let size = std::mem::size_of::<Entry>();
+    let new_cap = (cap * 2).max(4096 / size);
+    let p = sys(
+        calls::MMAP,
+        [
+            0,
+            (new_cap * size) as c_long,
+            (libc::PROT_READ | libc::PROT_WRITE) as c_long,
+            (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as c_long,
+            -1,
+            0,
+        ],
+    );
+    if (-4095..0).contains(&p) {
+        return false;
+    }
+    let p = p as *mut Entry;
+    if cap != 0 {
+        // SAFETY: the old mapping holds `cap` entries, all in use (`n == INLINE + cap`); the
+        // new one has room for `new_cap > cap`, and they do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(more, p, cap) };
+        unmap(more, cap);
+    }
+    MORE.with(|m| m.set((p, new_cap)));
+    true
+}
+
+/// Unmaps the area of `cap` entries at `more`.
+fn unmap(more: *mut Entry, cap: usize) {
+    let len = cap * std::mem::size_of::<Entry>();
+    sys(calls::MUNMAP, [more as c_long, len as c_long, 0, 0, 0, 0]);
 }
 
 /// Runs `f` with the table to itself, or returns `None` if this thread is already inside a
@@ -89,7 +158,8 @@ fn exclusive<R>(f: impl FnOnce() -> R) -> Option<R> {
 /// A raw system call, its result as the kernel gives it (`-errno` on failure).
 fn sys(nr: c_long, a: [c_long; 6]) -> c_long {
     // SAFETY: every call in this module passes arguments valid for `nr` (scalars, pointers to
-    // locals that outlive the call, or the interposed caller's own arguments, in `collect`).
+    // locals that outlive the call, a mapping of this module's, or the interposed caller's own
+    // arguments, in `collect`).
     unsafe { crate::point::conv::plain_raw(nr, a) }
 }
 
@@ -101,51 +171,119 @@ fn close(fd: c_int) {
     sys(calls::CLOSE, [fd as c_long, 0, 0, 0, 0, 0]);
 }
 
-/// Calls `f` on each entry in use, with its index; `f` returns the entry to keep, or `None` to
-/// forget it (its pidfd closed).
+/// Calls `f` on each entry in use; `f` returns the entry to keep, or `None` to forget it (its
+/// pidfd closed). The area beyond [`INLINE`] is unmapped once no entry is left.
 fn retain(mut f: impl FnMut(Entry) -> Option<Entry>) {
-    CHILDREN.with(|kids| {
-        let mut n = COUNT.with(Cell::get);
-        let mut i = 0;
-        while i < n {
-            match f(kids[i].get()) {
-                Some(e) => {
-                    kids[i].set(e);
-                    i += 1;
-                }
-                None => {
-                    close(kids[i].get().pidfd);
-                    n -= 1;
-                    kids[i].set(kids[n].get());
-                    kids[n].set(EMPTY);
-                }
+    let mut n = COUNT.with(Cell::get);
+    let mut i = 0;
+    while i < n {
+        match f(get(i)) {
+            Some(e) => {
+                set(i, e);
+                i += 1;
+            }
+            None => {
+                close(get(i).pidfd);
+                n -= 1;
+                set(i, get(n));
+                set(n, EMPTY);
             }
         }
-        COUNT.with(|c| c.set(n));
-    });
+    }
+    COUNT.with(|c| c.set(n));
+    if n == 0 {
+        let (more, cap) = MORE.with(Cell::get);
+        if cap != 0 {
+            unmap(more, cap);
+            MORE.with(|m| m.set((std::ptr::null_mut(), 0)));
+        }
+    }
 }
 
-/// After `fork`/`posix_spawn` started child `pid` in the calling thread: tracks it if the
-/// thread is in a run.
-pub(super) fn record(pid: pid_t) {
+/// Whether the child of `pidfd` has been reaped (by a wait of this program's, or by the kernel
+/// for a `SIGCHLD` set to be ignored): a `waitid` for it that neither waits nor reaps fails
+/// (`ECHILD`). Its id may be another process's by now; the pidfd still names the reaped one.
+fn reaped(pidfd: c_int) -> bool {
+    waitid_pidfd(pidfd, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT).is_none()
+}
+
+/// Forgets the entries that are not the calling process's (a child made by other means than
+/// `fork`, which forgets them at once, may inherit its parent thread's) and those of children
+/// reaped already (by the run's code, or by anyone), unless they were killed (a canceled run
+/// may still collect what those left).
+fn prune(me: pid_t) {
+    retain(|e| (e.owner == me && (e.killed || !reaped(e.pidfd))).then_some(e));
+}
+
+/// What the interposed `fork`/`posix_spawn` hold while they start a child in a run: room in the
+/// table, and a descriptor (a pidfd of the calling process) that is closed just before the
+/// child's pidfd is opened, so that the child can be tracked even if the process is at its
+/// limit of descriptors. Closed when dropped (in a forked child too: it is the parent's).
+pub(super) struct Room {
+    fd: c_int,
+}
+
+impl Drop for Room {
+    fn drop(&mut self) {
+        if self.fd >= 0 {
+            close(self.fd);
+        }
+    }
+}
+
+/// Before `fork`/`posix_spawn` in the calling thread: if the thread is in a run, forgets the
+/// entries of children already reaped and makes sure that the child about to start can be
+/// tracked. `Err(errno)`: it cannot, and the call must fail with that error without starting
+/// it: `EAGAIN` (no memory for the table: `fork`'s error for a lack of resources) or `EMFILE`/
+/// `ENFILE` (no descriptor left for its pidfd). Outside a run, without pidfds (before Linux
+/// 5.3), or in a signal handler that interrupted this module: room for nothing, no failure.
+pub(super) fn reserve() -> Result<Room, c_int> {
+    let none = Room { fd: -1 };
+    if runs::top().is_null() {
+        return Ok(none);
+    }
+    exclusive(|| {
+        let me = getpid();
+        prune(me);
+        if !make_room() {
+            return Err(libc::EAGAIN);
+        }
+        let fd = sys(calls::PIDFD_OPEN, [me as c_long, 0, 0, 0, 0, 0]);
+        match fd as c_int {
+            fd if fd >= 0 => Ok(Room { fd }),
+            e if [libc::EMFILE, libc::ENFILE, libc::ENOMEM].contains(&-e) => Err(-e),
+            // No pidfds: nothing is tracked.
+            _ => Ok(Room { fd: -1 }),
+        }
+    })
+    .unwrap_or(Ok(none))
+}
+
+/// After `fork`/`posix_spawn` started child `pid` in the calling thread with `room` from
+/// [`reserve`]: tracks it if the thread is in a run.
+pub(super) fn record(pid: pid_t, room: Room) {
     let top = runs::top();
     if top.is_null() || pid <= 0 {
         return;
     }
     // SAFETY: `top` is the innermost run in progress on this thread (see `runs::any_frame`).
     let depth = unsafe { (*top).depth };
-    exclusive(|| record_at(pid, depth));
+    exclusive(|| record_at(pid, depth, room));
 }
 
-fn record_at(pid: pid_t, depth: usize) {
+fn record_at(pid: pid_t, depth: usize, mut room: Room) {
     let me = getpid();
-    // Entries a child made by other means than `fork` (which forgets them at once) inherited
-    // from its parent's thread are not its own.
-    retain(|e| (e.owner == me).then_some(e));
-    if COUNT.with(Cell::get) == MAX {
+    // A signal handler's `fork` between `reserve` and here may have taken the room made.
+    if !make_room() {
         return;
     }
-    let Some(fd) = process::pidfd_of_child(pid) else {
+    let fd = process::pidfd_of_child(pid).or_else(|| {
+        // Perhaps no descriptor was left: the one reserved is.
+        close(std::mem::replace(&mut room.fd, -1));
+        process::pidfd_of_child(pid)
+    });
+    let Some(fd) = fd else {
+        // Reaped already (or no pidfds): nothing to track.
         return;
     };
     let e = Entry {
@@ -156,7 +294,7 @@ fn record_at(pid: pid_t, depth: usize) {
         killed: false,
     };
     let n = COUNT.with(Cell::get);
-    CHILDREN.with(|kids| kids[n].set(e));
+    set(n, e);
     COUNT.with(|c| c.set(n + 1));
 }
 
@@ -175,8 +313,10 @@ fn forget_from_cold(depth: usize) {
 }
 
 /// In the child of the interposed `fork`: the entries are the parent's (their pidfds are
-/// copies), forgotten at once, before the child can reuse those descriptor numbers.
-pub(super) fn after_fork_in_child() {
+/// copies), forgotten at once, before the child can reuse those descriptor numbers (and so is
+/// the parent's `room`, dropped here).
+pub(super) fn after_fork_in_child(room: Room) {
+    drop(room);
     if COUNT.with(Cell::get) != 0 {
         exclusive(|| retain(|_| None));
     }
