@@ -1436,3 +1436,385 @@ fn w03_forty_children_running_at_once_in_a_run_are_all_killed_at_its_deadline() 
         "a sleep runs on"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// W03, the child-process cases of issue 36's "not yet tried" list.
+
+/// The state letter of process `pid` (`/proc/<pid>/stat`: `S` sleeping, `T` stopped, `Z` a
+/// zombie), or `None` if there is no such process.
+fn process_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 2..].chars().next()
+}
+
+/// A null-terminated `argv` of C strings for `execv`.
+struct Argv(
+    #[allow(dead_code)] Vec<std::ffi::CString>,
+    Vec<*const libc::c_char>,
+);
+
+impl Argv {
+    fn new(words: &[&str]) -> Argv {
+        let strs: Vec<_> = words
+            .iter()
+            .map(|w| std::ffi::CString::new(*w).unwrap())
+            .collect();
+        let mut ptrs: Vec<_> = strs.iter().map(|s| s.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        Argv(strs, ptrs)
+    }
+}
+
+#[test]
+fn w03_vfork_and_clone_children_are_not_tracked_they_run_on_past_the_deadline() {
+    // `vfork` and the C library's `clone` are not interposed (a function that calls `vfork`
+    // and returns would return twice on one stack): their children are not the run's, so the
+    // deadline does not kill them, and a wait for one fails with the deadline's error like a
+    // wait for any child not the run's. They run to their end.
+    use thread_cancel_fixtures::{interpose_test_c_clone_exec, interpose_test_c_vfork_exec};
+    let argv = Argv::new(&["/bin/sleep", "0.3"]);
+    for (how, start) in [
+        (
+            "vfork",
+            interpose_test_c_vfork_exec as unsafe extern "C" fn(_) -> _,
+        ),
+        ("clone", interpose_test_c_clone_exec),
+    ] {
+        let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+            // SAFETY: a null-terminated argv of C strings, alive for the call.
+            let pid = unsafe { start(argv.1.as_ptr()) } as libc::pid_t;
+            assert!(pid > 0, "{how}: {pid}");
+            let mut st = 0;
+            // SAFETY: our child; a valid out-pointer.
+            let r = unsafe { libc::waitpid(pid, &mut st, 0) };
+            (pid, r, io::Error::last_os_error())
+        });
+        let e = r.unwrap_err();
+        assert!(e.deadline_passed() && e.acted(), "{how}");
+        let (pid, r, err) = e.into_value().unwrap();
+        assert_eq!(r, -1, "{how}");
+        assert_deadline_error(&err);
+        assert_eq!(
+            process_state(pid),
+            Some('S'),
+            "{how}: neither stopped nor killed"
+        );
+        let mut st = 0;
+        // SAFETY: as above, outside the run.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0,
+            "{how}: {st:#x}"
+        );
+    }
+}
+
+#[test]
+fn w03_system_and_popen_children_are_not_reached_they_run_to_their_end() {
+    // The C library's `system` and `popen` start their child with its own internal
+    // `posix_spawn` and wait for it with its internal `waitpid` (and `popen`'s stream reads
+    // with its internal `read`): none is the interposed symbol. A `system("sleep ..")` in a run
+    // whose deadline passes runs to its end, and the run reports the deadline, not acted on.
+    let t = Instant::now();
+    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+        // SAFETY: a nul-terminated command.
+        unsafe { libc::system(c"exec sleep 0.3".as_ptr()) }
+    });
+    let took = t.elapsed();
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed(), "{:?}", e.cause());
+    assert!(!e.acted(), "no interposed call met the deadline");
+    assert_eq!(e.into_value(), Some(0), "`sleep` ran to its end");
+    assert!(took >= Duration::from_millis(300), "{took:?}");
+
+    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+        // SAFETY: nul-terminated strings; the stream is read and closed here.
+        unsafe {
+            let f = libc::popen(c"sleep 0.3; echo done".as_ptr(), c"r".as_ptr());
+            assert!(!f.is_null());
+            let mut line = [0 as libc::c_char; 16];
+            let got = !libc::fgets(line.as_mut_ptr(), 16, f).is_null();
+            let status = libc::pclose(f);
+            let line = std::ffi::CStr::from_ptr(line.as_ptr()).to_owned();
+            (got, line, status)
+        }
+    });
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed() && !e.acted(), "{:?}", e.cause());
+    let (got, line, status) = e.into_value().unwrap();
+    assert!(got);
+    assert_eq!(line.to_bytes(), b"done\n");
+    assert_eq!(status, 0);
+    assert_no_child_left();
+}
+
+/// The wrapper that runs a test's child process as the first process of new user, PID and
+/// mount namespaces (`/proc` its own): there it may choose the id of the next process
+/// (`/proc/sys/kernel/ns_last_pid`), and every process it leaves dies with it.
+const PID_NAMESPACE: [&str; 6] = [
+    "unshare",
+    "--user",
+    "--map-root-user",
+    "--pid",
+    "--fork",
+    "--mount-proc",
+];
+
+/// Runs the test `name` as `value` in a child process in [`PID_NAMESPACE`]; `false` (and a
+/// "skipped:" line) where namespaces are not available, unless
+/// `THREAD_CANCEL_REQUIRE_NAMESPACES` is set.
+fn in_pid_namespace(name: &str, value: &str) -> bool {
+    if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() {
+        eprintln!("skipped under emulation");
+        return false;
+    }
+    let probe = Command::new(PID_NAMESPACE[0])
+        .args(&PID_NAMESPACE[1..])
+        .arg("true")
+        .stderr(std::process::Stdio::piped())
+        .output();
+    if let Some(why) = match probe {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(String::from_utf8_lossy(&o.stderr).trim().to_string()),
+        Err(e) => Some(e.to_string()),
+    } {
+        let msg = format!("needs `{}`: {why}", PID_NAMESPACE.join(" "));
+        assert!(
+            std::env::var_os("THREAD_CANCEL_REQUIRE_NAMESPACES").is_none(),
+            "{msg}"
+        );
+        eprintln!("skipped: {msg}");
+        return false;
+    }
+    let run = common::run_child_under(&PID_NAMESPACE, name, value, Duration::from_secs(60), &[]);
+    eprint!("{}", run.stderr);
+    assert!(run.status.success(), "the child failed: {}", run.status);
+    true
+}
+
+/// Makes `pid` the id of the next process this namespace starts.
+fn next_pid_is(pid: libc::pid_t) {
+    std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string()).unwrap();
+}
+
+/// Reaps every child of this process that has exited (in its own PID namespace the test's
+/// process is the first, and the orphans of the namespace are its children).
+fn reap_orphans() {
+    let mut st = 0;
+    // SAFETY: a valid out-pointer.
+    while unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG) } > 0 {}
+}
+
+#[test]
+fn w03_a_child_reaped_by_the_programs_own_wait_is_never_signaled_through_its_reused_id() {
+    // The run starts a child, and the program's own `waitpid(-1)` — or the kernel, with
+    // `SIGCHLD` ignored — reaps it before the deadline; its id is then reused by an unrelated
+    // process. The run's record holds a pidfd of the reaped child, not its id: the deadline's
+    // kill reaches nothing, and the process with that id is neither stopped nor killed.
+    const NAME: &str =
+        "w03_a_child_reaped_by_the_programs_own_wait_is_never_signaled_through_its_reused_id";
+    match common::child_value().as_deref() {
+        Some(how) => return reused_id(how),
+        None => {
+            if in_pid_namespace(NAME, "waitpid") {
+                in_pid_namespace(NAME, "sigchld-ignored");
+            }
+        }
+    }
+}
+
+/// The child of the test above, in its own PID namespace: `how` the run's child is reaped.
+fn reused_id(how: &str) {
+    // Every thread is started first (a thread takes an id too): the deadline timer's, by a
+    // first deadline, and one that never met the crate, which starts the unrelated process.
+    let _ = thread_cancel::with_timeout(Duration::from_millis(1), || {
+        std::thread::sleep(Duration::from_millis(20))
+    });
+    let (go, started) = std::sync::mpsc::channel::<()>();
+    let (to_test, unrelated) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for () in started {
+            let c = Command::new("sleep").arg("9.87").spawn().unwrap();
+            to_test.send(c).unwrap();
+        }
+    });
+    if how == "sigchld-ignored" {
+        // SAFETY: sets a disposition; no handler.
+        unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
+    }
+    let scope = thread_cancel::CancelScope::new();
+    let r = scope.run(|| {
+        let a = Command::new("true").spawn().unwrap();
+        let id = a.id() as libc::pid_t;
+        drop(a);
+        if how == "waitpid" {
+            let mut st = 0;
+            // SAFETY: a valid out-pointer.
+            assert_eq!(
+                unsafe { libc::waitpid(-1, &mut st, 0) },
+                id,
+                "reaped by the program"
+            );
+        } else {
+            // Reaped by the kernel when it exits.
+            assert!(
+                common::wait_for(|| process_state(id).is_none()),
+                "the kernel reaps it"
+            );
+        }
+        // The id is free once the child is released; until then the next one is given: a
+        // process that missed the id is ended and another started.
+        let mut tries = 0;
+        let u: std::process::Child = loop {
+            next_pid_is(id);
+            go.send(()).unwrap();
+            let mut u: std::process::Child = unrelated.recv().unwrap();
+            if u.id() as libc::pid_t == id {
+                break u;
+            }
+            tries += 1;
+            assert!(tries < 1000, "the id {id} is never reused");
+            u.kill().unwrap();
+            let _ = u.wait();
+        };
+        scope.set_deadline(Instant::now() + DEADLINE);
+        // Ends at the deadline, which kills the run's children.
+        std::thread::sleep(Duration::from_secs(5));
+        u
+    });
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed() && e.acted());
+    let mut u = e.into_value().unwrap();
+    let id = u.id() as libc::pid_t;
+    assert_eq!(
+        process_state(id),
+        Some('S'),
+        "{how}: the process that reused the id was signaled"
+    );
+    u.kill().unwrap();
+    let _ = u.wait();
+    eprintln!("w03 reused id ({how}): pid {id} reused by an unrelated process, left alone");
+}
+
+#[test]
+fn w03_an_id_reused_by_a_descendant_is_killed_once_as_the_descendant() {
+    // The run's child A is reaped by the program; its id is then taken by a descendant of the
+    // run's other child B (B's own child). At the deadline the record of A (a pidfd of the
+    // reaped A) reaches nothing; the descendant is killed as B's, with B, and B's wait returns
+    // the kill.
+    const NAME: &str = "w03_an_id_reused_by_a_descendant_is_killed_once_as_the_descendant";
+    if common::child_value().is_some() {
+        return reused_by_descendant();
+    }
+    in_pid_namespace(NAME, "descendant");
+}
+
+fn reused_by_descendant() {
+    use std::io::BufRead;
+    let _ = thread_cancel::with_timeout(Duration::from_millis(1), || {
+        std::thread::sleep(Duration::from_millis(20))
+    });
+    let scope = thread_cancel::CancelScope::new();
+    let r = scope.run(|| {
+        // B waits for a line before it starts its child, then prints the child's id.
+        let mut b = Command::new("sh")
+            .args(["-c", "read x; sleep 9.87 & echo $!; wait"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let a = Command::new("true").spawn().unwrap();
+        let id = a.id() as libc::pid_t;
+        drop(a);
+        let mut st = 0;
+        // SAFETY: a valid out-pointer.
+        assert_eq!(
+            unsafe { libc::waitpid(id, &mut st, 0) },
+            id,
+            "A reaped by the program"
+        );
+        next_pid_is(id);
+        b.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(b.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), id.to_string(), "B's child took A's id");
+        scope.set_deadline(Instant::now() + DEADLINE);
+        (b.wait(), id)
+    });
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed() && e.acted());
+    let (b, id) = e.into_value().unwrap();
+    assert_eq!(b.unwrap().signal(), Some(libc::SIGKILL), "B killed");
+    // B's child, orphaned when B died, is this process's (the namespace's first) to reap.
+    let mut st = 0;
+    // SAFETY: a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(id, &mut st, 0) }, id);
+    assert!(
+        libc::WIFSIGNALED(st) && libc::WTERMSIG(st) == libc::SIGKILL,
+        "the descendant with A's id killed: {st:#x}"
+    );
+    reap_orphans();
+    eprintln!("w03 id reused by a descendant: pid {id} killed as B's child");
+}
+
+#[test]
+fn w03_a_daemon_that_left_its_parent_is_not_reached_by_the_kill() {
+    // A child that double-forks and calls `setsid` leaves a daemon reparented away from the
+    // run's tree (to the namespace's first process here, to init or a subreaper otherwise):
+    // descendants are found through each process's children, so the deadline kills the child
+    // and not the daemon. (Had the daemon kept the child's output pipe, `output` could not
+    // end: see the docs.)
+    const NAME: &str = "w03_a_daemon_that_left_its_parent_is_not_reached_by_the_kill";
+    if common::child_value().is_some() {
+        return daemon_left();
+    }
+    in_pid_namespace(NAME, "daemon");
+}
+
+fn daemon_left() {
+    let scope = thread_cancel::CancelScope::new();
+    let r = scope.run(|| {
+        let mut child = Command::new("sh")
+            .args([
+                "-c",
+                "(setsid sleep 8.76 </dev/null >/dev/null 2>&1 &); echo started; exec sleep 5",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Once the line is written, the subshell that started the daemon has exited.
+        let mut b = [0u8; 8];
+        child.stdout.as_mut().unwrap().read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"started\n");
+        scope.set_deadline(Instant::now() + DEADLINE);
+        child.wait()
+    });
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed() && e.acted());
+    let status = e.into_value().unwrap().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "the child killed");
+    let daemons: Vec<libc::pid_t> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let pid = e.file_name().to_str()?.parse().ok()?;
+            (std::fs::read(e.path().join("cmdline")).ok()? == b"sleep\x008.76\x00").then_some(pid)
+        })
+        .collect();
+    assert_eq!(daemons.len(), 1, "{daemons:?}");
+    let d = daemons[0];
+    assert_eq!(
+        process_state(d),
+        Some('S'),
+        "the daemon runs on, never stopped"
+    );
+    // SAFETY: a process of this namespace, reparented to this process.
+    assert_eq!(unsafe { libc::kill(d, libc::SIGKILL) }, 0);
+    let mut st = 0;
+    // SAFETY: a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(d, &mut st, 0) }, d);
+    reap_orphans();
+    eprintln!("w03 daemon: the child killed, the daemon (pid {d}, setsid, reparented) not reached");
+}

@@ -34,7 +34,7 @@ use crate::sys::calls;
 use crate::sys::process::{self, waitid_pidfd};
 use libc::{c_int, c_long, pid_t};
 use std::cell::Cell;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How many children of its runs one thread keeps in its thread-local array; more go to an
 /// area mapped for it ([`MORE`]), grown as needed.
@@ -408,30 +408,45 @@ fn is_pipe_or_unix_socket(fd: c_long) -> bool {
     }
 }
 
+/// How long a call that collects what the killed children left waits at most for their pipes
+/// and sockets to be closed by every other holder: a process that another thread of the program
+/// started (`fork`, `posix_spawn`) while one of the run's was being started holds copies of the
+/// run's descriptors until its own `exec` closes them.
+const HANG_UP_BOUND: Duration = EXIT_BOUND;
+
+/// `ppoll` of the `n` entries at `fds` with signal mask `mask` (the kernel's two arguments, as
+/// the caller gave them), waiting at most `bound`, made again when a signal handler interrupts
+/// it: its raw result (0: nothing within `bound`).
+fn ppoll_within(fds: c_long, n: c_long, mask: [c_long; 2], bound: Duration) -> c_long {
+    let end = Instant::now() + bound;
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        let ts = libc::timespec {
+            tv_sec: left.as_secs() as libc::time_t,
+            tv_nsec: left.subsec_nanos() as c_long,
+        };
+        let r = sys(
+            calls::PPOLL,
+            [fds, n, &ts as *const _ as c_long, mask[0], mask[1], 0],
+        );
+        if r != -(libc::EINTR as c_long) || left.is_zero() {
+            return r;
+        }
+    }
+}
+
 /// Whether every writer of pipe `fd` is gone, or the peer of Unix socket `fd` is (`POLLHUP`: a
-/// stream or sequenced-packet socket whose peer was closed is shut down both ways): a read of it
-/// cannot block (what is left in it, then end of file), whatever another thread does meanwhile.
+/// stream or sequenced-packet socket whose peer was closed is shut down both ways), waiting for
+/// it at most [`HANG_UP_BOUND`]: then a read of it cannot block (what is left in it, then end of
+/// file), whatever another thread does meanwhile.
 fn hung_up(fd: c_long) -> bool {
+    // No event asked for: only a hang-up (or an error) ends the wait.
     let mut p = libc::pollfd {
         fd: fd as c_int,
-        events: libc::POLLIN,
+        events: 0,
         revents: 0,
     };
-    let zero = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    sys(
-        calls::PPOLL,
-        [
-            &mut p as *mut _ as c_long,
-            1,
-            &zero as *const _ as c_long,
-            0,
-            0,
-            0,
-        ],
-    ) > 0
+    ppoll_within(&mut p as *mut _ as c_long, 1, [0, 0], HANG_UP_BOUND) > 0
         && p.revents & libc::POLLHUP != 0
 }
 
@@ -474,12 +489,21 @@ unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
             {
                 return None;
             }
-            // Made with no timeout: it cannot block.
-            let zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
+            // Made with a bound ([`HANG_UP_BOUND`], or the caller's timeout if shorter): once
+            // the killed children's copies are closed, their pipes are hung up.
+            let asked = a[2] as *const libc::timespec;
+            let bound = if asked.is_null() {
+                HANG_UP_BOUND
+            } else {
+                // SAFETY: the caller's timeout (its contract).
+                let t = unsafe { *asked };
+                let t = Duration::new(
+                    t.tv_sec.max(0) as u64,
+                    t.tv_nsec.clamp(0, 999_999_999) as u32,
+                );
+                t.min(HANG_UP_BOUND)
             };
-            let r = sys(nr, [a[0], a[1], &zero as *const _ as c_long, a[3], a[4], 0]);
+            let r = ppoll_within(a[0], a[1], [a[3], a[4]], bound);
             (r > 0).then_some(r)
         }
         calls::WAIT4 => {
