@@ -7,27 +7,44 @@
 //! (`sys::process::Killed`, shared with the crate's `process` functions: each stopped, its
 //! children listed once it has stopped, then killed), and the call waits,
 //! bounded, until they have exited. From then on the run may **collect what they left**: in
-//! that canceled run a `read`/`readv` of a pipe whose writers are all gone, or a `poll` of pipes
-//! only (made with no timeout), completes, and so does a wait for one of the killed children
-//! that has exited (`waitpid`, `wait4`, `waitid` for its id or for any child; made with
-//! `WNOHANG`). None of them can block. Everything else still fails at once. So std's
-//! `Command::output` returns the output the child wrote before the kill and its status (killed
-//! by `SIGKILL`), and `Command::status` / `Child::wait` return that status: no panic inside
-//! std, no child left running, no zombie. The run reports the cancel, acted on.
+//! that canceled run a `read`/`readv`/`recv`/`recvfrom`/`recvmsg` of a pipe whose writers are
+//! all gone or of a Unix socket whose peer is gone, or a `poll` of pipes and Unix sockets only,
+//! completes, and so does a wait for one of the killed children that has exited (`waitpid`,
+//! `wait4`, `waitid` for its id or for any child; made with `WNOHANG`). None of them can block
+//! for long: the read or poll waits at most [`HANG_UP_BOUND`] for the hang-up (a process that
+//! another thread is starting holds copies of the run's descriptors until its `exec`), the
+//! wait not at all. Everything else still fails at once. So std's `Command::output` returns
+//! the output the child wrote before the kill and its status (killed by `SIGKILL`), and
+//! `Command::status` / `Child::wait` return that status; on std's fork path (`pre_exec` and the
+//! like) its wait for the child's `exec`, a `recv` on a socket pair, reads end of file, as
+//! after an `exec`: no panic inside std, no child left running, no zombie. The run reports the
+//! cancel, acted on.
 //!
-//! Bookkeeping is per thread, in thread-locals with constant initializers (no allocation, no
-//! lock: the interposed `fork` may be called from a signal handler; a handler's call nested in
-//! the bookkeeping leaves it alone, [`exclusive`]). Each entry holds a pidfd of the child, so a
-//! signal can never reach a process that reused a reaped child's id; the process that started
-//! it (a child made by other means than `fork`, which forgets them at once, may inherit its
-//! parent thread's entries: it ignores and closes them); the depth of the run that started it.
-//! An entry is forgotten (its pidfd closed) when that run ends, whether the child was killed,
-//! waited for or neither: a run that returns a running child leaves it alone.
+//! **Tracked while they run.** Bookkeeping is per thread, in thread-locals with constant
+//! initializers (no allocation, no lock: the interposed `fork` may be called from a signal
+//! handler; a handler's call nested in the bookkeeping leaves it alone, [`exclusive`]). Each
+//! entry holds a pidfd of the child, so a signal can never reach a process that reused a reaped
+//! child's id; the process that started it (a child made by other means than `fork`, which
+//! forgets them at once, may inherit its parent thread's entries: it ignores and closes them);
+//! the depth of the run that started it. Before each child a run starts, the entries of
+//! children already reaped (by the run's code, a `waitpid(-1)` of the program's, or the kernel
+//! for a `SIGCHLD` set to be ignored) are dropped ([`prune`]; those killed by a cancel stay until
+//! the run ends, for the collection), so the table holds the children that run or wait to be
+//! reaped. The first [`INLINE`] are in a thread-local array; beyond, the table **grows** in an
+//! anonymous mapping (`mmap`: async-signal-safe), unmapped when the thread's last entry is
+//! forgotten. So a run's child is never left untracked for want of room: if the table cannot
+//! grow (no memory) or no descriptor is left for the child's pidfd, the `fork`/`posix_spawn`
+//! fails in the run before starting it, with `EAGAIN` or `EMFILE`/`ENFILE` ([`reserve`]: a
+//! descriptor is held across the call and given up for the pidfd). An entry is forgotten (its
+//! pidfd closed) when its run ends, whether the child was killed, waited for or neither: a run
+//! that returns a running child leaves it alone.
 //!
-//! Not tracked: more than [`MAX`] children of one thread's runs at once, children started by
-//! `vfork`, `clone`, `_Fork` or by the C library's internals (`system`, `popen`), and a kernel
-//! without pidfds and `waitid(P_PIDFD)` (before Linux 5.4). Descendants are found through the
-//! children of each process's main thread: a daemon that left its parent is not reached.
+//! Not tracked: children started by `vfork`, `clone`, `_Fork` or by the C library's internals
+//! (`system`, `popen`), a `fork` made by a signal handler that interrupted this module, and
+//! every child on a kernel without pidfds and `waitid(P_PIDFD)` (before Linux 5.4).
+//! Descendants are found through the children of each process's main thread: a daemon that
+//! left its parent (double fork, `setsid`) is not reached, and if it kept the child's output
+//! pipe, that pipe never hangs up (std's `Command::output` then fails inside std).
 
 use crate::point::runs;
 use crate::sys::calls;
