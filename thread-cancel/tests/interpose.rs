@@ -1614,7 +1614,7 @@ fn w03_a_child_reaped_by_the_programs_own_wait_is_never_signaled_through_its_reu
     const NAME: &str =
         "w03_a_child_reaped_by_the_programs_own_wait_is_never_signaled_through_its_reused_id";
     match common::child_value().as_deref() {
-        Some(how) => return reused_id(how),
+        Some(how) => reused_id(how),
         None => {
             if in_pid_namespace(NAME, "waitpid") {
                 in_pid_namespace(NAME, "sigchld-ignored");
