@@ -11,9 +11,9 @@
 //! all gone or of a Unix socket whose peer is gone, or a `poll` of pipes and Unix sockets only,
 //! completes, and so does a wait for one of the killed children that has exited (`waitpid`,
 //! `wait4`, `waitid` for its id or for any child; made with `WNOHANG`). None of them can block
-//! for long: the read or poll waits at most [`HANG_UP_BOUND`] for the hang-up (a process that
-//! another thread is starting holds copies of the run's descriptors until its `exec`), the
-//! wait not at all. Everything else still fails at once. So std's `Command::output` returns
+//! for long: the read or poll waits for the hang-up until [`HANG_UP_BOUND`] after the kill at
+//! most (a process that another thread is starting holds copies of the run's descriptors until
+//! its `exec`), the wait not at all. Everything else still fails at once. So std's `Command::output` returns
 //! the output the child wrote before the kill and its status (killed by `SIGKILL`), and
 //! `Command::status` / `Child::wait` return that status; on std's fork path (`pre_exec` and the
 //! like) its wait for the child's `exec`, a `recv` on a socket pair, reads end of file, as
@@ -93,6 +93,9 @@ thread_local! {
     /// interrupts one of them and calls another (`fork`, or an interposed call that acts on a
     /// cancel) finds the table being changed and leaves it alone (see [`exclusive`]).
     static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// Until when a collecting read or poll waits for a hang-up: [`HANG_UP_BOUND`] after the
+    /// last kill that killed something.
+    static HANG_UP_END: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
 /// Entry `i` (below `COUNT`, or below the room [`make_room`] made).
@@ -357,18 +360,23 @@ pub(super) fn kill(depth: Option<usize>) {
 fn kill_from(depth: usize) {
     let me = getpid();
     let mut killed = process::Killed::new();
+    let mut any = false;
     retain(|mut e| {
         if e.owner != me {
             return None;
         }
         if e.depth >= depth && !e.killed {
             e.killed = killed.tree(e.pidfd, e.pid);
+            any |= e.killed;
         }
         Some(e)
     });
     // Their ends of pipes closed once they have exited; the descendants' pidfds closed when
     // `killed` is dropped (the entries' stay open until their runs end).
     killed.wait_exited(EXIT_BOUND);
+    if any {
+        HANG_UP_END.with(|t| t.set(Some(Instant::now() + HANG_UP_BOUND)));
+    }
 }
 
 /// Whether a child of this process killed by [`kill`] is tracked; `pid` if given must be its
@@ -425,11 +433,19 @@ fn is_pipe_or_unix_socket(fd: c_long) -> bool {
     }
 }
 
-/// How long a call that collects what the killed children left waits at most for their pipes
-/// and sockets to be closed by every other holder: a process that another thread of the program
-/// started (`fork`, `posix_spawn`) while one of the run's was being started holds copies of the
-/// run's descriptors until its own `exec` closes them.
+/// How long after a kill the calls that collect what the killed children left wait for their
+/// pipes and sockets to be closed by every other holder: a process that another thread of the
+/// program started (`fork`, `posix_spawn`) while one of the run's was being started holds
+/// copies of the run's descriptors until its own `exec` closes them. Later, such a call waits
+/// no more (a pipe that another process keeps open fails the call at once).
 const HANG_UP_BOUND: Duration = EXIT_BOUND;
+
+/// What is left of [`HANG_UP_BOUND`] since the last kill.
+fn hang_up_wait() -> Duration {
+    HANG_UP_END.with(Cell::get).map_or(Duration::ZERO, |end| {
+        end.saturating_duration_since(Instant::now())
+    })
+}
 
 /// `ppoll` of the `n` entries at `fds` with signal mask `mask` (the kernel's two arguments, as
 /// the caller gave them), waiting at most `bound`, made again when a signal handler interrupts
@@ -454,8 +470,8 @@ fn ppoll_within(fds: c_long, n: c_long, mask: [c_long; 2], bound: Duration) -> c
 
 /// Whether every writer of pipe `fd` is gone, or the peer of Unix socket `fd` is (`POLLHUP`: a
 /// stream or sequenced-packet socket whose peer was closed is shut down both ways), waiting for
-/// it at most [`HANG_UP_BOUND`]: then a read of it cannot block (what is left in it, then end of
-/// file), whatever another thread does meanwhile.
+/// it until [`HANG_UP_BOUND`] after the last kill at most: then a read of it cannot block (what
+/// is left in it, then end of file), whatever another thread does meanwhile.
 fn hung_up(fd: c_long) -> bool {
     // No event asked for: only a hang-up (or an error) ends the wait.
     let mut p = libc::pollfd {
@@ -463,7 +479,7 @@ fn hung_up(fd: c_long) -> bool {
         events: 0,
         revents: 0,
     };
-    ppoll_within(&mut p as *mut _ as c_long, 1, [0, 0], HANG_UP_BOUND) > 0
+    ppoll_within(&mut p as *mut _ as c_long, 1, [0, 0], hang_up_wait()) > 0
         && p.revents & libc::POLLHUP != 0
 }
 
@@ -506,11 +522,12 @@ unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
             {
                 return None;
             }
-            // Made with a bound ([`HANG_UP_BOUND`], or the caller's timeout if shorter): once
-            // the killed children's copies are closed, their pipes are hung up.
+            // Made with a bound (what is left of [`HANG_UP_BOUND`] since the kill, or the
+            // caller's timeout if shorter): once the killed children's copies are closed, their
+            // pipes are hung up.
             let asked = a[2] as *const libc::timespec;
             let bound = if asked.is_null() {
-                HANG_UP_BOUND
+                hang_up_wait()
             } else {
                 // SAFETY: the caller's timeout (its contract).
                 let t = unsafe { *asked };
@@ -518,7 +535,7 @@ unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
                     t.tv_sec.max(0) as u64,
                     t.tv_nsec.clamp(0, 999_999_999) as u32,
                 );
-                t.min(HANG_UP_BOUND)
+                t.min(hang_up_wait())
             };
             let r = ppoll_within(a[0], a[1], [a[3], a[4]], bound);
             (r > 0).then_some(r)
