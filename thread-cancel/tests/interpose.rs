@@ -1819,3 +1819,67 @@ fn daemon_left() {
     reap_orphans();
     eprintln!("w03 daemon: the child killed, the daemon (pid {d}, setsid, reparented) not reached");
 }
+
+#[test]
+fn w03_a_fork_in_a_run_that_could_not_track_its_child_fails_and_starts_nothing() {
+    // With no descriptor left for the child's pidfd, a `fork` in a run fails with `EMFILE`
+    // before starting the child: a run's child is never started untracked. Outside a run the
+    // same `fork` is made. In a process of its own: it uses up its descriptors.
+    const NAME: &str =
+        "w03_a_fork_in_a_run_that_could_not_track_its_child_fails_and_starts_nothing";
+    if common::child_value().is_none() {
+        let run = common::run_child(NAME, "child", Duration::from_secs(60));
+        assert!(run.status.success(), "{}", run.stderr);
+        return;
+    }
+    // Every thread is started first (the deadline timer's), then the limit is lowered and
+    // every descriptor below it taken.
+    let _ = thread_cancel::with_timeout(Duration::from_millis(1), || {
+        std::thread::sleep(Duration::from_millis(20))
+    });
+    let lim = libc::rlimit {
+        rlim_cur: 64,
+        rlim_max: 64,
+    };
+    // SAFETY: a valid `rlimit`.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    let mut taken = Vec::new();
+    loop {
+        // SAFETY: duplicates descriptor 2 (open); the copies are closed below.
+        let fd = unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 0) };
+        if fd < 0 {
+            break;
+        }
+        taken.push(fd);
+    }
+    /// Forks a child that `_exit`s at once: its id, or the errno.
+    fn fork_one() -> Result<libc::pid_t, i32> {
+        // SAFETY: the child only `_exit`s.
+        match unsafe { libc::fork() } {
+            0 => unsafe { libc::_exit(0) },
+            -1 => Err(io::Error::last_os_error().raw_os_error().unwrap()),
+            pid => Ok(pid),
+        }
+    }
+    let in_run = thread_cancel::CancelScope::new().run(fork_one).unwrap();
+    assert_eq!(in_run, Err(libc::EMFILE), "refused in the run");
+    let outside = fork_one().expect("made outside a run");
+    let mut st = 0;
+    // SAFETY: our child; a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(outside, &mut st, 0) }, outside);
+    // One descriptor free (the listing of children needs it too): nothing was started in the
+    // run, and now the run's child is started.
+    // SAFETY: a descriptor taken above.
+    unsafe { libc::close(taken.pop().unwrap()) };
+    assert_no_child_left();
+    let pid = thread_cancel::CancelScope::new()
+        .run(fork_one)
+        .unwrap()
+        .expect("started in the run");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+    for fd in taken {
+        // SAFETY: descriptors taken above.
+        unsafe { libc::close(fd) };
+    }
+}
