@@ -1856,6 +1856,7 @@ fn w03_a_fork_in_a_run_that_could_not_track_its_child_fails_and_starts_nothing()
     fn fork_one() -> Result<libc::pid_t, i32> {
         // SAFETY: the child only `_exit`s.
         match unsafe { libc::fork() } {
+            // SAFETY: ends the child, which does nothing else.
             0 => unsafe { libc::_exit(0) },
             -1 => Err(io::Error::last_os_error().raw_os_error().unwrap()),
             pid => Ok(pid),
