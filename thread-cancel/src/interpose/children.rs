@@ -271,7 +271,8 @@ pub(super) fn reserve() -> Result<Room, c_int> {
         let fd = sys(calls::PIDFD_OPEN, [me as c_long, 0, 0, 0, 0, 0]);
         match fd as c_int {
             fd if fd >= 0 => Ok(Room { fd }),
-            e if [libc::EMFILE, libc::ENFILE, libc::ENOMEM].contains(&-e) => Err(-e),
+            e if [libc::EMFILE, libc::ENFILE].contains(&-e) => Err(-e),
+            e if -e == libc::ENOMEM => Err(libc::EAGAIN),
             // No pidfds: nothing is tracked.
             _ => Ok(Room { fd: -1 }),
         }
