@@ -1,5 +1,6 @@
-//! Builds the C code of `tests/interpose.rs` (thread-cancel's): `c/interpose_blocking_read.c`
-//! as a static library bundled with this crate, and the same code as a shared object
+//! Builds the C code of `tests/interpose.rs` and `tests/w02_signal_handlers.rs`
+//! (thread-cancel's): `c/interpose_blocking_read.c` and `c/signal_handlers.c` as a static
+//! library bundled with this crate, and the same code as a shared object
 //! (`libinterpose_test_so.so`) whose name is its absolute path, so that the test programs load
 //! it from where it was built. Out of the published crate's build script:
 //! a user who enables `interpose` builds none of it.
@@ -8,6 +9,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=c/interpose_blocking_read.c");
     println!("cargo:rerun-if-changed=c/interpose_blocking_read_so.c");
+    println!("cargo:rerun-if-changed=c/signal_handlers.c");
     // Only where the tests that link it run (interposition on glibc): no C compiler is needed
     // for another target (musl, where `cargo test` of the crate runs without it).
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux")
@@ -17,6 +19,7 @@ fn main() {
     }
     cc::Build::new()
         .file("c/interpose_blocking_read.c")
+        .file("c/signal_handlers.c")
         .compile("interpose_test_c_read");
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let so = out.join("libinterpose_test_so.so");

@@ -32,6 +32,16 @@ extern "C" {
     pub fn interpose_test_c_vfork_exec(argv: *const *const c_char) -> c_long;
     /// The same with the C library's `clone` (a new process, `SIGCHLD` at its end).
     pub fn interpose_test_c_clone_exec(argv: *const *const c_char) -> c_long;
+    /// `c/signal_handlers.c`: installs, with the C library's `signal()`, a handler for `sig`
+    /// that writes one byte to `fd`; returns the previous handler.
+    pub fn signal_test_install_with_signal(sig: c_int, fd: c_int) -> libc::sighandler_t;
+    /// The handler `sigaction` reports for `sig` (null on failure).
+    pub fn signal_test_installed_handler(sig: c_int) -> *mut libc::c_void;
+    /// The last handler call's write: its result, and its errno in `err` (0 on success).
+    pub fn signal_test_last_write(err: *mut c_int) -> c_int;
+    /// Installs a handler for `sig` that writes one byte to `fd` and leaves by `siglongjmp`,
+    /// raises `sig`, and returns 1 once the handler jumped back (-1 otherwise).
+    pub fn signal_test_jump_out_of_a_handler(sig: c_int, fd: c_int) -> c_int;
 }
 
 /// The global function symbols an ELF file defines, by `nm` (binutils): with `dynamic`, those

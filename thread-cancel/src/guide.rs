@@ -11,8 +11,13 @@
 //!   ([`CancelScope`](crate::CancelScope), [`with_timeout`](crate::with_timeout)): the contract
 //!   of `run`, what is and is not interrupted, deadlines, cooperative code, groups of workers,
 //!   pools, and a comparison with C#, C++ and Trio.
+//! - [Feature `interpose`](interpose): reaching code the crate does not own (std, crates.io
+//!   clients, C libraries) by defining the C library's blocking functions — for an application
+//!   to turn on for its whole process, never a library for its users: the rules, every
+//!   function covered and what std does with each, signal handlers, child processes, and what
+//!   is not reached.
 //!
-//! The same texts are in `thread-cancel/docs/guides/` in the repository. Their examples are
+//! The same texts are in `thread-cancel/docs/` in the repository. Their examples are
 //! doctests: `cargo test -p thread-cancel --doc guide`.
 
 #[doc = include_str!("../docs/guides/coming_from_pthread_cancel.md")]
@@ -26,3 +31,6 @@ pub mod cancellation_safety {}
 
 #[doc = include_str!("../docs/guides/deadlines_and_scopes.md")]
 pub mod deadlines_and_scopes {}
+
+#[doc = include_str!("../docs/interpose.md")]
+pub mod interpose {}

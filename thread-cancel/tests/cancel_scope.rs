@@ -1918,8 +1918,12 @@ fn s7_a_thread_cancel_passes_through_a_shield() {
 fn s7_disable_holds_the_shields_deadline_and_nested_runs_act() {
     let op = CancelScope::new();
     op.cancel();
-    let r = CancelScope::with_timeout(Duration::from_millis(10)).shield(|| {
+    // The deadline passes inside (a 10 ms timeout could pass before the shield starts on a
+    // busy machine: the shield would then not start at all).
+    let timed = CancelScope::with_timeout(Duration::from_secs(3600));
+    let r = timed.shield(|| {
         let _d = disable();
+        timed.set_deadline(Instant::now());
         thread_cancel::sleep(Duration::from_millis(40));
         "slept"
     });

@@ -48,7 +48,13 @@ struct Watch {
     scope: usize,
     depth: usize,
     canceled_at: Instant,
+    /// The thread's count of interposed calls failed by a cancel when the cancel reached it.
+    failed_before: u64,
 }
+
+/// A thread still in its canceled run that has made at least this many interposed calls
+/// failed by the cancel since the cancel reached it is reported as spinning on them.
+pub(crate) const SPINNING_CALLS: u64 = 100;
 
 static WATCHES: Mutex<Vec<Watch>> = Mutex::new(Vec::new());
 static WAKE: Condvar = Condvar::new();
@@ -74,6 +80,7 @@ pub(crate) fn watch(
                 scope,
                 depth: *depth,
                 canceled_at: now,
+                failed_before: t.runs.failed_calls.load(Ordering::Relaxed),
             });
         }
     }
@@ -123,11 +130,28 @@ fn check(x: Watch) {
     }
     let tid = t.runs.identity.tid.load(Ordering::Relaxed);
     let name = t.runs.identity.name.get().map_or("<unnamed>", |n| n);
+    let failed = t
+        .runs
+        .failed_calls
+        .load(Ordering::Relaxed)
+        .wrapping_sub(x.failed_before);
+    let elapsed = x.canceled_at.elapsed();
+    let what = if failed >= SPINNING_CALLS {
+        format!(
+            "it keeps making calls that fail with the cancel ({failed} in {} ms, about {} a \
+             second): a loop that retries on errors it does not check — a sleep in it fails at \
+             once too — spins until its closure returns; stop it on the error, or on \
+             thread_cancel::cancel_requested()",
+            elapsed.as_millis(),
+            (failed as f64 / elapsed.as_secs_f64().max(1e-3)) as u64
+        )
+    } else {
+        blocked_in(tid)
+    };
     let msg = format!(
         "thread-cancel: thread '{name}' (tid {tid}) has not acted on the cancel of its scope \
-         {} ms after it reached it: {}\n",
-        x.canceled_at.elapsed().as_millis(),
-        blocked_in(tid)
+         {} ms after it reached it: {what}\n",
+        elapsed.as_millis(),
     );
     write_stderr(msg.as_bytes());
 }

@@ -2,6 +2,8 @@
 
 mod callbacks;
 pub(crate) mod fork;
+#[cfg(thread_cancel_interpose)]
+pub(crate) mod handlers;
 pub(crate) mod parker;
 mod payload;
 mod scope_runs;
@@ -68,6 +70,10 @@ pub(crate) struct Control {
     /// The thread's registration in `CancelScope` runs, which cancelers of a scope read (only
     /// `cancel_scope` uses it).
     pub(crate) runs: ScopeRuns,
+    /// The signal handlers the thread is running (feature `interpose`: a call made from one
+    /// behaves as the plain call).
+    #[cfg(thread_cancel_interpose)]
+    pub(crate) handlers: handlers::Frames,
 }
 
 const IGNORED_UNKNOWN: u8 = 0;
@@ -106,6 +112,8 @@ impl Control {
             region: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
             ignored: std::sync::atomic::AtomicU8::new(IGNORED_UNKNOWN),
             runs: ScopeRuns::default(),
+            #[cfg(thread_cancel_interpose)]
+            handlers: handlers::Frames::default(),
         }
     }
 

@@ -30,6 +30,10 @@ pub(crate) struct ScopeRuns {
     pub(crate) callbacks_running: AtomicU32,
     /// Owner: whether the thread is in the registry of threads that run scopes.
     pub(crate) registered: AtomicBool,
+    /// How many interposed calls of the thread have failed because of a cancel (feature
+    /// `interpose`): the diagnostic tells a thread that keeps making them (a retry loop that
+    /// ignores the error spins: every call fails at once) from one that makes none.
+    pub(crate) failed_calls: std::sync::atomic::AtomicU64,
     /// Set by a scope's delivery before it sends the cancel signal; a run's end that finds it
     /// set (after waiting for the deliveries) takes back what may still be pending. Without it
     /// the common case, a thread woken from a wait, costs no system call at the end of its run.
@@ -166,6 +170,7 @@ impl Default for ScopeRuns {
             deliveries: AtomicU32::new(0),
             callbacks_running: AtomicU32::new(0),
             registered: AtomicBool::new(false),
+            failed_calls: std::sync::atomic::AtomicU64::new(0),
             signaled: AtomicBool::new(false),
             identity: Identity::default(),
             timed: TimedSlot::default(),

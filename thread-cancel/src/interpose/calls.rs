@@ -10,7 +10,7 @@
 //! (`shim.c`: stable Rust cannot define C-variadic functions) that call [`thread_cancel_openat`]
 //! and [`thread_cancel_fcntl_lock`] here.
 
-use super::{children, next, point, point_on, sleep_point, Kind};
+use super::{children, next, point, point_on, signals, sleep_point, Kind};
 use crate::point::conv::{self, args, plain_c};
 use crate::sys::calls::{self, SIGSET_SIZE};
 #[allow(unused_imports)] // the C types of the table's signatures
@@ -539,6 +539,86 @@ pub unsafe extern "C-unwind" fn fork() -> libc::pid_t {
     }
     pid
 }
+
+/// `sigaction(2)`, for every thread: the program's handler is installed behind the crate's
+/// trampoline, so that a call made from it behaves as the plain call (see `signals.rs`); the
+/// old action names the program's handler.
+///
+/// # Safety
+/// As `sigaction(2)`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sigaction(
+    sig: c_int,
+    act: *const libc::sigaction,
+    old: *mut libc::sigaction,
+) -> c_int {
+    next::next_slot!(sigaction);
+    let next = own_next!(
+        sigaction(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int,
+        {
+            conv::set_errno(libc::ENOSYS);
+            -1
+        }
+    );
+    // SAFETY: forwarded from the caller; `next` is the C library's `sigaction`.
+    unsafe { signals::sigaction(next, sig, act, old) }
+}
+
+/// Defines the C library's functions that install a handler through its hidden `sigaction`
+/// (`signal`, `bsd_signal`: BSD semantics; `sysv_signal`, `__sysv_signal`: System V's), made
+/// through the interposed one instead ([`sigaction`]).
+macro_rules! interpose_signal {
+    ($(#[$doc:meta])* $f:ident, $sysv:expr) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C-unwind" fn $f(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t {
+            let next = {
+                static NEXT: ::std::sync::atomic::AtomicUsize = ::std::sync::atomic::AtomicUsize::new(0);
+                let Some(p) = next::definition(&NEXT, "sigaction\0", sigaction as *const () as usize) else {
+                    conv::set_errno(libc::ENOSYS);
+                    return libc::SIG_ERR;
+                };
+                // SAFETY: `p` is the C library's `sigaction` (found by its name).
+                unsafe {
+                    ::std::mem::transmute::<usize, unsafe extern "C-unwind" fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int>(p)
+                }
+            };
+            // SAFETY: forwarded from the caller; `next` is the C library's `sigaction`.
+            unsafe { signals::signal(next, sig, handler, $sysv) }
+        }
+    };
+}
+
+interpose_signal!(
+    /// `signal(3)` (BSD semantics, as the C library's), its handler behind the trampoline.
+    ///
+    /// # Safety
+    /// As `signal(3)`.
+    signal, false
+);
+interpose_signal!(
+    /// `bsd_signal(3)`: as [`signal`].
+    ///
+    /// # Safety
+    /// As `signal(3)`.
+    bsd_signal, false
+);
+interpose_signal!(
+    /// `sysv_signal(3)` (reset on delivery, not blocked, not restarted), its handler behind the
+    /// trampoline.
+    ///
+    /// # Safety
+    /// As `sysv_signal(3)`.
+    sysv_signal, true
+);
+interpose_signal!(
+    /// `__sysv_signal`: as [`sysv_signal`] (the name C code built with `-D_XOPEN_SOURCE` calls
+    /// for `signal`).
+    ///
+    /// # Safety
+    /// As `sysv_signal(3)`.
+    __sysv_signal, true
+);
 
 /// Defines `posix_spawn` or `posix_spawnp` (`$file`: the path or file argument): refused in a
 /// canceled run, else the C library's function, its child recorded as the run's ([`spawn`]).

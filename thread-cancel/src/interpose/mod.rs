@@ -52,6 +52,7 @@
 mod calls;
 mod children;
 mod next;
+mod signals;
 
 pub(crate) use children::forget_from as forget_children;
 
@@ -302,7 +303,13 @@ unsafe fn after_call(
                 Verdict::Fail(e) => match unsafe { children::collect(nr, a) } {
                     // What the run's killed children left (their pipes, their status).
                     Some(r) => Ok(r),
-                    None => Err(e),
+                    None => {
+                        // Counted for the diagnostic (a thread that keeps failing spins).
+                        c.runs
+                            .failed_calls
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        Err(e)
+                    }
                 },
                 Verdict::Plain => {
                     // SAFETY: forwarded from the caller.
@@ -335,6 +342,20 @@ impl Drop for AbortOnUnwind {
 #[cold]
 #[inline(never)]
 fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
+    if signals::in_handler(c) {
+        // A signal handler's call: the interrupted thread's runs, deadlines and cancels are
+        // not its business; it behaves as the plain call (a call the signal interrupted
+        // there: its result as it is).
+        return match r {
+            // Our signal interrupted it (the word says act): made again, plainly.
+            CpResult::Done(r)
+                if !(r == -(libc::EINTR as c_long) && word::trampoline_acts(c.word.load())) =>
+            {
+                Verdict::Done(r)
+            }
+            _ => Verdict::Plain,
+        };
+    }
     if matches!(r, CpResult::Canceled) && !word::trampoline_acts(c.word.load()) {
         // A deadline tick (no timer thread marks deadlines): time the runs' scopes out here.
         crate::point::runs::expire_deadlines();
@@ -387,7 +408,7 @@ fn refusal() -> Option<c_int> {
     // SAFETY: `current_ptr` is the calling thread's control block, alive for this call.
     let c = unsafe { &*c };
     let s = c.word.load();
-    if !word::trampoline_acts(s) || s & word::PENDING != 0 {
+    if !word::trampoline_acts(s) || s & word::PENDING != 0 || signals::in_handler(c) {
         return None;
     }
     let abort = AbortOnUnwind;

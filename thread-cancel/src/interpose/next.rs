@@ -69,6 +69,28 @@ macro_rules! next_for_foreign_threads {
 }
 pub(super) use next_for_foreign_threads;
 
+/// Declares the slot (`NEXT`) of the C library's definition of `$f` and its `.init_array`
+/// entry, for an interposed function that every thread goes through (`sigaction`: the handlers
+/// of every thread are installed behind the trampoline); `own_next!` reads it.
+macro_rules! next_slot {
+    ($f:ident) => {
+        static NEXT: ::std::sync::atomic::AtomicUsize = ::std::sync::atomic::AtomicUsize::new(0);
+        #[used]
+        #[link_section = ".init_array"]
+        static RESOLVE: extern "C" fn() = {
+            extern "C" fn resolve() {
+                super::next::resolve(
+                    &NEXT,
+                    concat!(stringify!($f), "\0"),
+                    $f as *const () as usize,
+                )
+            }
+            resolve
+        };
+    };
+}
+pub(super) use next_slot;
+
 /// The C library's definition in `slot` for any thread (the interposed functions that are not
 /// system calls of ours, `fork` and `posix_spawn`, always call it): found now with
 /// [`resolve`] if the load-time entry has not run yet (another object's constructor calls the

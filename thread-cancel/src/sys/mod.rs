@@ -66,6 +66,8 @@ mod linux;
     not(thread_cancel_portable)
 ))]
 pub use linux::calls;
+#[cfg(thread_cancel_interpose)]
+pub(crate) use linux::syscall_cp::is_cancel_handler;
 /// Feature `interpose` on x86_64 Linux: the calling thread's control-block pointer in an
 /// initial-exec thread-local slot (`control/tls.rs`).
 #[cfg(thread_cancel_tls_slot)]

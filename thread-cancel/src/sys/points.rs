@@ -20,7 +20,9 @@
 //! - `shim` (`interpose` only): a C-variadic function, defined in C (`interpose/shim.c`).
 //! - `own`: this face has it, written by hand beside the table (named as such there) because
 //!   it is more than one system call of its arguments: a converted timeout (`poll`, `select`),
-//!   a copied set (`sigtimedwait`), a sleep's remaining time, a child recorded (`fork`).
+//!   a copied set (`sigtimedwait`), a sleep's remaining time, a child recorded (`fork`), a
+//!   signal handler installed behind the trampoline that tells a handler's calls apart
+//!   (`sigaction`, `signal`: not points, in the table because they are interposed).
 //! - `never`: this face must not have it (`close` interposed would make std's `OwnedFd` drop,
 //!   which ignores errors, leak the descriptor; `epoll_wait` failing is fatal to event loops).
 //! - `no`: not in this face.
@@ -123,6 +125,11 @@ macro_rules! __thread_cancel_points {
             wait4(pid: pid_t, status: *mut c_int, options: c_int, usage: *mut rusage) -> pid_t = WAIT4(pid, status, options, usage) [no point point];
             waitid(idtype: idtype_t, id: id_t, info: *mut siginfo_t, options: c_int) -> c_int = WAITID(idtype, id, info, options, 0) [point point point];
             fork() -> pid_t = NONE() [no own no];
+            sigaction(sig: c_int, act: *const sigaction, old: *mut sigaction) -> c_int = NONE() [no own no];
+            signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own no];
+            bsd_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own no];
+            sysv_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own no];
+            __sysv_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own no];
             posix_spawn(pid: *mut pid_t, path: *const c_char, actions: *const posix_spawn_file_actions_t, attr: *const posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int = NONE() [no own no];
             posix_spawnp(pid: *mut pid_t, file: *const c_char, actions: *const posix_spawn_file_actions_t, attr: *const posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int = NONE() [no own no];
             msgrcv(qid: c_int, msg: *mut c_void, size: size_t, typ: c_long, flags: c_int) -> ssize_t = MSGRCV(qid, msg, size, typ, flags) [point no point];
@@ -146,7 +153,7 @@ macro_rules! __thread_cancel_points {
             // What a program meets that interposition does not reach, beside the rows whose
             // `interpose` column is `no` or `never`.
             ioctl, sendfile, copy_file_range, system, popen, getaddrinfo, fopen, vfork, clone,
-            syscall, io_uring_enter, futex,
+            syscall, io_uring_enter, futex, sigset, sigvec, rt_sigaction,
         }
         }
     };
@@ -185,8 +192,9 @@ pub mod ctypes {
     pub type mqd_t = libc::c_int;
     pub use libc::{
         c_char, c_int, c_long, c_uint, c_void, clockid_t, fd_set, id_t, idtype_t, iovec, mode_t,
-        msghdr, nfds_t, off_t, pid_t, pollfd, rusage, siginfo_t, sigset_t, size_t, sockaddr,
-        socklen_t, ssize_t, timespec, timeval, AT_FDCWD, O_CREAT, O_TRUNC, O_WRONLY,
+        msghdr, nfds_t, off_t, pid_t, pollfd, rusage, sigaction, sighandler_t, siginfo_t, sigset_t,
+        size_t, sockaddr, socklen_t, ssize_t, timespec, timeval, AT_FDCWD, O_CREAT, O_TRUNC,
+        O_WRONLY,
     };
 }
 

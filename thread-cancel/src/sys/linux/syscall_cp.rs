@@ -410,6 +410,13 @@ fn install(sig: i32) -> Result<(), SignalError> {
     Ok(())
 }
 
+/// Whether `handler` (a `sa_sigaction` value) is the crate's own handler of the cancel signal:
+/// the interposed `sigaction` installs it as it is (feature `interpose`).
+#[cfg(thread_cancel_interpose)]
+pub(crate) fn is_cancel_handler(handler: usize) -> bool {
+    handler == on_signal as *const () as usize
+}
+
 extern "C" fn on_signal(sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
     // The addresses of the trampoline's labels (never read through).
     let (begin, end, cancel) = (
