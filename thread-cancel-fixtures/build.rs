@@ -10,6 +10,8 @@ fn main() {
     println!("cargo:rerun-if-changed=c/interpose_blocking_read.c");
     println!("cargo:rerun-if-changed=c/interpose_blocking_read_so.c");
     println!("cargo:rerun-if-changed=c/signal_handlers.c");
+    println!("cargo:rerun-if-changed=c/w03_plugin.c");
+    println!("cargo:rerun-if-changed=c/w03_preload_read.c");
     // Only where the tests that link it run (interposition on glibc): no C compiler is needed
     // for another target (musl, where `cargo test` of the crate runs without it).
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux")
@@ -35,6 +37,30 @@ fn main() {
         .status()
         .is_ok_and(|s| s.success());
     assert!(ok, "building {} failed", so.display());
+    // Two shared objects that are never linked: a plugin the tests load with `dlopen`, and
+    // another interposer of `read` they preload into a child process. Their paths are given
+    // to the crate as environment variables at its build.
+    for (name, src, var) in [
+        ("libw03_plugin.so", "c/w03_plugin.c", "W03_PLUGIN"),
+        (
+            "libw03_preload_read.so",
+            "c/w03_preload_read.c",
+            "W03_PRELOAD_READ",
+        ),
+    ] {
+        let path = out.join(name);
+        let ok = cc::Build::new()
+            .get_compiler()
+            .to_command()
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(&path)
+            .arg(src)
+            .arg("-ldl")
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "building {} failed", path.display());
+        println!("cargo:rustc-env={var}={}", path.display());
+    }
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=dylib=interpose_test_so");
 }

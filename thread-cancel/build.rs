@@ -5,14 +5,16 @@
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/interpose/shim.c");
-    // `thread_cancel_interpose`: the interposed functions are built (feature `interpose`, Linux,
-    // 64-bit, neither the loom model nor the portable layer). The one condition: the code
+    // `thread_cancel_interpose`: the interposed functions are built (feature `interpose`, Linux
+    // with glibc, 64-bit, neither the loom model nor the portable layer; on musl, `lib.rs`
+    // refuses the feature). The one condition: the code
     // (`lib.rs`, `control/tls.rs`), its tests (`tests/interpose.rs`, `tests/w01_table.rs`) and
     // the shims below all follow it. `thread_cancel_tls_slot`: and on x86_64, the thread's
     // link to its control block is the initial-exec slot of `sys/linux/arch/x86_64.rs`.
     let var = |k: &str| std::env::var(k).unwrap_or_default();
     let interpose = std::env::var_os("CARGO_FEATURE_INTERPOSE").is_some()
         && var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_ENV") == "gnu"
         && var("CARGO_CFG_TARGET_POINTER_WIDTH") == "64"
         && std::env::var_os("CARGO_CFG_LOOM").is_none()
         && std::env::var_os("CARGO_CFG_THREAD_CANCEL_PORTABLE").is_none();

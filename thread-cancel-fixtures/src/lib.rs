@@ -44,6 +44,17 @@ extern "C" {
     pub fn signal_test_jump_out_of_a_handler(sig: c_int, fd: c_int) -> c_int;
 }
 
+/// The path of a plugin built here and never linked (`c/w03_plugin.c`: `w03_plugin_read_one`,
+/// which reads one byte with the C library's `read`), for a test to load with `dlopen`.
+#[cfg(target_env = "gnu")]
+pub const PLUGIN: &str = env!("W03_PLUGIN");
+
+/// The path of another interposer of `read` built here and never linked
+/// (`c/w03_preload_read.c`: it counts its calls, `w03_preload_read_calls`, and forwards), for a
+/// test to preload into a child process (`LD_PRELOAD`).
+#[cfg(target_env = "gnu")]
+pub const PRELOAD_READ: &str = env!("W03_PRELOAD_READ");
+
 /// The global function symbols an ELF file defines, by `nm` (binutils): with `dynamic`, those
 /// of its dynamic table (what a shared object exports). The version suffix of a dynamic
 /// symbol (`read@@GLIBC_2.2.5`) is not part of its name.

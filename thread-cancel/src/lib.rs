@@ -130,6 +130,21 @@ mod canceler;
 mod cleanup;
 mod control;
 mod current;
+// Feature `interpose` with musl: refused, not silently off. A static musl program resolves every
+// call at link time (nothing to find the C library's own definition for the threads that never
+// met the crate), and musl's own functions make their system calls directly.
+#[cfg(all(
+    feature = "interpose",
+    target_os = "linux",
+    not(target_env = "gnu"),
+    not(loom)
+))]
+compile_error!(
+    "thread-cancel: the feature `interpose` needs glibc (Linux, 64-bit); this target's C library \
+     is not glibc. Without the feature, the crate's own points (`thread_cancel::io`, `net`, \
+     `process`, `sync`) are cancellation points on every target."
+);
+
 // Feature `interpose`: the C library's blocking functions defined as points that fail with
 // `ECANCELED`/`ETIMEDOUT` (docs/interpose.md). No public items: its API is the C symbols.
 #[cfg(thread_cancel_interpose)]

@@ -40,7 +40,7 @@ fn w03_a_back_off_loop_spinning_on_failing_calls_is_reported_by_the_diagnostic()
                     }
                     tries
                 });
-                let tries = r.map_or_else(|e| e.into_value().unwrap_or(0), |t| t);
+                let tries = r.unwrap_or_else(|e| e.into_value().unwrap_or(0));
                 eprintln!("the loop made {tries} tries in {:?}", started.elapsed());
             })
             .unwrap();
