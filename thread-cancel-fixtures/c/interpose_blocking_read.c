@@ -93,3 +93,37 @@ int interpose_test_c_glibc_cancels(const char *fifo, char *out, size_t len) {
     }
     return missed;
 }
+
+/* Children started other ways than `fork` and `posix_spawn` (test
+ * `w03_vfork_and_clone_children_are_not_tracked_they_run_on_past_the_deadline`): `argv[0]` (a
+ * path) with `vfork` and `execv`, or with the C library's `clone` (a new process, `SIGCHLD` at
+ * its end). The child's id, or -errno. */
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+
+long interpose_test_c_vfork_exec(char *const argv[]) {
+    pid_t pid = vfork();
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid < 0 ? -(long)errno : (long)pid;
+}
+
+static int clone_child(void *argv) {
+    execv(((char *const *)argv)[0], (char *const *)argv);
+    _exit(127);
+}
+
+long interpose_test_c_clone_exec(char *const argv[]) {
+    size_t size = 64 * 1024;
+    char *stack = malloc(size);
+    if (!stack)
+        return -ENOMEM;
+    /* No CLONE_VM: the child runs on its own copy of the stack, which the parent frees. */
+    pid_t pid = clone(clone_child, stack + size, SIGCHLD, (void *)argv);
+    long r = pid < 0 ? -(long)errno : (long)pid;
+    free(stack);
+    return r;
+}

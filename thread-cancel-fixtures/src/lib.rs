@@ -27,6 +27,11 @@ extern "C" {
         out: *mut c_char,
         len: size_t,
     ) -> c_int;
+    /// Starts `argv[0]` (a path; `argv` ends with a null) with `vfork` and `execv`: the
+    /// child's id, or `-errno`.
+    pub fn interpose_test_c_vfork_exec(argv: *const *const c_char) -> c_long;
+    /// The same with the C library's `clone` (a new process, `SIGCHLD` at its end).
+    pub fn interpose_test_c_clone_exec(argv: *const *const c_char) -> c_long;
     /// `c/signal_handlers.c`: installs, with the C library's `signal()`, a handler for `sig`
     /// that writes one byte to `fd`; returns the previous handler.
     pub fn signal_test_install_with_signal(sig: c_int, fd: c_int) -> libc::sighandler_t;

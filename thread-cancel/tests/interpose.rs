@@ -4,6 +4,8 @@
 // Where the interposition is built (the one condition, named by build.rs).
 #![cfg(thread_cancel_interpose)]
 
+mod common;
+
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
@@ -276,8 +278,9 @@ fn e04_a_thread_cancel_fails_std_read_and_acts_at_the_next_own_point() {
     // Join reports the thread canceled (R09): it acted at `testcancel`.
     assert!(h.join().is_canceled());
     // No effect: a byte written now is not lost to the canceled read (the peer is gone, so
-    // the write fails; nothing was consumed before).
-    assert!(a.write_all(b"y").is_err());
+    // the write fails; nothing was consumed before). A process another test is starting may
+    // hold a copy of the peer until its `exec`: the write fails once that copy is closed.
+    assert!(common::wait_for(|| a.write_all(b"y").is_err()));
 }
 
 #[test]
@@ -1202,4 +1205,682 @@ fn e04_a_pending_thread_cancel_does_not_refuse_a_spawn() {
     let spawned = rx.recv_timeout(Duration::from_secs(5)).unwrap();
     assert_eq!(spawned.expect("spawned").ok(), Some(true));
     assert!(h.join().is_canceled());
+}
+
+// ---------------------------------------------------------------------------------------------
+// W03: children are tracked while they run (never "the first N started"); what std does between
+// `fork` and `exec` never panics.
+
+/// The number of open descriptors of this process.
+fn open_fds() -> usize {
+    // The listing's own descriptor is counted too, every time.
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Whether process `pid` exists and is a child of this process (running or a zombie).
+fn is_our_child(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The parent's id is the second field after the `)` closing the name.
+    let ppid = stat[stat.rfind(')').unwrap() + 2..]
+        .split_whitespace()
+        .nth(1)
+        .unwrap();
+    ppid == std::process::id().to_string()
+}
+
+/// Processes of the system whose command line is `cmdline` (its words nul-terminated).
+fn processes_running(cmdline: &[u8]) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|cmd| cmd == cmdline)
+        .count()
+}
+
+#[test]
+fn w03_a_hundred_commands_in_one_long_run_the_last_killed_at_its_deadline_nothing_left_open() {
+    // A worker runs commands one after the other in one long run. Each child is tracked while
+    // it runs: the 100th is killed at its deadline like the first would be, `wait_with_output`
+    // returns its output and kill (no panic), and the run leaves no descriptor and no process.
+    const NAME: &str =
+        "w03_a_hundred_commands_in_one_long_run_the_last_killed_at_its_deadline_nothing_left_open";
+    if common::child_value().is_none() {
+        // In a process of its own, so that the descriptors counted are this test's alone.
+        let run = common::run_child(NAME, "child", Duration::from_secs(120));
+        assert!(run.status.success(), "{}", run.stderr);
+        for line in run.stderr.lines().filter(|l| l.starts_with("w03")) {
+            println!("{line}");
+        }
+        return;
+    }
+    let before = open_fds();
+    let scope = thread_cancel::CancelScope::new();
+    let mut pids = Vec::new();
+    let mut during = 0;
+    let t = Instant::now();
+    let r = scope.run(|| {
+        for _ in 0..99 {
+            let child = Command::new("true")
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            pids.push(child.id());
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{out:?}");
+        }
+        during = open_fds();
+        scope.set_deadline(Instant::now() + DEADLINE);
+        let child = Command::new("sleep")
+            .arg("5.4321")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        pids.push(child.id());
+        let t = Instant::now();
+        let out = child.wait_with_output();
+        (out, t.elapsed())
+    });
+    let all = t.elapsed();
+    let after = open_fds();
+    let e = r.expect_err("the deadline passed");
+    assert!(e.deadline_passed() && e.acted(), "{:?}", e.cause());
+    let (out, took) = e.into_value().unwrap();
+    let out = out.expect("the output of the killed 100th child");
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    assert!(took < BOUND, "the 100th command took {took:?}");
+    eprintln!(
+        "w03 100 commands: {all:?} in all, the last {took:?}; descriptors before {before}, \
+         before the last command {during}, after {after}"
+    );
+    assert!(
+        during <= before + 1,
+        "descriptors of reaped children kept: {before} before, {during} after 99 commands"
+    );
+    assert_eq!(after, before, "descriptors left open by the run");
+    assert_no_child_left();
+    let left: Vec<_> = pids.iter().filter(|&&p| is_our_child(p)).collect();
+    assert!(left.is_empty(), "children left: {left:?}");
+    assert_eq!(
+        processes_running(b"sleep\x005.4321\x00"),
+        0,
+        "the sleep runs on"
+    );
+}
+
+/// Sleeps `d` with the raw system call (neither interposed nor a point): async-signal-safe,
+/// for a `pre_exec` closure.
+fn raw_sleep(d: Duration) {
+    let ts = libc::timespec {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: a valid `timespec`; no remaining time asked for.
+    unsafe {
+        libc::syscall(
+            libc::SYS_nanosleep,
+            &ts,
+            std::ptr::null_mut::<libc::timespec>(),
+        )
+    };
+}
+
+#[test]
+fn w03_a_slow_pre_exec_under_a_100ms_deadline_ends_with_the_child_killed_no_panic() {
+    // std forks, runs the `pre_exec` closure in the child, and waits for the child's `exec`
+    // with a `recv` on a socket pair. The deadline passes while the closure runs: the child is
+    // killed, the socket's peer is gone, so the `recv` completes (end of file, as after an
+    // `exec`) and std goes on: `output` and `status` return the kill status.
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new("true");
+    // SAFETY: the closure makes one raw system call (async-signal-safe).
+    unsafe {
+        cmd.pre_exec(|| {
+            raw_sleep(Duration::from_secs(5));
+            Ok(())
+        })
+    };
+    let out = timed_out(|| cmd.output()).expect("the output of the killed child");
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    assert_no_child_left();
+    let status = timed_out(|| cmd.status()).expect("the status of the killed child");
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    assert_no_child_left();
+}
+
+#[test]
+fn w03_stds_fork_path_under_400_random_deadlines_of_0_to_3_ms_never_panics() {
+    // An empty `pre_exec` (std forks rather than `posix_spawn`), each run under a random
+    // deadline of 0–3 ms: the deadline lands before the fork, between `fork` and `exec`, while
+    // std waits for the exec, or after. Never a panic inside std, never a child left.
+    use std::os::unix::process::CommandExt;
+    let n = common::stress_count(400);
+    let mut rng = common::Rng::new(3);
+    let (mut before, mut refused, mut killed, mut completed, mut panics) = (0, 0, 0, 0, 0);
+    let mut first_panic = None;
+    for _ in 0..n {
+        let budget = Duration::from_micros(rng.below(3_001) as u64);
+        let mut cmd = Command::new("true");
+        // SAFETY: the closure does nothing.
+        unsafe { cmd.pre_exec(|| Ok(())) };
+        let r = thread_cancel::with_timeout(budget, || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cmd.output()))
+        });
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => match e.into_value() {
+                Some(r) => r,
+                None => {
+                    before += 1; // the deadline passed before the run started
+                    continue;
+                }
+            },
+        };
+        match r {
+            Err(p) => {
+                panics += 1;
+                first_panic.get_or_insert_with(|| common::panic_message(&*p));
+            }
+            Ok(Err(e)) => {
+                assert_deadline_error(&e);
+                refused += 1;
+            }
+            Ok(Ok(out)) if out.status.signal() == Some(libc::SIGKILL) => killed += 1,
+            Ok(Ok(out)) => {
+                assert!(out.status.success(), "{out:?}");
+                completed += 1;
+            }
+        }
+        assert_no_child_left();
+    }
+    println!(
+        "w03 fork path: {n} random deadlines of 0-3 ms: passed before the run {before}, \
+         spawn refused {refused}, child killed {killed}, completed {completed}, panics {panics}"
+    );
+    assert_eq!(panics, 0, "panics inside std; the first: {first_panic:?}");
+}
+
+#[test]
+fn w03_forty_children_running_at_once_in_a_run_are_all_killed_at_its_deadline() {
+    // More children at once than the thread-local part of the table holds: the table grows,
+    // and every one of them is killed at the deadline and reaped by its wait.
+    let scope = thread_cancel::CancelScope::new();
+    let r = scope.run(|| {
+        let mut kids: Vec<_> = (0..40)
+            .map(|_| {
+                Command::new("sleep")
+                    .arg("5.678")
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        scope.set_deadline(Instant::now() + DEADLINE);
+        let t = Instant::now();
+        let statuses: Vec<_> = kids.iter_mut().map(|k| k.wait()).collect();
+        (statuses, t.elapsed())
+    });
+    let e = r.expect_err("the deadline passed");
+    assert!(e.deadline_passed() && e.acted(), "{:?}", e.cause());
+    let (statuses, took) = e.into_value().unwrap();
+    for (i, s) in statuses.iter().enumerate() {
+        let s = s.as_ref().unwrap_or_else(|e| panic!("child {i}: {e}"));
+        assert_eq!(s.signal(), Some(libc::SIGKILL), "child {i}: {s:?}");
+    }
+    assert!(took < BOUND, "{took:?}");
+    assert_no_child_left();
+    assert_eq!(
+        processes_running(b"sleep\x005.678\x00"),
+        0,
+        "a sleep runs on"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// W03, the child-process cases of issue 36's "not yet tried" list.
+
+/// The state letter of process `pid` (`/proc/<pid>/stat`: `S` sleeping, `T` stopped, `Z` a
+/// zombie), or `None` if there is no such process.
+fn process_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 2..].chars().next()
+}
+
+/// A null-terminated `argv` of C strings for `execv`.
+struct Argv(
+    #[allow(dead_code)] Vec<std::ffi::CString>,
+    Vec<*const libc::c_char>,
+);
+
+impl Argv {
+    fn new(words: &[&str]) -> Argv {
+        let strs: Vec<_> = words
+            .iter()
+            .map(|w| std::ffi::CString::new(*w).unwrap())
+            .collect();
+        let mut ptrs: Vec<_> = strs.iter().map(|s| s.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        Argv(strs, ptrs)
+    }
+}
+
+#[test]
+fn w03_vfork_and_clone_children_are_not_tracked_they_run_on_past_the_deadline() {
+    // `vfork` and the C library's `clone` are not interposed (a function that calls `vfork`
+    // and returns would return twice on one stack): their children are not the run's, so the
+    // deadline does not kill them, and a wait for one fails with the deadline's error like a
+    // wait for any child not the run's. They run to their end.
+    use thread_cancel_fixtures::{interpose_test_c_clone_exec, interpose_test_c_vfork_exec};
+    let argv = Argv::new(&["/bin/sleep", "0.3"]);
+    for (how, start) in [
+        (
+            "vfork",
+            interpose_test_c_vfork_exec as unsafe extern "C" fn(_) -> _,
+        ),
+        ("clone", interpose_test_c_clone_exec),
+    ] {
+        let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+            // SAFETY: a null-terminated argv of C strings, alive for the call.
+            let pid = unsafe { start(argv.1.as_ptr()) } as libc::pid_t;
+            assert!(pid > 0, "{how}: {pid}");
+            let mut st = 0;
+            // SAFETY: our child; a valid out-pointer.
+            let r = unsafe { libc::waitpid(pid, &mut st, 0) };
+            (pid, r, io::Error::last_os_error())
+        });
+        let e = r.unwrap_err();
+        assert!(e.deadline_passed() && e.acted(), "{how}");
+        let (pid, r, err) = e.into_value().unwrap();
+        assert_eq!(r, -1, "{how}");
+        assert_deadline_error(&err);
+        assert_eq!(
+            process_state(pid),
+            Some('S'),
+            "{how}: neither stopped nor killed"
+        );
+        let mut st = 0;
+        // SAFETY: as above, outside the run.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0,
+            "{how}: {st:#x}"
+        );
+    }
+}
+
+#[test]
+fn w03_system_and_popen_children_are_not_reached_they_run_to_their_end() {
+    // The C library's `system` and `popen` start their child with its own internal
+    // `posix_spawn` and wait for it with its internal `waitpid` (and `popen`'s stream reads
+    // with its internal `read`): none is the interposed symbol. A `system("sleep ..")` in a run
+    // whose deadline passes runs to its end, and the run reports the deadline, not acted on.
+    let t = Instant::now();
+    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+        // SAFETY: a nul-terminated command.
+        unsafe { libc::system(c"exec sleep 0.3".as_ptr()) }
+    });
+    let took = t.elapsed();
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed(), "{:?}", e.cause());
+    assert!(!e.acted(), "no interposed call met the deadline");
+    assert_eq!(e.into_value(), Some(0), "`sleep` ran to its end");
+    assert!(took >= Duration::from_millis(300), "{took:?}");
+
+    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
+        // SAFETY: nul-terminated strings; the stream is read and closed here.
+        unsafe {
+            let f = libc::popen(c"sleep 0.3; echo done".as_ptr(), c"r".as_ptr());
+            assert!(!f.is_null());
+            let mut line = [0 as libc::c_char; 16];
+            let got = !libc::fgets(line.as_mut_ptr(), 16, f).is_null();
+            let status = libc::pclose(f);
+            let line = std::ffi::CStr::from_ptr(line.as_ptr()).to_owned();
+            (got, line, status)
+        }
+    });
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed() && !e.acted(), "{:?}", e.cause());
+    let (got, line, status) = e.into_value().unwrap();
+    assert!(got);
+    assert_eq!(line.to_bytes(), b"done\n");
+    assert_eq!(status, 0);
+    assert_no_child_left();
+}
+
+/// The wrapper that runs a test's child process as the first process of new user, PID and
+/// mount namespaces (`/proc` its own): there it may choose the id of the next process
+/// (`/proc/sys/kernel/ns_last_pid`), and every process it leaves dies with it.
+const PID_NAMESPACE: [&str; 6] = [
+    "unshare",
+    "--user",
+    "--map-root-user",
+    "--pid",
+    "--fork",
+    "--mount-proc",
+];
+
+/// Runs the test `name` as `value` in a child process in [`PID_NAMESPACE`]; `false` (and a
+/// "skipped:" line) where namespaces are not available, unless
+/// `THREAD_CANCEL_REQUIRE_NAMESPACES` is set.
+fn in_pid_namespace(name: &str, value: &str) -> bool {
+    if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() {
+        eprintln!("skipped under emulation");
+        return false;
+    }
+    let probe = Command::new(PID_NAMESPACE[0])
+        .args(&PID_NAMESPACE[1..])
+        .arg("true")
+        .stderr(std::process::Stdio::piped())
+        .output();
+    if let Some(why) = match probe {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(String::from_utf8_lossy(&o.stderr).trim().to_string()),
+        Err(e) => Some(e.to_string()),
+    } {
+        let msg = format!("needs `{}`: {why}", PID_NAMESPACE.join(" "));
+        assert!(
+            std::env::var_os("THREAD_CANCEL_REQUIRE_NAMESPACES").is_none(),
+            "{msg}"
+        );
+        eprintln!("skipped: {msg}");
+        return false;
+    }
+    let run = common::run_child_under(&PID_NAMESPACE, name, value, Duration::from_secs(60), &[]);
+    eprint!("{}", run.stderr);
+    assert!(run.status.success(), "the child failed: {}", run.status);
+    true
+}
+
+/// Makes `pid` the id of the next process this namespace starts.
+fn next_pid_is(pid: libc::pid_t) {
+    std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string()).unwrap();
+}
+
+/// Reaps every child of this process that has exited (in its own PID namespace the test's
+/// process is the first, and the orphans of the namespace are its children).
+fn reap_orphans() {
+    let mut st = 0;
+    // SAFETY: a valid out-pointer.
+    while unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG) } > 0 {}
+}
+
+#[test]
+fn w03_a_child_reaped_by_the_programs_own_wait_is_never_signaled_through_its_reused_id() {
+    // The run starts a child, and the program's own `waitpid(-1)` — or the kernel, with
+    // `SIGCHLD` ignored — reaps it before the deadline; its id is then reused by an unrelated
+    // process. The run's record holds a pidfd of the reaped child, not its id: the deadline's
+    // kill reaches nothing, and the process with that id is neither stopped nor killed.
+    const NAME: &str =
+        "w03_a_child_reaped_by_the_programs_own_wait_is_never_signaled_through_its_reused_id";
+    match common::child_value().as_deref() {
+        Some(how) => reused_id(how),
+        None => {
+            if in_pid_namespace(NAME, "waitpid") {
+                in_pid_namespace(NAME, "sigchld-ignored");
+            }
+        }
+    }
+}
+
+/// The child of the test above, in its own PID namespace: `how` the run's child is reaped.
+fn reused_id(how: &str) {
+    // Every thread is started first (a thread takes an id too): the deadline timer's, by a
+    // first deadline, and one that never met the crate, which starts the unrelated process.
+    let _ = thread_cancel::with_timeout(Duration::from_millis(1), || {
+        std::thread::sleep(Duration::from_millis(20))
+    });
+    let (go, started) = std::sync::mpsc::channel::<()>();
+    let (to_test, unrelated) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for () in started {
+            let c = Command::new("sleep").arg("9.87").spawn().unwrap();
+            to_test.send(c).unwrap();
+        }
+    });
+    if how == "sigchld-ignored" {
+        // SAFETY: sets a disposition; no handler.
+        unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
+    }
+    let scope = thread_cancel::CancelScope::new();
+    let r = scope.run(|| {
+        let a = Command::new("true").spawn().unwrap();
+        let id = a.id() as libc::pid_t;
+        drop(a);
+        if how == "waitpid" {
+            let mut st = 0;
+            // SAFETY: a valid out-pointer.
+            assert_eq!(
+                unsafe { libc::waitpid(-1, &mut st, 0) },
+                id,
+                "reaped by the program"
+            );
+        } else {
+            // Reaped by the kernel when it exits.
+            assert!(
+                common::wait_for(|| process_state(id).is_none()),
+                "the kernel reaps it"
+            );
+        }
+        // The id is free once the child is released; until then the next one is given: a
+        // process that missed the id is ended and another started.
+        let mut tries = 0;
+        let u: std::process::Child = loop {
+            next_pid_is(id);
+            go.send(()).unwrap();
+            let mut u: std::process::Child = unrelated.recv().unwrap();
+            if u.id() as libc::pid_t == id {
+                break u;
+            }
+            tries += 1;
+            assert!(tries < 1000, "the id {id} is never reused");
+            u.kill().unwrap();
+            let _ = u.wait();
+        };
+        scope.set_deadline(Instant::now() + DEADLINE);
+        // Ends at the deadline, which kills the run's children.
+        std::thread::sleep(Duration::from_secs(5));
+        u
+    });
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed() && e.acted());
+    let mut u = e.into_value().unwrap();
+    let id = u.id() as libc::pid_t;
+    assert_eq!(
+        process_state(id),
+        Some('S'),
+        "{how}: the process that reused the id was signaled"
+    );
+    u.kill().unwrap();
+    let _ = u.wait();
+    eprintln!("w03 reused id ({how}): pid {id} reused by an unrelated process, left alone");
+}
+
+#[test]
+fn w03_an_id_reused_by_a_descendant_is_killed_once_as_the_descendant() {
+    // The run's child A is reaped by the program; its id is then taken by a descendant of the
+    // run's other child B (B's own child). At the deadline the record of A (a pidfd of the
+    // reaped A) reaches nothing; the descendant is killed as B's, with B, and B's wait returns
+    // the kill.
+    const NAME: &str = "w03_an_id_reused_by_a_descendant_is_killed_once_as_the_descendant";
+    if common::child_value().is_some() {
+        return reused_by_descendant();
+    }
+    in_pid_namespace(NAME, "descendant");
+}
+
+fn reused_by_descendant() {
+    use std::io::BufRead;
+    let _ = thread_cancel::with_timeout(Duration::from_millis(1), || {
+        std::thread::sleep(Duration::from_millis(20))
+    });
+    let scope = thread_cancel::CancelScope::new();
+    let r = scope.run(|| {
+        // B waits for a line before it starts its child, then prints the child's id.
+        let mut b = Command::new("sh")
+            .args(["-c", "read x; sleep 9.87 & echo $!; wait"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let a = Command::new("true").spawn().unwrap();
+        let id = a.id() as libc::pid_t;
+        drop(a);
+        let mut st = 0;
+        // SAFETY: a valid out-pointer.
+        assert_eq!(
+            unsafe { libc::waitpid(id, &mut st, 0) },
+            id,
+            "A reaped by the program"
+        );
+        next_pid_is(id);
+        b.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(b.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), id.to_string(), "B's child took A's id");
+        scope.set_deadline(Instant::now() + DEADLINE);
+        (b.wait(), id)
+    });
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed() && e.acted());
+    let (b, id) = e.into_value().unwrap();
+    assert_eq!(b.unwrap().signal(), Some(libc::SIGKILL), "B killed");
+    // B's child, orphaned when B died, is this process's (the namespace's first) to reap.
+    let mut st = 0;
+    // SAFETY: a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(id, &mut st, 0) }, id);
+    assert!(
+        libc::WIFSIGNALED(st) && libc::WTERMSIG(st) == libc::SIGKILL,
+        "the descendant with A's id killed: {st:#x}"
+    );
+    reap_orphans();
+    eprintln!("w03 id reused by a descendant: pid {id} killed as B's child");
+}
+
+#[test]
+fn w03_a_daemon_that_left_its_parent_is_not_reached_by_the_kill() {
+    // A child that double-forks and calls `setsid` leaves a daemon reparented away from the
+    // run's tree (to the namespace's first process here, to init or a subreaper otherwise):
+    // descendants are found through each process's children, so the deadline kills the child
+    // and not the daemon. (Had the daemon kept the child's output pipe, `output` could not
+    // end: see the docs.)
+    const NAME: &str = "w03_a_daemon_that_left_its_parent_is_not_reached_by_the_kill";
+    if common::child_value().is_some() {
+        return daemon_left();
+    }
+    in_pid_namespace(NAME, "daemon");
+}
+
+fn daemon_left() {
+    let scope = thread_cancel::CancelScope::new();
+    let r = scope.run(|| {
+        let mut child = Command::new("sh")
+            .args([
+                "-c",
+                "(setsid sleep 8.76 </dev/null >/dev/null 2>&1 &); echo started; exec sleep 5",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Once the line is written, the subshell that started the daemon has exited.
+        let mut b = [0u8; 8];
+        child.stdout.as_mut().unwrap().read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"started\n");
+        scope.set_deadline(Instant::now() + DEADLINE);
+        child.wait()
+    });
+    let e = r.unwrap_err();
+    assert!(e.deadline_passed() && e.acted());
+    let status = e.into_value().unwrap().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "the child killed");
+    let daemons: Vec<libc::pid_t> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let pid = e.file_name().to_str()?.parse().ok()?;
+            (std::fs::read(e.path().join("cmdline")).ok()? == b"sleep\x008.76\x00").then_some(pid)
+        })
+        .collect();
+    assert_eq!(daemons.len(), 1, "{daemons:?}");
+    let d = daemons[0];
+    assert_eq!(
+        process_state(d),
+        Some('S'),
+        "the daemon runs on, never stopped"
+    );
+    // SAFETY: a process of this namespace, reparented to this process.
+    assert_eq!(unsafe { libc::kill(d, libc::SIGKILL) }, 0);
+    let mut st = 0;
+    // SAFETY: a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(d, &mut st, 0) }, d);
+    reap_orphans();
+    eprintln!("w03 daemon: the child killed, the daemon (pid {d}, setsid, reparented) not reached");
+}
+
+#[test]
+fn w03_a_fork_in_a_run_that_could_not_track_its_child_fails_and_starts_nothing() {
+    // With no descriptor left for the child's pidfd, a `fork` in a run fails with `EMFILE`
+    // before starting the child: a run's child is never started untracked. Outside a run the
+    // same `fork` is made. In a process of its own: it uses up its descriptors.
+    const NAME: &str =
+        "w03_a_fork_in_a_run_that_could_not_track_its_child_fails_and_starts_nothing";
+    if common::child_value().is_none() {
+        let run = common::run_child(NAME, "child", Duration::from_secs(60));
+        assert!(run.status.success(), "{}", run.stderr);
+        return;
+    }
+    // Every thread is started first (the deadline timer's), then the limit is lowered and
+    // every descriptor below it taken.
+    let _ = thread_cancel::with_timeout(Duration::from_millis(1), || {
+        std::thread::sleep(Duration::from_millis(20))
+    });
+    let lim = libc::rlimit {
+        rlim_cur: 64,
+        rlim_max: 64,
+    };
+    // SAFETY: a valid `rlimit`.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+    let mut taken = Vec::new();
+    loop {
+        // SAFETY: duplicates descriptor 2 (open); the copies are closed below.
+        let fd = unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 0) };
+        if fd < 0 {
+            break;
+        }
+        taken.push(fd);
+    }
+    /// Forks a child that `_exit`s at once: its id, or the errno.
+    fn fork_one() -> Result<libc::pid_t, i32> {
+        // SAFETY: the child only `_exit`s.
+        match unsafe { libc::fork() } {
+            // SAFETY: ends the child, which does nothing else.
+            0 => unsafe { libc::_exit(0) },
+            -1 => Err(io::Error::last_os_error().raw_os_error().unwrap()),
+            pid => Ok(pid),
+        }
+    }
+    let in_run = thread_cancel::CancelScope::new().run(fork_one).unwrap();
+    assert_eq!(in_run, Err(libc::EMFILE), "refused in the run");
+    let outside = fork_one().expect("made outside a run");
+    let mut st = 0;
+    // SAFETY: our child; a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(outside, &mut st, 0) }, outside);
+    // One descriptor free (the listing of children needs it too): nothing was started in the
+    // run, and now the run's child is started.
+    // SAFETY: a descriptor taken above.
+    unsafe { libc::close(taken.pop().unwrap()) };
+    assert_no_child_left();
+    let pid = thread_cancel::CancelScope::new()
+        .run(fork_one)
+        .unwrap()
+        .expect("started in the run");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+    for fd in taken {
+        // SAFETY: descriptors taken above.
+        unsafe { libc::close(fd) };
+    }
 }

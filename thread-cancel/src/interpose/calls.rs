@@ -505,7 +505,9 @@ macro_rules! own_next {
 
 /// `fork(2)`. In a canceled run it fails with `ECANCELED`/`ETIMEDOUT` and no child (a thread
 /// cancel does not refuse it: not a cancellation point); in a run, the child is the run's: a cancel of the run acted on by an interposed call kills it (see
-/// `children.rs`).
+/// `children.rs`). In a run it also fails, with no child, when the child could not be tracked:
+/// `EAGAIN` (no memory for the run's table of children) or `EMFILE`/`ENFILE` (no descriptor
+/// left for its pidfd).
 ///
 /// # Safety
 /// As `fork(2)`.
@@ -520,12 +522,20 @@ pub unsafe extern "C-unwind" fn fork() -> libc::pid_t {
         conv::set_errno(libc::ENOSYS);
         -1
     });
+    // In a run: the child can be tracked, or it is not started.
+    let room = match children::reserve() {
+        Ok(room) => room,
+        Err(e) => {
+            conv::set_errno(e);
+            return -1;
+        }
+    };
     // SAFETY: the C library's `fork`, called as the caller called ours.
     let pid = unsafe { next() };
     if pid > 0 {
-        children::record(pid);
+        children::record(pid, room);
     } else if pid == 0 {
-        children::after_fork_in_child();
+        children::after_fork_in_child(room);
     }
     pid
 }
@@ -659,9 +669,9 @@ interpose_spawn!(
     posix_spawnp(file)
 );
 
-/// The body of [`posix_spawn`] and [`posix_spawnp`]: refused in a canceled run (the error
-/// number returned, as these functions do); else `call` with a valid pid pointer, and the
-/// child recorded as the run's.
+/// The body of [`posix_spawn`] and [`posix_spawnp`]: refused in a canceled run, or in a run
+/// whose child could not be tracked (`children::reserve`; the error number returned, as these
+/// functions do); else `call` with a valid pid pointer, and the child recorded as the run's.
 ///
 /// # Safety
 /// `pid` null or valid for a write; `call` is the C library's function with the caller's other
@@ -670,12 +680,17 @@ unsafe fn spawn(pid: *mut libc::pid_t, call: impl FnOnce(*mut libc::pid_t) -> c_
     if let Some(e) = super::refusal() {
         return e;
     }
+    // In a run: the child can be tracked, or it is not started.
+    let room = match children::reserve() {
+        Ok(room) => room,
+        Err(e) => return e,
+    };
     let mut own = 0;
     let p = if pid.is_null() { &mut own } else { pid };
     let r = call(p);
     if r == 0 {
         // SAFETY: `p` is the caller's valid pointer or `own`, written by the call.
-        children::record(unsafe { *p });
+        children::record(unsafe { *p }, room);
     }
     r
 }

@@ -7,37 +7,55 @@
 //! (`sys::process::Killed`, shared with the crate's `process` functions: each stopped, its
 //! children listed once it has stopped, then killed), and the call waits,
 //! bounded, until they have exited. From then on the run may **collect what they left**: in
-//! that canceled run a `read`/`readv` of a pipe whose writers are all gone, or a `poll` of pipes
-//! only (made with no timeout), completes, and so does a wait for one of the killed children
-//! that has exited (`waitpid`, `wait4`, `waitid` for its id or for any child; made with
-//! `WNOHANG`). None of them can block. Everything else still fails at once. So std's
-//! `Command::output` returns the output the child wrote before the kill and its status (killed
-//! by `SIGKILL`), and `Command::status` / `Child::wait` return that status: no panic inside
-//! std, no child left running, no zombie. The run reports the cancel, acted on.
+//! that canceled run a `read`/`readv`/`recv`/`recvfrom`/`recvmsg` of a pipe whose writers are
+//! all gone or of a Unix socket whose peer is gone, or a `poll` of pipes and Unix sockets only,
+//! completes, and so does a wait for one of the killed children that has exited (`waitpid`,
+//! `wait4`, `waitid` for its id or for any child; made with `WNOHANG`). None of them can block
+//! for long: the read or poll waits for the hang-up until [`HANG_UP_BOUND`] after the kill at
+//! most (a process that another thread is starting holds copies of the run's descriptors until
+//! its `exec`), the wait not at all. Everything else still fails at once. So std's `Command::output` returns
+//! the output the child wrote before the kill and its status (killed by `SIGKILL`), and
+//! `Command::status` / `Child::wait` return that status; on std's fork path (`pre_exec` and the
+//! like) its wait for the child's `exec`, a `recv` on a socket pair, reads end of file, as
+//! after an `exec`: no panic inside std, no child left running, no zombie. The run reports the
+//! cancel, acted on.
 //!
-//! Bookkeeping is per thread, in thread-locals with constant initializers (no allocation, no
-//! lock: the interposed `fork` may be called from a signal handler; a handler's call nested in
-//! the bookkeeping leaves it alone, [`exclusive`]). Each entry holds a pidfd of the child, so a
-//! signal can never reach a process that reused a reaped child's id; the process that started
-//! it (a child made by other means than `fork`, which forgets them at once, may inherit its
-//! parent thread's entries: it ignores and closes them); the depth of the run that started it.
-//! An entry is forgotten (its pidfd closed) when that run ends, whether the child was killed,
-//! waited for or neither: a run that returns a running child leaves it alone.
+//! **Tracked while they run.** Bookkeeping is per thread, in thread-locals with constant
+//! initializers (no allocation, no lock: the interposed `fork` may be called from a signal
+//! handler; a handler's call nested in the bookkeeping leaves it alone, [`exclusive`]). Each
+//! entry holds a pidfd of the child, so a signal can never reach a process that reused a reaped
+//! child's id; the process that started it (a child made by other means than `fork`, which
+//! forgets them at once, may inherit its parent thread's entries: it ignores and closes them);
+//! the depth of the run that started it. Before each child a run starts, the entries of
+//! children already reaped (by the run's code, a `waitpid(-1)` of the program's, or the kernel
+//! for a `SIGCHLD` set to be ignored) are dropped ([`prune`]; those killed by a cancel stay until
+//! the run ends, for the collection), so the table holds the children that run or wait to be
+//! reaped. The first [`INLINE`] are in a thread-local array; beyond, the table **grows** in an
+//! anonymous mapping (`mmap`: async-signal-safe), unmapped when the thread's last entry is
+//! forgotten. So a run's child is never left untracked for want of room: if the table cannot
+//! grow (no memory) or no descriptor is left for the child's pidfd, the `fork`/`posix_spawn`
+//! fails in the run before starting it, with `EAGAIN` or `EMFILE`/`ENFILE` ([`reserve`]: a
+//! descriptor is held across the call and given up for the pidfd). An entry is forgotten (its
+//! pidfd closed) when its run ends, whether the child was killed, waited for or neither: a run
+//! that returns a running child leaves it alone.
 //!
-//! Not tracked: more than [`MAX`] children of one thread's runs at once, children started by
-//! `vfork`, `clone`, `_Fork` or by the C library's internals (`system`, `popen`), and a kernel
-//! without pidfds and `waitid(P_PIDFD)` (before Linux 5.4). Descendants are found through the
-//! children of each process's main thread: a daemon that left its parent is not reached.
+//! Not tracked: children started by `vfork`, `clone`, `_Fork` or by the C library's internals
+//! (`system`, `popen`), a `fork` made by a signal handler that interrupted this module, and
+//! every child on a kernel without pidfds and `waitid(P_PIDFD)` (before Linux 5.4).
+//! Descendants are found through the children of each process's main thread: a daemon that
+//! left its parent (double fork, `setsid`) is not reached, and if it kept the child's output
+//! pipe, that pipe never hangs up (std's `Command::output` then fails inside std).
 
 use crate::point::runs;
 use crate::sys::calls;
 use crate::sys::process::{self, waitid_pidfd};
 use libc::{c_int, c_long, pid_t};
 use std::cell::Cell;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// How many children of its runs one thread keeps track of at once.
-const MAX: usize = 16;
+/// How many children of its runs one thread keeps in its thread-local array; more go to an
+/// area mapped for it ([`MORE`]), grown as needed.
+const INLINE: usize = 16;
 
 /// How long a canceled call waits for the children it killed to exit (a process killed while in
 /// an uninterruptible sleep may take longer: the call then goes on, and their pipes may still
@@ -65,13 +83,84 @@ const EMPTY: Entry = Entry {
 };
 
 thread_local! {
-    /// How many entries of `CHILDREN` are in use (the first ones).
+    /// How many entries are in use (the first ones: `CHILDREN`, then `MORE`).
     static COUNT: Cell<usize> = const { Cell::new(0) };
-    static CHILDREN: [Cell<Entry>; MAX] = const { [const { Cell::new(EMPTY) }; MAX] };
+    static CHILDREN: [Cell<Entry>; INLINE] = const { [const { Cell::new(EMPTY) }; INLINE] };
+    /// The entries beyond the first [`INLINE`]: an anonymous mapping (`mmap`, async-signal-safe,
+    /// unlike an allocation) and how many entries it holds; unmapped when no entry is left.
+    static MORE: Cell<(*mut Entry, usize)> = const { Cell::new((std::ptr::null_mut(), 0)) };
     /// Whether this thread is inside one of the functions below: a signal handler that
     /// interrupts one of them and calls another (`fork`, or an interposed call that acts on a
     /// cancel) finds the table being changed and leaves it alone (see [`exclusive`]).
     static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// Until when a collecting read or poll waits for a hang-up: [`HANG_UP_BOUND`] after the
+    /// last kill that killed something.
+    static HANG_UP_END: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Entry `i` (below `COUNT`, or below the room [`make_room`] made).
+fn get(i: usize) -> Entry {
+    if i < INLINE {
+        return CHILDREN.with(|k| k[i].get());
+    }
+    let (more, cap) = MORE.with(Cell::get);
+    debug_assert!(i - INLINE < cap);
+    // SAFETY: `more` maps `cap` entries, and `i - INLINE < cap` (the callers stay within the
+    // room made); every entry of it was written before it is read.
+    unsafe { *more.add(i - INLINE) }
+}
+
+/// Sets entry `i` (as [`get`]).
+fn set(i: usize, e: Entry) {
+    if i < INLINE {
+        return CHILDREN.with(|k| k[i].set(e));
+    }
+    let (more, cap) = MORE.with(Cell::get);
+    debug_assert!(i - INLINE < cap);
+    // SAFETY: as in `get`: within the mapping, which only this thread uses.
+    unsafe { *more.add(i - INLINE) = e };
+}
+
+/// Makes room for one more entry: maps a larger area for the entries beyond [`INLINE`] if
+/// they are all in use (twice as large; a page at first), and copies them into it. `false`:
+/// no memory (the system refused the mapping).
+fn make_room() -> bool {
+    let n = COUNT.with(Cell::get);
+    let (more, cap) = MORE.with(Cell::get);
+    if n < INLINE + cap {
+        return true;
+    }
+    let size = std::mem::size_of::<Entry>();
+    let new_cap = (cap * 2).max(4096 / size);
+    let p = sys(
+        calls::MMAP,
+        [
+            0,
+            (new_cap * size) as c_long,
+            (libc::PROT_READ | libc::PROT_WRITE) as c_long,
+            (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as c_long,
+            -1,
+            0,
+        ],
+    );
+    if (-4095..0).contains(&p) {
+        return false;
+    }
+    let p = p as *mut Entry;
+    if cap != 0 {
+        // SAFETY: the old mapping holds `cap` entries, all in use (`n == INLINE + cap`); the
+        // new one has room for `new_cap > cap`, and they do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(more, p, cap) };
+        unmap(more, cap);
+    }
+    MORE.with(|m| m.set((p, new_cap)));
+    true
+}
+
+/// Unmaps the area of `cap` entries at `more`.
+fn unmap(more: *mut Entry, cap: usize) {
+    let len = cap * std::mem::size_of::<Entry>();
+    sys(calls::MUNMAP, [more as c_long, len as c_long, 0, 0, 0, 0]);
 }
 
 /// Runs `f` with the table to itself, or returns `None` if this thread is already inside a
@@ -89,7 +178,8 @@ fn exclusive<R>(f: impl FnOnce() -> R) -> Option<R> {
 /// A raw system call, its result as the kernel gives it (`-errno` on failure).
 fn sys(nr: c_long, a: [c_long; 6]) -> c_long {
     // SAFETY: every call in this module passes arguments valid for `nr` (scalars, pointers to
-    // locals that outlive the call, or the interposed caller's own arguments, in `collect`).
+    // locals that outlive the call, a mapping of this module's, or the interposed caller's own
+    // arguments, in `collect`).
     unsafe { crate::point::conv::plain_raw(nr, a) }
 }
 
@@ -101,51 +191,120 @@ fn close(fd: c_int) {
     sys(calls::CLOSE, [fd as c_long, 0, 0, 0, 0, 0]);
 }
 
-/// Calls `f` on each entry in use, with its index; `f` returns the entry to keep, or `None` to
-/// forget it (its pidfd closed).
+/// Calls `f` on each entry in use; `f` returns the entry to keep, or `None` to forget it (its
+/// pidfd closed). The area beyond [`INLINE`] is unmapped once no entry is left.
 fn retain(mut f: impl FnMut(Entry) -> Option<Entry>) {
-    CHILDREN.with(|kids| {
-        let mut n = COUNT.with(Cell::get);
-        let mut i = 0;
-        while i < n {
-            match f(kids[i].get()) {
-                Some(e) => {
-                    kids[i].set(e);
-                    i += 1;
-                }
-                None => {
-                    close(kids[i].get().pidfd);
-                    n -= 1;
-                    kids[i].set(kids[n].get());
-                    kids[n].set(EMPTY);
-                }
+    let mut n = COUNT.with(Cell::get);
+    let mut i = 0;
+    while i < n {
+        match f(get(i)) {
+            Some(e) => {
+                set(i, e);
+                i += 1;
+            }
+            None => {
+                close(get(i).pidfd);
+                n -= 1;
+                set(i, get(n));
+                set(n, EMPTY);
             }
         }
-        COUNT.with(|c| c.set(n));
-    });
+    }
+    COUNT.with(|c| c.set(n));
+    if n == 0 {
+        let (more, cap) = MORE.with(Cell::get);
+        if cap != 0 {
+            unmap(more, cap);
+            MORE.with(|m| m.set((std::ptr::null_mut(), 0)));
+        }
+    }
 }
 
-/// After `fork`/`posix_spawn` started child `pid` in the calling thread: tracks it if the
-/// thread is in a run.
-pub(super) fn record(pid: pid_t) {
+/// Whether the child of `pidfd` has been reaped (by a wait of this program's, or by the kernel
+/// for a `SIGCHLD` set to be ignored): a `waitid` for it that neither waits nor reaps fails
+/// (`ECHILD`). Its id may be another process's by now; the pidfd still names the reaped one.
+fn reaped(pidfd: c_int) -> bool {
+    waitid_pidfd(pidfd, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT).is_none()
+}
+
+/// Forgets the entries that are not the calling process's (a child made by other means than
+/// `fork`, which forgets them at once, may inherit its parent thread's) and those of children
+/// reaped already (by the run's code, or by anyone), unless they were killed (a canceled run
+/// may still collect what those left).
+fn prune(me: pid_t) {
+    retain(|e| (e.owner == me && (e.killed || !reaped(e.pidfd))).then_some(e));
+}
+
+/// What the interposed `fork`/`posix_spawn` hold while they start a child in a run: room in the
+/// table, and a descriptor (a pidfd of the calling process) that is closed just before the
+/// child's pidfd is opened, so that the child can be tracked even if the process is at its
+/// limit of descriptors. Closed when dropped (in a forked child too: it is the parent's).
+pub(super) struct Room {
+    fd: c_int,
+}
+
+impl Drop for Room {
+    fn drop(&mut self) {
+        if self.fd >= 0 {
+            close(self.fd);
+        }
+    }
+}
+
+/// Before `fork`/`posix_spawn` in the calling thread: if the thread is in a run, forgets the
+/// entries of children already reaped and makes sure that the child about to start can be
+/// tracked. `Err(errno)`: it cannot, and the call must fail with that error without starting
+/// it: `EAGAIN` (no memory for the table: `fork`'s error for a lack of resources) or `EMFILE`/
+/// `ENFILE` (no descriptor left for its pidfd). Outside a run, without pidfds (before Linux
+/// 5.3), or in a signal handler that interrupted this module: room for nothing, no failure.
+pub(super) fn reserve() -> Result<Room, c_int> {
+    let none = Room { fd: -1 };
+    if runs::top().is_null() {
+        return Ok(none);
+    }
+    exclusive(|| {
+        let me = getpid();
+        prune(me);
+        if !make_room() {
+            return Err(libc::EAGAIN);
+        }
+        let fd = sys(calls::PIDFD_OPEN, [me as c_long, 0, 0, 0, 0, 0]);
+        match fd as c_int {
+            fd if fd >= 0 => Ok(Room { fd }),
+            e if [libc::EMFILE, libc::ENFILE].contains(&-e) => Err(-e),
+            e if -e == libc::ENOMEM => Err(libc::EAGAIN),
+            // No pidfds: nothing is tracked.
+            _ => Ok(Room { fd: -1 }),
+        }
+    })
+    .unwrap_or(Ok(none))
+}
+
+/// After `fork`/`posix_spawn` started child `pid` in the calling thread with `room` from
+/// [`reserve`]: tracks it if the thread is in a run.
+pub(super) fn record(pid: pid_t, room: Room) {
     let top = runs::top();
     if top.is_null() || pid <= 0 {
         return;
     }
     // SAFETY: `top` is the innermost run in progress on this thread (see `runs::any_frame`).
     let depth = unsafe { (*top).depth };
-    exclusive(|| record_at(pid, depth));
+    exclusive(|| record_at(pid, depth, room));
 }
 
-fn record_at(pid: pid_t, depth: usize) {
+fn record_at(pid: pid_t, depth: usize, mut room: Room) {
     let me = getpid();
-    // Entries a child made by other means than `fork` (which forgets them at once) inherited
-    // from its parent's thread are not its own.
-    retain(|e| (e.owner == me).then_some(e));
-    if COUNT.with(Cell::get) == MAX {
+    // A signal handler's `fork` between `reserve` and here may have taken the room made.
+    if !make_room() {
         return;
     }
-    let Some(fd) = process::pidfd_of_child(pid) else {
+    let fd = process::pidfd_of_child(pid).or_else(|| {
+        // Perhaps no descriptor was left: the one reserved is.
+        close(std::mem::replace(&mut room.fd, -1));
+        process::pidfd_of_child(pid)
+    });
+    let Some(fd) = fd else {
+        // Reaped already (or no pidfds): nothing to track.
         return;
     };
     let e = Entry {
@@ -156,7 +315,7 @@ fn record_at(pid: pid_t, depth: usize) {
         killed: false,
     };
     let n = COUNT.with(Cell::get);
-    CHILDREN.with(|kids| kids[n].set(e));
+    set(n, e);
     COUNT.with(|c| c.set(n + 1));
 }
 
@@ -175,8 +334,10 @@ fn forget_from_cold(depth: usize) {
 }
 
 /// In the child of the interposed `fork`: the entries are the parent's (their pidfds are
-/// copies), forgotten at once, before the child can reuse those descriptor numbers.
-pub(super) fn after_fork_in_child() {
+/// copies), forgotten at once, before the child can reuse those descriptor numbers (and so is
+/// the parent's `room`, dropped here).
+pub(super) fn after_fork_in_child(room: Room) {
+    drop(room);
     if COUNT.with(Cell::get) != 0 {
         exclusive(|| retain(|_| None));
     }
@@ -200,18 +361,23 @@ pub(super) fn kill(depth: Option<usize>) {
 fn kill_from(depth: usize) {
     let me = getpid();
     let mut killed = process::Killed::new();
+    let mut any = false;
     retain(|mut e| {
         if e.owner != me {
             return None;
         }
         if e.depth >= depth && !e.killed {
             e.killed = killed.tree(e.pidfd, e.pid);
+            any |= e.killed;
         }
         Some(e)
     });
     // Their ends of pipes closed once they have exited; the descendants' pidfds closed when
     // `killed` is dropped (the entries' stay open until their runs end).
     killed.wait_exited(EXIT_BOUND);
+    if any {
+        HANG_UP_END.with(|t| t.set(Some(Instant::now() + HANG_UP_BOUND)));
+    }
 }
 
 /// Whether a child of this process killed by [`kill`] is tracked; `pid` if given must be its
@@ -237,37 +403,84 @@ fn zombie(pidfd: c_int) -> bool {
     waitid_pidfd(pidfd, libc::WEXITED | libc::WNOWAIT | libc::WNOHANG).is_some_and(|p| p != 0)
 }
 
-/// Whether descriptor `fd` is a pipe or FIFO.
-fn is_pipe(fd: c_long) -> bool {
+/// Whether descriptor `fd` is one a child may hold the other end of: a pipe or FIFO, or a Unix
+/// socket (std's `Command::spawn` on its fork path waits for the child's `exec` with a `recv`
+/// on a socket pair; a program may give a child a socket pair as its standard I/O).
+fn is_pipe_or_unix_socket(fd: c_long) -> bool {
     // SAFETY: an all-zero `stat` is a valid value (plain data).
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    sys(calls::FSTAT, [fd, &mut st as *mut _ as c_long, 0, 0, 0, 0]) == 0
-        && st.st_mode & libc::S_IFMT == libc::S_IFIFO
+    if sys(calls::FSTAT, [fd, &mut st as *mut _ as c_long, 0, 0, 0, 0]) != 0 {
+        return false;
+    }
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFIFO => true,
+        libc::S_IFSOCK => {
+            let mut domain: c_int = 0;
+            let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
+            sys(
+                calls::GETSOCKOPT,
+                [
+                    fd,
+                    libc::SOL_SOCKET as c_long,
+                    libc::SO_DOMAIN as c_long,
+                    &mut domain as *mut _ as c_long,
+                    &mut len as *mut _ as c_long,
+                    0,
+                ],
+            ) == 0
+                && domain == libc::AF_UNIX
+        }
+        _ => false,
+    }
 }
 
-/// Whether every writer of pipe `fd` is gone (`POLLHUP`): a read of it cannot block (what is
-/// left in it, then end of file), whatever another thread does meanwhile.
+/// How long after a kill the calls that collect what the killed children left wait for their
+/// pipes and sockets to be closed by every other holder: a process that another thread of the
+/// program started (`fork`, `posix_spawn`) while one of the run's was being started holds
+/// copies of the run's descriptors until its own `exec` closes them. Later, such a call waits
+/// no more (a pipe that another process keeps open fails the call at once).
+const HANG_UP_BOUND: Duration = EXIT_BOUND;
+
+/// What is left of [`HANG_UP_BOUND`] since the last kill.
+fn hang_up_wait() -> Duration {
+    HANG_UP_END.with(Cell::get).map_or(Duration::ZERO, |end| {
+        end.saturating_duration_since(Instant::now())
+    })
+}
+
+/// `ppoll` of the `n` entries at `fds` with signal mask `mask` (the kernel's two arguments, as
+/// the caller gave them), waiting at most `bound`, made again when a signal handler interrupts
+/// it: its raw result (0: nothing within `bound`).
+fn ppoll_within(fds: c_long, n: c_long, mask: [c_long; 2], bound: Duration) -> c_long {
+    let end = Instant::now() + bound;
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        let ts = libc::timespec {
+            tv_sec: left.as_secs() as libc::time_t,
+            tv_nsec: left.subsec_nanos() as c_long,
+        };
+        let r = sys(
+            calls::PPOLL,
+            [fds, n, &ts as *const _ as c_long, mask[0], mask[1], 0],
+        );
+        if r != -(libc::EINTR as c_long) || left.is_zero() {
+            return r;
+        }
+    }
+}
+
+/// Whether every writer of pipe `fd` is gone, or the peer of Unix socket `fd` is (`POLLHUP`: a
+/// stream or sequenced-packet socket whose peer was closed is shut down both ways), waiting for
+/// it until [`HANG_UP_BOUND`] after the last kill at most: then a read of it cannot block (what
+/// is left in it, then end of file), whatever another thread does meanwhile.
 fn hung_up(fd: c_long) -> bool {
+    // No event asked for: only a hang-up (or an error) ends the wait.
     let mut p = libc::pollfd {
         fd: fd as c_int,
-        events: libc::POLLIN,
+        events: 0,
         revents: 0,
     };
-    let zero = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    sys(
-        calls::PPOLL,
-        [
-            &mut p as *mut _ as c_long,
-            1,
-            &zero as *const _ as c_long,
-            0,
-            0,
-            0,
-        ],
-    ) > 0
+    ppoll_within(&mut p as *mut _ as c_long, 1, [0, 0], hang_up_wait()) > 0
         && p.revents & libc::POLLHUP != 0
 }
 
@@ -292,8 +505,10 @@ pub(super) unsafe fn collect(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
 /// As [`collect`].
 unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
     match nr {
-        calls::READ | calls::READV => {
-            (killed_child(None, false) && is_pipe(a[0]) && hung_up(a[0])).then(|| sys(nr, a))
+        // `recv` is `recvfrom` with no address; std's `recv_pidfd` is a `recvmsg`.
+        calls::READ | calls::READV | calls::RECVFROM | calls::RECVMSG => {
+            (killed_child(None, false) && is_pipe_or_unix_socket(a[0]) && hung_up(a[0]))
+                .then(|| sys(nr, a))
         }
         calls::PPOLL => {
             let (fds, n) = (a[0] as *const libc::pollfd, a[1] as usize);
@@ -302,15 +517,28 @@ unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
             }
             // SAFETY: the caller's `poll` array of `n` entries (its contract).
             let set = unsafe { std::slice::from_raw_parts(fds, n) };
-            if !set.iter().all(|p| p.fd < 0 || is_pipe(p.fd as c_long)) {
+            if !set
+                .iter()
+                .all(|p| p.fd < 0 || is_pipe_or_unix_socket(p.fd as c_long))
+            {
                 return None;
             }
-            // Made with no timeout: it cannot block.
-            let zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
+            // Made with a bound (what is left of [`HANG_UP_BOUND`] since the kill, or the
+            // caller's timeout if shorter): once the killed children's copies are closed, their
+            // pipes are hung up.
+            let asked = a[2] as *const libc::timespec;
+            let bound = if asked.is_null() {
+                hang_up_wait()
+            } else {
+                // SAFETY: the caller's timeout (its contract).
+                let t = unsafe { *asked };
+                let t = Duration::new(
+                    t.tv_sec.max(0) as u64,
+                    t.tv_nsec.clamp(0, 999_999_999) as u32,
+                );
+                t.min(hang_up_wait())
             };
-            let r = sys(nr, [a[0], a[1], &zero as *const _ as c_long, a[3], a[4], 0]);
+            let r = ppoll_within(a[0], a[1], [a[3], a[4]], bound);
             (r > 0).then_some(r)
         }
         calls::WAIT4 => {
