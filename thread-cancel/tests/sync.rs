@@ -1770,6 +1770,9 @@ fn end_within_hang<T: 'static>(
     None
 }
 
+/// Tokens, waiters inside their wait, the end of the round; and the condition variable.
+type CountedTokens = (Mutex<(usize, usize, bool)>, Condvar);
+
 /// R22 under a cancel, one race per round (`THREAD_CANCEL_STRESS` rounds, default 2,000): two
 /// waiters W1 and W2 wait for a token under a `Mutex`; one token is added with `notify_one`
 /// while W1 is canceled (the cancel before, after or between the two, with jitter on both
@@ -1783,8 +1786,7 @@ fn s2_stress_condvar_notify_one_vs_cancel() {
         let mut rng = Rng::new(counts.rounds);
         counts.rounds += 1;
         // (tokens, waiters inside their wait, the end of the round)
-        let shared: Arc<(Mutex<(usize, usize, bool)>, Condvar)> =
-            Arc::new((Mutex::new((0, 0, false)), Condvar::new()));
+        let shared: Arc<CountedTokens> = Arc::new((Mutex::new((0, 0, false)), Condvar::new()));
         let took: Arc<[AtomicBool; 2]> = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
         let waiter = |i: usize| {
             let (sh, took) = (shared.clone(), took.clone());
