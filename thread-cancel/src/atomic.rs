@@ -1,8 +1,8 @@
 //! The atomics the state machine is built on: `loom`'s under `--cfg loom`, so that its model
 //! checks run the crate's own code (the state word, the scope-run registration, the parker,
 //! the condition variable's and the barrier's wait protocols), and `std`'s otherwise (the
-//! façade tokio uses for the same purpose). The futex the parker sleeps on comes from here
-//! too: the system's, or under loom a stand-in that loom can see block and wake.
+//! façade tokio uses for the same purpose). Under loom, the futex the parker sleeps on comes
+//! from here too: a stand-in that loom can see block and wake (`sys`'s otherwise).
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{
@@ -17,8 +17,6 @@ pub(crate) use std::sync::atomic::{
 #[cfg(not(loom))]
 pub(crate) use std::thread::yield_now;
 
-#[cfg(not(loom))]
-pub(crate) use crate::sys::{futex_wait, futex_wake};
 #[cfg(loom)]
 pub(crate) use loom_futex::{futex_wait, futex_wake};
 

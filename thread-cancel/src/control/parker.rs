@@ -3,7 +3,11 @@
 //! Same protocol as std's futex parker: `unpark` leaves a token that the next `park` consumes,
 //! so a wake-up that arrives before the thread sleeps is never lost.
 
-use crate::atomic::{futex_wait, futex_wake, AtomicU32, Ordering};
+#[cfg(loom)]
+use crate::atomic::{futex_wait, futex_wake};
+use crate::atomic::{AtomicU32, Ordering};
+#[cfg(not(loom))]
+use crate::sys::{futex_wait, futex_wake};
 use std::time::Instant;
 
 const EMPTY: u32 = 0;
