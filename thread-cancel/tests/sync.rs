@@ -7,10 +7,13 @@
 //! side and count, over all their races: `lost` (a message sent or a notification/permit given
 //! that nobody got), `duplicated` (received twice, or received although its `send` was
 //! canceled), `stranded` (a waiter still blocked after everything that should wake it happened;
-//! found with a generous timeout, never a hang), and for locks and barriers `violations` (two
-//! writers, or a writer and a reader, inside at once), `leaked` (the lock still held once every
-//! thread ended) and `miscounted` (a barrier trip that released other than `n` threads). All must
-//! be 0; the counts are printed (`--nocapture` shows them).
+//! found with a generous timeout, never a hang; for locks and barriers, and in the one-race
+//! stresses as `hangs`, only if still blocked after 7 × `HANG`: one that ends after `HANG` is
+//! counted `slow`, a machine too loaded, not a failure), and for locks and barriers
+//! `violations` (two writers, or a writer and a reader, inside at once), `leaked` (the lock
+//! still held once every thread ended) and `miscounted` (a barrier trip that released other
+//! than `n` threads). All but `slow` must be 0; the counts are printed (`--nocapture` shows
+//! them).
 //!
 //! `THREAD_CANCEL_STRESS` sets the races per stress test (default 2,000;
 //! `THREAD_CANCEL_STRESS_SECS` caps each test's time); a long run:
@@ -1774,6 +1777,254 @@ fn stress_barrier_cancel_races_wait() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// One race per round, for the emulated weakly ordered machines (issue 35, item 7)
+
+/// The figures of a one-race-per-round stress: `hangs` must be 0.
+#[derive(Debug, Default)]
+struct RaceCounts {
+    rounds: usize,
+    /// Rounds where the canceled waiter had completed its wait (it took the notification, or
+    /// the barrier released it) before acting.
+    completed: usize,
+    /// Rounds where the canceled waiter's wait had no effect.
+    canceled: usize,
+    /// Something that must happen did not within 7 × [`HANG`] ([`within`]): a token left while
+    /// a waiter waits, or a waiter that was never released.
+    hangs: usize,
+    /// The same, done only after `HANG`: a slow machine, not a failure.
+    slow: usize,
+    /// A wrong outcome (a waiter nobody canceled ended canceled, a trip with other than one
+    /// leader per `n` released).
+    wrong: usize,
+}
+
+impl RaceCounts {
+    /// Counts what [`within`] saw; whether it happened.
+    fn count(&mut self, w: Within) -> bool {
+        match w {
+            Within::Hang => {}
+            Within::Late => self.slow += 1,
+            Within::Never => self.hangs += 1,
+        }
+        w != Within::Never
+    }
+
+    fn report(&self, name: &str, started: Instant) {
+        println!(
+            "s2 {name}: rounds {}, completed {}, canceled {}, hangs {}, slow {}, wrong {} ({:.1} s)",
+            self.rounds,
+            self.completed,
+            self.canceled,
+            self.hangs,
+            self.slow,
+            self.wrong,
+            started.elapsed().as_secs_f64()
+        );
+        assert_eq!((self.hangs, self.wrong), (0, 0), "{name}: {self:?}");
+    }
+}
+
+/// Ends `h`, or counts a hang (and cancels it, so the test goes on); see [`within`].
+fn end_within_hang<T: 'static>(
+    h: JoinHandle<T>,
+    counts: &mut RaceCounts,
+) -> Option<thread_cancel::Outcome<T>> {
+    if counts.count(within(|| h.is_finished())) {
+        return Some(h.join());
+    }
+    let _ = h.cancel();
+    assert!(
+        h.wait_timeout(HANG),
+        "a hung waiter does not even end on cancel"
+    );
+    let _ = h.join();
+    None
+}
+
+/// Tokens, waiters inside their wait, the end of the round; and the condition variable.
+type CountedTokens = (Mutex<(usize, usize, bool)>, Condvar);
+
+/// R22 under a cancel, one race per round (`THREAD_CANCEL_STRESS` rounds, default 2,000): two
+/// waiters W1 and W2 wait for a token under a `Mutex`; one token is added with `notify_one`
+/// while W1 is canceled (the cancel before, after or between the two, with jitter on both
+/// sides, from another thread). The token must be taken (by W1 before it acts, or by W2: the
+/// notification W1 consumed is passed on or W1's wait completes), never left with W2 asleep.
+#[test]
+fn s2_stress_condvar_notify_one_vs_cancel() {
+    let started = Instant::now();
+    let mut counts = RaceCounts::default();
+    while !enough(counts.rounds, started) {
+        let mut rng = Rng::new(counts.rounds);
+        counts.rounds += 1;
+        // (tokens, waiters inside their wait, the end of the round)
+        let shared: Arc<CountedTokens> = Arc::new((Mutex::new((0, 0, false)), Condvar::new()));
+        let took: Arc<[AtomicBool; 2]> = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+        let waiter = |i: usize| {
+            let (sh, took) = (shared.clone(), took.clone());
+            spawn(move || {
+                let (m, cv) = &*sh;
+                let mut g = m.lock().unwrap();
+                g.1 += 1;
+                while g.0 == 0 && !g.2 {
+                    g = cv.wait(g).unwrap();
+                }
+                if g.0 > 0 {
+                    g.0 -= 1;
+                    took[i].store(true, Ordering::SeqCst);
+                }
+                drop(g);
+                until_canceled(i == 0);
+            })
+        };
+        let (w1, w2) = (waiter(0), waiter(1));
+        // Both are queued once the mutex is free with the count at 2: each counts itself and
+        // queues before its wait releases the mutex.
+        assert!(wait_for(|| shared.0.lock().unwrap().1 == 2));
+        let notify = || {
+            shared.0.lock().unwrap().0 += 1;
+            shared.1.notify_one();
+        };
+        // The cancel from a thread of its own when the round says so, else from here.
+        let cancel_first = rng.coin(2);
+        if rng.coin(2) {
+            let delay = rng.below(30) as u64;
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    spin_for(Duration::from_micros(delay));
+                    w1.cancel().unwrap();
+                });
+                rng.jitter();
+                notify();
+            });
+        } else if cancel_first {
+            w1.cancel().unwrap();
+            rng.jitter();
+            notify();
+        } else {
+            notify();
+            rng.jitter();
+            w1.cancel().unwrap();
+        }
+        // The token is taken while a waiter waits: by W1 before it acts, or by W2.
+        counts.count(within(|| shared.0.lock().unwrap().0 == 0));
+        let w1_took = took[0].load(Ordering::SeqCst);
+        match end_within_hang(w1, &mut counts) {
+            Some(o) if o.is_canceled() => {
+                if w1_took {
+                    counts.completed += 1;
+                } else {
+                    counts.canceled += 1;
+                }
+            }
+            Some(_) => counts.wrong += 1,
+            None => {}
+        }
+        shared.0.lock().unwrap().2 = true;
+        shared.1.notify_all();
+        match end_within_hang(w2, &mut counts) {
+            Some(thread_cancel::Outcome::Returned(())) => {}
+            Some(_) => counts.wrong += 1,
+            None => {}
+        }
+        if usize::from(took[0].load(Ordering::SeqCst)) + usize::from(took[1].load(Ordering::SeqCst))
+            != 1
+        {
+            counts.wrong += 1;
+        }
+        if counts.hangs + counts.wrong > 0 {
+            break;
+        }
+    }
+    counts.report("Condvar::notify_one vs cancel", started);
+}
+
+/// A barrier's last arrival against a cancel of a waiter, one race per round
+/// (`THREAD_CANCEL_STRESS` rounds, default 2,000): on a barrier of `n` (2 or 3), the `n - 1`
+/// waiters W1 (and W2) wait; the last arrival L and a cancel of W1 race. Either L trips the
+/// barrier (W1 is released and acts at its next point) or W1 withdraws first (L then waits,
+/// and a filler trips it). No waiter nobody canceled is left waiting, one leader per trip.
+#[test]
+fn s2_stress_barrier_last_arrival_vs_cancel() {
+    let started = Instant::now();
+    let mut counts = RaceCounts::default();
+    while !enough(counts.rounds, started) {
+        let mut rng = Rng::new(counts.rounds);
+        counts.rounds += 1;
+        let n = 2 + counts.rounds % 2;
+        let b = Arc::new(Barrier::new(n));
+        // Per thread: 0 not returned, 1 returned, 2 returned as the leader.
+        let result: Arc<Vec<AtomicUsize>> = Arc::new((0..4).map(|_| AtomicUsize::new(0)).collect());
+        let arrive = |i: usize, target: bool| {
+            let (b, r) = (b.clone(), result.clone());
+            spawn(move || {
+                let leader = b.wait().is_leader();
+                r[i].store(1 + usize::from(leader), Ordering::SeqCst);
+                until_canceled(target);
+            })
+        };
+        let w1 = arrive(0, true);
+        let w2 = (n == 3).then(|| arrive(1, false));
+        assert!(wait_for(|| waiting(&b) == n - 1));
+        let l = if rng.coin(2) {
+            let delay = rng.below(30) as u64;
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    spin_for(Duration::from_micros(delay));
+                    w1.cancel().unwrap();
+                });
+                rng.jitter();
+                arrive(2, false)
+            })
+        } else if rng.coin(2) {
+            w1.cancel().unwrap();
+            rng.jitter();
+            arrive(2, false)
+        } else {
+            let l = arrive(2, false);
+            rng.jitter();
+            w1.cancel().unwrap();
+            l
+        };
+        match end_within_hang(w1, &mut counts) {
+            Some(o) if o.is_canceled() => {
+                if result[0].load(Ordering::SeqCst) != 0 {
+                    counts.completed += 1;
+                } else {
+                    counts.canceled += 1;
+                }
+            }
+            Some(_) => counts.wrong += 1,
+            None => {}
+        }
+        // W1 has ended: released (the barrier tripped: L is released too), or withdrawn (then
+        // L arrives and waits with W2: `n - 1` waiting, and a filler trips it).
+        let tripped = || result[2].load(Ordering::SeqCst) != 0;
+        counts.count(within(|| tripped() || waiting(&b) == n - 1));
+        let filler =
+            (!tripped() && result[0].load(Ordering::SeqCst) == 0).then(|| arrive(3, false));
+        let rest = [w2, Some(l), filler];
+        for h in rest.into_iter().flatten() {
+            match end_within_hang(h, &mut counts) {
+                Some(thread_cancel::Outcome::Returned(())) => {}
+                Some(_) => counts.wrong += 1,
+                None => {}
+            }
+        }
+        let (released, leaders) = result.iter().fold((0, 0), |(r, l), x| {
+            let x = x.load(Ordering::SeqCst);
+            (r + usize::from(x != 0), l + usize::from(x == 2))
+        });
+        if released != leaders * n || waiting(&b) != 0 {
+            counts.wrong += 1;
+        }
+        if counts.hangs + counts.wrong > 0 {
+            break;
+        }
+    }
+    counts.report("Barrier last arrival vs cancel", started);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The stress harness of the waits (channels, Condvar, Semaphore)
 
 /// The figures of one stress test, over all its rounds.
@@ -1949,6 +2200,8 @@ struct LockCounts {
     /// Races whose wait completed (the request acted on at the next point).
     completed: usize,
     stranded: usize,
+    /// Waiters that ended only after [`HANG`] (see [`within`]): a slow machine, not a failure.
+    slow: usize,
     violations: usize,
     leaked: usize,
     miscounted: usize,
@@ -1962,12 +2215,13 @@ impl LockCounts {
 
     fn report(&self, name: &str, started: Instant) {
         println!(
-            "{name}: races {}, canceled {}, completed {}, stranded {}, violations {}, \
+            "{name}: races {}, canceled {}, completed {}, stranded {}, slow {}, violations {}, \
              leaked {}, miscounted {} ({} rounds, {:.1} s)",
             self.races,
             self.canceled,
             self.completed,
             self.stranded,
+            self.slow,
             self.violations,
             self.leaked,
             self.miscounted,
@@ -1987,15 +2241,22 @@ impl LockCounts {
     }
 }
 
-/// Joins `h` if it finishes in time. A thread still blocked after [`HANG`] is counted
-/// stranded, then canceled so the test goes on to report it, and gives `None` (one that even
-/// a cancel cannot end fails the test at once: it would hang).
+/// Joins `h` once it finishes. A thread still blocked after 7 × [`HANG`] is counted stranded
+/// (one that ends later than `HANG` only is counted slow: see [`within`]), then canceled so the
+/// test goes on to report it, and gives `None` (one that even a cancel cannot end fails the
+/// test at once: it would hang).
 fn finish<T: 'static>(
     h: JoinHandle<T>,
     counts: &mut LockCounts,
 ) -> Option<thread_cancel::Outcome<T>> {
-    if wait_for(|| h.is_finished()) {
-        return Some(h.join());
+    match within(|| h.is_finished()) {
+        Within::Hang => return Some(h.join()),
+        Within::Late => {
+            counts.slow += 1;
+            eprintln!("a waiter ended only after {HANG:?}: a slow machine, not a lost wake-up");
+            return Some(h.join());
+        }
+        Within::Never => {}
     }
     counts.stranded += 1;
     let _ = h.cancel();
@@ -2005,6 +2266,36 @@ fn finish<T: 'static>(
     );
     let _ = h.join();
     None
+}
+
+/// When something that must happen did: within [`HANG`], later, or not within 7 × `HANG`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Within {
+    Hang,
+    /// After `HANG`: a slow machine (emulation on a loaded host: a thread of a test under
+    /// qemu-user can wait that long for its turn), not a lost wake-up, which never resolves.
+    Late,
+    /// Not after 7 × `HANG`: lost.
+    Never,
+}
+
+/// Waits for `done()` (see [`Within`]).
+fn within(mut done: impl FnMut() -> bool) -> Within {
+    if wait_for(&mut done) {
+        return Within::Hang;
+    }
+    let t = Instant::now();
+    while t.elapsed() < 6 * HANG {
+        if done() {
+            return Within::Late;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if done() {
+        Within::Late
+    } else {
+        Within::Never
+    }
 }
 
 /// A worker's last step: a target (a worker the round cancels) meets points until its

@@ -3,8 +3,11 @@
 //! Same protocol as std's futex parker: `unpark` leaves a token that the next `park` consumes,
 //! so a wake-up that arrives before the thread sleeps is never lost.
 
-use crate::sys;
-use std::sync::atomic::{AtomicU32, Ordering};
+#[cfg(loom)]
+use crate::atomic::{futex_wait, futex_wake};
+use crate::atomic::{AtomicU32, Ordering};
+#[cfg(not(loom))]
+use crate::sys::{futex_wait, futex_wake};
 use std::time::Instant;
 
 const EMPTY: u32 = 0;
@@ -17,7 +20,7 @@ pub(crate) struct Parker {
 }
 
 impl Parker {
-    pub(crate) const fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             state: AtomicU32::new(EMPTY),
         }
@@ -31,7 +34,7 @@ impl Parker {
             return;
         }
         loop {
-            let in_time = sys::futex_wait(&self.state, PARKED, deadline);
+            let in_time = futex_wait(&self.state, PARKED, deadline);
             if self
                 .state
                 .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Acquire)
@@ -69,6 +72,6 @@ impl Parker {
     /// `true`. Harmless at any later time: a wake-up of a futex nobody sleeps on (or a spurious
     /// one, which `park` absorbs).
     pub(crate) fn wake_parked(&self) {
-        sys::futex_wake(&self.state);
+        futex_wake(&self.state);
     }
 }

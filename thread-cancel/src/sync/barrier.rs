@@ -3,15 +3,16 @@
 use super::condvar::Condvar;
 use super::mutex::{Mutex, MutexGuard};
 use crate::point::wait::{act_current, Wake};
+use std::ops::DerefMut;
 use std::sync::PoisonError;
 
 /// Arrivals at the current generation (under `Barrier::state`).
-#[derive(Debug)]
-struct State {
+#[derive(Debug, Default)]
+pub(crate) struct State {
     /// Threads waiting at the barrier now.
-    count: usize,
+    pub(crate) count: usize,
     /// Bumped each time the barrier trips: a waiter whose generation changed was released.
-    generation: u64,
+    pub(crate) generation: u64,
 }
 
 /// A barrier, like [`std::sync::Barrier`]: `n` threads calling [`wait`](Self::wait) all
@@ -128,30 +129,52 @@ impl Barrier {
     /// ```
     pub fn wait(&self) -> BarrierWaitResult {
         crate::testcancel();
-        let mut s = self.state();
-        s.count += 1;
-        if s.count >= self.n {
-            s.count = 0;
-            s.generation = s.generation.wrapping_add(1);
-            drop(s);
-            self.cv.notify_all();
-            return BarrierWaitResult(true);
-        }
-        let generation = s.generation;
-        loop {
+        let wait = |s| {
             let (g, wake) = self.cv.wait_unacted(s, None);
-            s = g.unwrap_or_else(PoisonError::into_inner);
-            // The trip is checked first: a released waiter returns, whatever the requests.
-            if s.generation != generation {
-                return BarrierWaitResult(false);
-            }
-            if wake == Wake::Cancel {
-                // Withdraw: this arrival no longer counts. Nobody needs a wake-up for that
-                // (the others wait for `n` arrivals, one fewer is now there).
-                s.count -= 1;
-                drop(s);
-                act_current();
-            }
+            (g.unwrap_or_else(PoisonError::into_inner), wake)
+        };
+        match arrive(self.n, self.state(), wait, || self.cv.notify_all()) {
+            Some(leader) => BarrierWaitResult(leader),
+            None => act_current(),
+        }
+    }
+}
+
+/// The protocol of [`Barrier::wait`] after its entry point, over the barrier's locked state `s`
+/// (a guard), `wait` (a condition wait on it: unlocks, waits, locks again, never acts) and
+/// `notify_all` (wakes every `wait`): the barrier passes its `Mutex` and `Condvar`, the loom
+/// model (`sync/loom_tests.rs`) loom's mutex and the condition variable's protocol on a loom
+/// queue. Returns whether this thread leads its trip, or `None` if its wait was canceled: it
+/// was withdrawn (its arrival no longer counts) and the lock released; the caller acts.
+#[inline]
+pub(crate) fn arrive<G: DerefMut<Target = State>>(
+    n: usize,
+    mut s: G,
+    mut wait: impl FnMut(G) -> (G, Wake),
+    notify_all: impl FnOnce(),
+) -> Option<bool> {
+    s.count += 1;
+    if s.count >= n {
+        s.count = 0;
+        s.generation = s.generation.wrapping_add(1);
+        drop(s);
+        notify_all();
+        return Some(true);
+    }
+    let generation = s.generation;
+    loop {
+        let (g, wake) = wait(s);
+        s = g;
+        // The trip is checked first: a released waiter returns, whatever the requests.
+        if s.generation != generation {
+            return Some(false);
+        }
+        if wake == Wake::Cancel {
+            // Withdraw: this arrival no longer counts. Nobody needs a wake-up for that
+            // (the others wait for `n` arrivals, one fewer is now there).
+            s.count -= 1;
+            drop(s);
+            return None;
         }
     }
 }

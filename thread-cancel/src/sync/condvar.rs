@@ -1,19 +1,92 @@
 //! A condition variable whose waits are cancellation points and never lose a notification.
 
 use super::mutex::{Mutex, MutexGuard};
+use crate::atomic::{AtomicBool, Ordering};
 use crate::control::Control;
 use crate::current::current_control;
 use crate::point::wait::{act_current, deadline_after, wait_until, Wake};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ops::DerefMut;
 use std::sync::{Arc, LockResult, PoisonError};
 use std::time::{Duration, Instant};
 
 /// One waiting thread: woken through its control block's parker.
 #[derive(Debug)]
-struct Waiter {
+pub(crate) struct Waiter {
     control: Arc<Control>,
     notified: AtomicBool,
+}
+
+/// The queue of a condition variable's waiters, longest waiting first.
+pub(crate) type Queue = VecDeque<Arc<Waiter>>;
+
+// The protocol of a condition variable (R22: a notification is never lost to a cancel), over
+// the lock of its queue, which the caller passes locked (`Q`, a guard of the queue) or as the
+// function that locks it: [`Condvar`] passes its `std` mutex, the loom model of this protocol
+// (`sync/loom_tests.rs`) a loom one. Everything else is the crate's own: the waiter's
+// `notified` flag, the wait loop (`wait_until`) on the thread's state word, the parker.
+
+/// Wakes the longest waiting of the locked queue `q`, if any.
+#[inline]
+pub(crate) fn notify_one_queued<Q: DerefMut<Target = Queue>>(mut q: Q) {
+    // Taken and marked under the queue lock, in one step: a canceled waiter decides under
+    // the same lock, so it sees itself either still queued (it leaves, and the notification
+    // goes to another) or marked (the notification is its own: it returns normally).
+    let w = q.pop_front();
+    if let Some(w) = &w {
+        w.notified.store(true, Ordering::Release);
+    }
+    drop(q);
+    if let Some(w) = w {
+        w.control.parker.unpark();
+    }
+}
+
+/// Wakes every waiter of the locked queue `q`.
+#[inline]
+pub(crate) fn notify_all_queued<Q: DerefMut<Target = Queue>>(mut q: Q) {
+    for w in q.iter() {
+        w.notified.store(true, Ordering::Release);
+    }
+    let all = std::mem::take(&mut *q);
+    drop(q);
+    for w in all {
+        w.control.parker.unpark();
+    }
+}
+
+/// The wait of the thread whose control block is `me`: queues it (under `queue()`), then
+/// `release()` (the caller's mutex, unlocked once the thread is queued: a notifier that takes
+/// that mutex after it sees it queued), waits, and decides under `queue()` what the wait
+/// achieved. Returns `release`'s result and `Wake::Ready` if a notification was consumed
+/// (whatever else happened), else why the wait ended. Never acts.
+#[inline]
+pub(crate) fn wait_queued<Q: DerefMut<Target = Queue>, R>(
+    queue: impl Fn() -> Q,
+    me: &Arc<Control>,
+    release: impl FnOnce() -> R,
+    deadline: Option<Instant>,
+) -> (R, Wake) {
+    let waiter = Arc::new(Waiter {
+        control: me.clone(),
+        notified: AtomicBool::new(false),
+    });
+    // Queue before unlocking: a notifier that takes the lock after us sees us.
+    queue().push_back(waiter.clone());
+    let released = release();
+    let wake = wait_until(me, || waiter.notified.load(Ordering::Acquire), deadline);
+    // Decide under the queue lock: either a notifier took us (it marks us under the same
+    // lock: the notification is ours and the wait completed), or we leave the queue and no
+    // notification can reach us.
+    let consumed = {
+        let mut q = queue();
+        let consumed = waiter.notified.load(Ordering::Acquire);
+        if !consumed {
+            q.retain(|w| !Arc::ptr_eq(w, &waiter));
+        }
+        consumed
+    };
+    (released, if consumed { Wake::Ready } else { wake })
 }
 
 /// A condition variable for [`Mutex`]; `wait` is a cancellation point (as
@@ -39,7 +112,7 @@ struct Waiter {
 /// ```
 #[derive(Debug, Default)]
 pub struct Condvar {
-    waiters: std::sync::Mutex<VecDeque<Arc<Waiter>>>,
+    waiters: std::sync::Mutex<Queue>,
 }
 
 /// Whether a timed wait timed out.
@@ -65,7 +138,7 @@ impl Condvar {
         }
     }
 
-    fn queue(&self) -> std::sync::MutexGuard<'_, VecDeque<Arc<Waiter>>> {
+    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
         self.waiters.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -211,20 +284,7 @@ impl Condvar {
     /// thread_cancel::sync::Condvar::new().notify_one(); // nobody waits: no effect
     /// ```
     pub fn notify_one(&self) {
-        // Taken and marked under the queue lock, in one step: a canceled waiter decides under
-        // the same lock, so it sees itself either still queued (it leaves, and the notification
-        // goes to another) or marked (the notification is its own: it returns normally).
-        let w = {
-            let mut q = self.queue();
-            let w = q.pop_front();
-            if let Some(w) = &w {
-                w.notified.store(true, Ordering::Release);
-            }
-            w
-        };
-        if let Some(w) = w {
-            w.control.parker.unpark();
-        }
+        notify_one_queued(self.queue());
     }
 
     /// Wakes every waiter.
@@ -233,16 +293,7 @@ impl Condvar {
     /// thread_cancel::sync::Condvar::new().notify_all();
     /// ```
     pub fn notify_all(&self) {
-        let all = {
-            let mut q = self.queue();
-            for w in q.iter() {
-                w.notified.store(true, Ordering::Release);
-            }
-            std::mem::take(&mut *q)
-        };
-        for w in all {
-            w.control.parker.unpark();
-        }
+        notify_all_queued(self.queue());
     }
 
     fn wait_deadline<'a, T: ?Sized>(
@@ -281,28 +332,8 @@ impl Condvar {
         deadline: Option<Instant>,
     ) -> (LockResult<MutexGuard<'a, T>>, Wake) {
         let me = current_control();
-        let waiter = Arc::new(Waiter {
-            control: me.clone(),
-            notified: AtomicBool::new(false),
-        });
-        // Queue before unlocking: a notifier that takes the lock after us sees us.
-        self.queue().push_back(waiter.clone());
-        let mutex = guard.unlock_for_wait();
-        let wake = wait_until(&me, || waiter.notified.load(Ordering::Acquire), deadline);
-        // Decide under the queue lock: either a notifier took us (it marks us under the same
-        // lock: the notification is ours and the wait completed), or we leave the queue and no
-        // notification can reach us.
-        let consumed = {
-            let mut q = self.queue();
-            let consumed = waiter.notified.load(Ordering::Acquire);
-            if !consumed {
-                q.retain(|w| !Arc::ptr_eq(w, &waiter));
-            }
-            consumed
-        };
-        drop(waiter);
+        let (mutex, wake) = wait_queued(|| self.queue(), &me, || guard.unlock_for_wait(), deadline);
         drop(me);
-        let wake = if consumed { Wake::Ready } else { wake };
         (relock(mutex), wake)
     }
 }
