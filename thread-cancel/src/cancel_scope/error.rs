@@ -283,22 +283,15 @@ impl Canceled {
     /// in its current or just-ended run.
     #[cfg(thread_cancel_interpose)]
     fn from_interposed_errno(code: i32) -> Option<Canceled> {
-        use std::sync::atomic::Ordering::Relaxed;
-        if code != libc::ECANCELED && code != libc::ETIMEDOUT {
+        let (e, at) = crate::interpose::last_failure()?;
+        if e != code {
             return None;
         }
-        crate::control::with_current(|c| {
-            (c.runs.failed_errno.load(Relaxed) == code).then(|| {
-                let cause = match code {
-                    libc::ETIMEDOUT => Cause::Deadline(crate::cancel_scope::clock_instant(
-                        c.runs.failed_deadline.load(Relaxed),
-                    )),
-                    _ => Cause::Cancel,
-                };
-                Canceled::new(cause, true, None)
-            })
-        })
-        .flatten()
+        let cause = match (code, at) {
+            (libc::ETIMEDOUT, Some(at)) => Cause::Deadline(at),
+            _ => Cause::Cancel,
+        };
+        Some(Canceled::new(cause, true, None))
     }
 
     /// Without the feature `interpose`, no call of the crate's fails with a raw errno for a

@@ -166,18 +166,6 @@ fn to_nanos(t: Instant) -> u64 {
         .min(NO_DEADLINE - 1)
 }
 
-/// `t` on the scopes' clock (nanoseconds), for a record kept in an atomic.
-#[cfg(thread_cancel_interpose)]
-pub(crate) fn clock_nanos(t: Instant) -> u64 {
-    to_nanos(t)
-}
-
-/// The instant of a reading of `clock_nanos`.
-#[cfg(thread_cancel_interpose)]
-pub(crate) fn clock_instant(n: u64) -> Instant {
-    base() + Duration::from_nanos(n)
-}
-
 fn from_nanos(n: u64) -> Option<Instant> {
     (n != NO_DEADLINE).then(|| base() + Duration::from_nanos(n))
 }

@@ -178,7 +178,7 @@ fn run_in<R>(
     #[cfg(thread_cancel_interpose)]
     if depth == 0 {
         // A new outermost run: an interposed failure of an earlier one is not this one's.
-        forget_failed_call(c);
+        crate::interpose::forget_failure();
     }
     let frame = Frame {
         scope: inner as *const Inner as *const dyn RunScope,
@@ -286,14 +286,6 @@ fn deadline_tick_cold(inner: &Inner) -> Option<crate::sys::DeadlineTick> {
     let d = inner.deadline()?;
     crate::sys::set_deadline_due(runs::deadline_passed);
     crate::sys::arm_deadline_tick(d)
-}
-
-#[cfg(thread_cancel_interpose)]
-#[inline(always)]
-fn forget_failed_call(c: &Control) {
-    if c.runs.failed_errno.load(Ordering::Relaxed) != 0 {
-        c.runs.failed_errno.store(0, Ordering::Relaxed);
-    }
 }
 
 /// The calling thread's control block (adopting the thread), borrowed until the thread's

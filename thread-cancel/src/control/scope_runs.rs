@@ -34,15 +34,6 @@ pub(crate) struct ScopeRuns {
     /// `interpose`): the diagnostic tells a thread that keeps making them (a retry loop that
     /// ignores the error spins: every call fails at once) from one that makes none.
     pub(crate) failed_calls: std::sync::atomic::AtomicU64,
-    /// The errno (`ECANCELED`, `ETIMEDOUT`) the thread's last interposed call failed with
-    /// because of a cancel, since its current outermost run began (0: none), and for
-    /// `ETIMEDOUT` the deadline that passed (nanoseconds on the scopes' clock): what
-    /// `Canceled::from_io_error` recognises as this crate's, for an error the thread holds
-    /// (a raw errno says nothing of its origin; this thread's own record does).
-    #[cfg(thread_cancel_interpose)]
-    pub(crate) failed_errno: std::sync::atomic::AtomicI32,
-    #[cfg(thread_cancel_interpose)]
-    pub(crate) failed_deadline: std::sync::atomic::AtomicU64,
     /// Set by a scope's delivery before it sends the cancel signal; a run's end that finds it
     /// set (after waiting for the deliveries) takes back what may still be pending. Without it
     /// the common case, a thread woken from a wait, costs no system call at the end of its run.
@@ -180,10 +171,6 @@ impl Default for ScopeRuns {
             callbacks_running: AtomicU32::new(0),
             registered: AtomicBool::new(false),
             failed_calls: std::sync::atomic::AtomicU64::new(0),
-            #[cfg(thread_cancel_interpose)]
-            failed_errno: std::sync::atomic::AtomicI32::new(0),
-            #[cfg(thread_cancel_interpose)]
-            failed_deadline: std::sync::atomic::AtomicU64::new(0),
             signaled: AtomicBool::new(false),
             identity: Identity::default(),
             timed: TimedSlot::default(),

@@ -324,26 +324,50 @@ unsafe fn after_call(
     v
 }
 
+thread_local! {
+    /// The errno (`ECANCELED`, `ETIMEDOUT`) the thread's last interposed call failed with
+    /// because of a cancel since its current outermost run began (0: none), and for
+    /// `ETIMEDOUT` the deadline that passed: what `Canceled::from_io_error` recognises as the
+    /// crate's in an error the thread holds (a raw errno says nothing of its origin; this
+    /// thread's own record does). Constant initializers, no destructor: safe on every path.
+    static FAILED: std::cell::Cell<(c_int, Option<std::time::Instant>)> =
+        const { std::cell::Cell::new((0, None)) };
+}
+
 /// An interposed call of the thread fails with `e` because of a cancel: counted for the
 /// diagnostic (a thread that keeps failing spins), and recorded for `Canceled::from_io_error`
 /// (with the deadline that passed, for `ETIMEDOUT`).
 #[cold]
 fn record_failure(c: &Control, e: c_int) {
-    use std::sync::atomic::Ordering::Relaxed;
-    c.runs.failed_calls.fetch_add(1, Relaxed);
+    c.runs
+        .failed_calls
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut at = None;
     if e == libc::ETIMEDOUT {
-        let mut at = None;
         crate::point::runs::any_frame(|_, sc| {
             if sc.timed_out() {
                 at = sc.deadline();
             }
             sc.marked()
         });
-        c.runs
-            .failed_deadline
-            .store(at.map_or(0, crate::cancel_scope::clock_nanos), Relaxed);
     }
-    c.runs.failed_errno.store(e, Relaxed);
+    let _ = FAILED.try_with(|f| f.set((e, at)));
+}
+
+/// The errno the calling thread's last interposed call failed with because of a cancel, in its
+/// current or just-ended outermost run, and the deadline that passed for `ETIMEDOUT`.
+pub(crate) fn last_failure() -> Option<(c_int, Option<std::time::Instant>)> {
+    FAILED.try_with(|f| f.get()).ok().filter(|(e, _)| *e != 0)
+}
+
+/// A new outermost run begins: an earlier run's failure is not its own.
+#[inline(always)]
+pub(crate) fn forget_failure() {
+    let _ = FAILED.try_with(|f| {
+        if f.get().0 != 0 {
+            f.set((0, None));
+        }
+    });
 }
 
 /// Aborts the process if dropped: live across the crate's own code in an interposed function,
