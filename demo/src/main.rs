@@ -10,8 +10,15 @@
 //! timeout answer; another leaves mid-request, a watcher sees the hang-up and cancels that
 //! request's scope; both handler threads carry on and serve the next requests.
 //!
+//! Then the reach (the demo is built with the feature `interpose`): std's `TcpStream::read`,
+//! `thread::sleep` and `Command::output`, a crates.io HTTP client and zlib from the
+//! distribution, each inside `with_timeout`, end at the deadline with an error; the bytes a
+//! canceled read did not take are still there and the canceled command's child is killed.
+//!
 //! Run: `cargo run --release -p thread-cancel-demo` (exit status 1 if anything leaked or was
 //! lost, a reply included).
+
+mod reach;
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -588,6 +595,7 @@ fn main() {
     check(&mut ok, "descriptors", line, fds_before == fds_after);
 
     ok &= scoped_server();
+    ok &= reach::run();
 
     let secs = started.elapsed().as_secs_f64();
     if ok {
