@@ -95,11 +95,16 @@ pub(crate) fn run() -> bool {
     let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}/", silent.local_addr().unwrap());
     let t = Instant::now();
-    let r = with_timeout(DEADLINE, || ureq::get(&url).call().map(|_| ()));
+    let r = with_timeout(DEADLINE, || {
+        ureq::get(&url)
+            .call()
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
     let took = t.elapsed();
     let says = match &r {
         Err(e) => match e.value() {
-            Some(Err(e)) => e.to_string(),
+            Some(Err(e)) => e.clone(),
             _ => "stopped".into(),
         },
         Ok(_) => "answered?".into(),
@@ -186,10 +191,15 @@ pub(crate) fn run() -> bool {
 }
 
 /// zlib, loaded from the distribution at run time.
+type GzDopen = unsafe extern "C" fn(libc::c_int, *const libc::c_char) -> *mut libc::c_void;
+type GzRead =
+    unsafe extern "C" fn(*mut libc::c_void, *mut libc::c_void, libc::c_uint) -> libc::c_int;
+type GzClose = unsafe extern "C" fn(*mut libc::c_void) -> libc::c_int;
+
 struct Zlib {
-    gzdopen: unsafe extern "C" fn(libc::c_int, *const libc::c_char) -> *mut libc::c_void,
-    gzread: unsafe extern "C" fn(*mut libc::c_void, *mut libc::c_void, libc::c_uint) -> libc::c_int,
-    gzclose: unsafe extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    gzdopen: GzDopen,
+    gzread: GzRead,
+    gzclose: GzClose,
 }
 
 fn zlib() -> Option<Zlib> {
@@ -209,9 +219,9 @@ fn zlib() -> Option<Zlib> {
     // SAFETY: zlib's functions of these C signatures (zlib.h).
     unsafe {
         Some(Zlib {
-            gzdopen: std::mem::transmute::<*mut libc::c_void, _>(open),
-            gzread: std::mem::transmute::<*mut libc::c_void, _>(read),
-            gzclose: std::mem::transmute::<*mut libc::c_void, _>(close),
+            gzdopen: std::mem::transmute::<*mut libc::c_void, GzDopen>(open),
+            gzread: std::mem::transmute::<*mut libc::c_void, GzRead>(read),
+            gzclose: std::mem::transmute::<*mut libc::c_void, GzClose>(close),
         })
     }
 }
