@@ -1,4 +1,4 @@
-//! What a scope's cancel wakes or runs besides its runs: the wakers of [`Cancelled`] futures
+//! What a scope's cancel wakes or runs besides its runs: the wakers of [`WaitForCancel`] futures
 //! and the callbacks of [`CancelScope::on_cancel`], registered on the scope from any thread.
 //!
 //! Both live in the scope's `hooks` map under a lock. A registration checks the scope's state
@@ -186,8 +186,8 @@ impl CancelScope {
     /// });
     /// assert!(scope.is_canceled());
     /// ```
-    pub fn cancelled(&self) -> Cancelled {
-        Cancelled {
+    pub fn cancelled(&self) -> WaitForCancel {
+        WaitForCancel {
             scope: self.clone(),
             key: None,
         }
@@ -245,13 +245,13 @@ impl CancelScope {
 /// The future of [`CancelScope::cancelled`].
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
-pub struct Cancelled {
+pub struct WaitForCancel {
     scope: CancelScope,
     /// Its registration in the scope's hooks, once it returned `Pending`.
     key: Option<u64>,
 }
 
-impl Future for Cancelled {
+impl Future for WaitForCancel {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -299,7 +299,7 @@ impl Future for Cancelled {
     }
 }
 
-impl Cancelled {
+impl WaitForCancel {
     fn unregister(&mut self) {
         if let Some(k) = self.key.take() {
             let h = lock(&self.scope.inner.hooks).remove(k);
@@ -308,7 +308,7 @@ impl Cancelled {
     }
 }
 
-impl Drop for Cancelled {
+impl Drop for WaitForCancel {
     fn drop(&mut self) {
         self.unregister();
     }

@@ -20,7 +20,7 @@ mod guard;
 mod run;
 mod spawn;
 
-pub use cancelled::{Cancelled, OnCancel};
+pub use cancelled::{OnCancel, WaitForCancel};
 use delivery::{deliver, Delivery};
 pub(crate) use delivery::{run_callbacks, Reached};
 pub use error::{Canceled, Cause, TimedOut};
