@@ -125,10 +125,10 @@ macro_rules! __thread_cancel_points {
             wait4(pid: pid_t, status: *mut c_int, options: c_int, usage: *mut rusage) -> pid_t = WAIT4(pid, status, options, usage) [no point point];
             waitid(idtype: idtype_t, id: id_t, info: *mut siginfo_t, options: c_int) -> c_int = WAITID(idtype, id, info, options, 0) [point point point];
             fork() -> pid_t = NONE() [no own no];
-            sigaction(sig: c_int, act: *const sigaction, old: *mut sigaction) -> c_int = NONE() [no own no];
-            signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own no];
-            bsd_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own no];
-            sysv_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own no];
+            sigaction(sig: c_int, act: *const sigaction, old: *mut sigaction) -> c_int = NONE() [no own own];
+            signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own own];
+            bsd_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own own];
+            sysv_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own own];
             __sysv_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own no];
             posix_spawn(pid: *mut pid_t, path: *const c_char, actions: *const posix_spawn_file_actions_t, attr: *const posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int = NONE() [no own no];
             posix_spawnp(pid: *mut pid_t, file: *const c_char, actions: *const posix_spawn_file_actions_t, attr: *const posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int = NONE() [no own no];
