@@ -173,6 +173,78 @@ pub unsafe extern "C-unwind" fn clock_nanosleep(
     unsafe { sleep_point(clock, req, rem) }
 }
 
+/// `sleep(3)` (the C library's calls its own `nanosleep` by a hidden alias, which no interposed
+/// symbol sees): 0 when the time has passed; interrupted by a handled signal, the whole seconds
+/// left with errno `EINTR`, as glibc; canceled, 0 — nothing left to sleep, as `nanosleep`'s
+/// remaining time of zero, so a loop that sleeps again for what is left ends — with errno
+/// `EINTR`. errno is left alone otherwise.
+///
+/// # Safety
+/// As `sleep(3)` (none: an integer argument).
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sleep(seconds: c_uint) -> c_uint {
+    next::next_for_foreign_threads!(sleep(seconds: c_uint) -> c_uint);
+    let req = libc::timespec {
+        tv_sec: libc::time_t::from(seconds),
+        tv_nsec: 0,
+    };
+    let mut rem = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: both timespecs are locals, alive for the call.
+    match unsafe { sleep_point(libc::CLOCK_REALTIME, &req, &mut rem) } {
+        0 => 0,
+        e => {
+            conv::set_errno(e);
+            // The whole seconds left (zero when canceled: `sleep_point` wrote it).
+            rem.tv_sec as c_uint
+        }
+    }
+}
+
+/// `usleep(3)` (the C library's calls its own `nanosleep`): 0, or -1 with errno `EINTR` when a
+/// handled signal interrupted it or a cancel acted (its documented interruption).
+///
+/// # Safety
+/// As `usleep(3)` (none: an integer argument).
+#[no_mangle]
+pub unsafe extern "C-unwind" fn usleep(usec: useconds_t) -> c_int {
+    next::next_for_foreign_threads!(usleep(usec: useconds_t) -> c_int);
+    let req = libc::timespec {
+        tv_sec: libc::time_t::from(usec / 1_000_000),
+        tv_nsec: c_long::from(usec % 1_000_000) * 1000,
+    };
+    // SAFETY: `req` is a local, alive for the call; no remaining time asked for.
+    match unsafe { sleep_point(libc::CLOCK_REALTIME, &req, std::ptr::null_mut()) } {
+        0 => 0,
+        e => {
+            conv::set_errno(e);
+            -1
+        }
+    }
+}
+
+/// `thrd_sleep` (C11; the C library's calls its own `clock_nanosleep`): 0, -1 when interrupted
+/// by a handled signal or a cancel (then with a remaining time of zero), -2 on another error,
+/// as glibc.
+///
+/// # Safety
+/// As `thrd_sleep`: `req` valid, `rem` null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn thrd_sleep(
+    req: *const libc::timespec,
+    rem: *mut libc::timespec,
+) -> c_int {
+    next::next_for_foreign_threads!(thrd_sleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int);
+    // SAFETY: forwarded from the caller.
+    match unsafe { sleep_point(libc::CLOCK_REALTIME, req, rem) } {
+        0 => 0,
+        libc::EINTR => -1,
+        _ => -2,
+    }
+}
+
 /// `pselect(2)`, through `pselect6` (its sixth argument is the mask and its size).
 ///
 /// # Safety
