@@ -238,22 +238,29 @@ fn w03_wait_and_wait3_end_at_the_deadline() {
 
 type Db = *mut c_void;
 
+type OpenV2 = unsafe extern "C" fn(*const c_char, *mut Db, c_int, *const c_char) -> c_int;
+type Callback =
+    unsafe extern "C" fn(*mut c_void, c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
+type Exec = unsafe extern "C" fn(
+    Db,
+    *const c_char,
+    Option<Callback>,
+    *mut c_void,
+    *mut *mut c_char,
+) -> c_int;
+type BusyTimeout = unsafe extern "C" fn(Db, c_int) -> c_int;
+type ErrMsg = unsafe extern "C" fn(Db) -> *const c_char;
+type ErrCode = unsafe extern "C" fn(Db) -> c_int;
+
 /// The few functions of the SQLite C API the tests call.
 struct Sqlite {
-    open_v2: unsafe extern "C" fn(*const c_char, *mut Db, c_int, *const c_char) -> c_int,
-    exec: unsafe extern "C" fn(
-        Db,
-        *const c_char,
-        Option<
-            unsafe extern "C" fn(*mut c_void, c_int, *mut *mut c_char, *mut *mut c_char) -> c_int,
-        >,
-        *mut c_void,
-        *mut *mut c_char,
-    ) -> c_int,
-    busy_timeout: unsafe extern "C" fn(Db, c_int) -> c_int,
-    errmsg: unsafe extern "C" fn(Db) -> *const c_char,
-    extended_errcode: unsafe extern "C" fn(Db) -> c_int,
-    close: unsafe extern "C" fn(Db) -> c_int,
+    open_v2: OpenV2,
+    exec: Exec,
+    busy_timeout: BusyTimeout,
+    errmsg: ErrMsg,
+    extended_errcode: ErrCode,
+    system_errno: ErrCode,
+    close: ErrCode,
 }
 
 const SQLITE_OPEN_READWRITE: c_int = 0x2;
@@ -285,14 +292,17 @@ fn system_sqlite() -> Option<Sqlite> {
     // the field declares (sqlite3.h).
     unsafe {
         Some(Sqlite {
-            open_v2: std::mem::transmute::<*mut c_void, _>(sym(c"sqlite3_open_v2")),
-            exec: std::mem::transmute::<*mut c_void, _>(sym(c"sqlite3_exec")),
-            busy_timeout: std::mem::transmute::<*mut c_void, _>(sym(c"sqlite3_busy_timeout")),
-            errmsg: std::mem::transmute::<*mut c_void, _>(sym(c"sqlite3_errmsg")),
-            extended_errcode: std::mem::transmute::<*mut c_void, _>(sym(
+            open_v2: std::mem::transmute::<*mut c_void, OpenV2>(sym(c"sqlite3_open_v2")),
+            exec: std::mem::transmute::<*mut c_void, Exec>(sym(c"sqlite3_exec")),
+            busy_timeout: std::mem::transmute::<*mut c_void, BusyTimeout>(sym(
+                c"sqlite3_busy_timeout",
+            )),
+            errmsg: std::mem::transmute::<*mut c_void, ErrMsg>(sym(c"sqlite3_errmsg")),
+            extended_errcode: std::mem::transmute::<*mut c_void, ErrCode>(sym(
                 c"sqlite3_extended_errcode",
             )),
-            close: std::mem::transmute::<*mut c_void, _>(sym(c"sqlite3_close")),
+            system_errno: std::mem::transmute::<*mut c_void, ErrCode>(sym(c"sqlite3_system_errno")),
+            close: std::mem::transmute::<*mut c_void, ErrCode>(sym(c"sqlite3_close")),
         })
     }
 }
@@ -339,6 +349,13 @@ impl<'a> Conn<'a> {
     fn ok(&self, sql: &str) {
         let (rc, _, msg) = self.exec(sql);
         assert_eq!(rc, 0, "{sql}: {msg}");
+    }
+
+    /// The errno of the system call that made the last statement fail
+    /// (`sqlite3_system_errno`).
+    fn system_errno(&self) -> c_int {
+        // SAFETY: an open handle.
+        unsafe { (self.lib.system_errno)(self.db) }
     }
 
     fn extended(&self) -> c_int {
@@ -460,6 +477,8 @@ fn w03_system_sqlite_waiting_on_a_locked_database_ends_at_the_deadline() {
 /// write transaction whose run's deadline passed before it starts fails with `SQLITE_IOERR`
 /// ("disk I/O error"), the run's own error says the deadline passed, and the database is
 /// intact (nothing of the failed transaction is in it; the next one, outside the run, works).
+/// How the caller tells it from a failing disk: `sqlite3_system_errno` is `ETIMEDOUT`, and the
+/// run's deadline has passed (`current_deadline()`, and the run's error).
 #[test]
 fn w03_system_sqlite_reports_a_deadline_as_a_disk_io_error_and_the_database_stays_intact() {
     let Some(lib) = system_sqlite() else { return };
@@ -467,23 +486,54 @@ fn w03_system_sqlite_reports_a_deadline_as_a_disk_io_error_and_the_database_stay
     let path = dir.join("db.sqlite");
     let c = Conn::open(&lib, &path);
     c.ok("CREATE TABLE t(x); INSERT INTO t VALUES (1);");
-    let ((rc, ext, msg, deadline_seen), took) = timed_out("sqlite write", || {
+    let ((rc, ext, msg, sys, deadline_seen), took) = timed_out("sqlite write", || {
         // Returns at the deadline (interposed `nanosleep`).
         std::thread::sleep(Duration::from_secs(5));
         let (rc, ext, msg) = c.exec("BEGIN; INSERT INTO t VALUES (2); COMMIT;");
+        let sys = c.system_errno();
         // How the caller tells the deadline from a failing disk: its run's deadline passed.
         let seen = thread_cancel::current_deadline().is_some_and(|d| d <= Instant::now());
-        (rc, ext, msg, seen)
+        (rc, ext, msg, sys, seen)
     });
     println!(
         "SQLite's write after the run's deadline: the run took {took:?}; SQLite returned {rc} \
-         (extended {ext}): {msg:?}"
+         (extended {ext}): {msg:?}; sqlite3_system_errno {sys}"
     );
     assert_eq!(rc & 0xff, SQLITE_IOERR, "{msg}");
+    assert_eq!(sys, libc::ETIMEDOUT, "sqlite3_system_errno");
     assert!(deadline_seen, "current_deadline() says the deadline passed");
     c.exec("ROLLBACK");
     assert_eq!(c.value("SELECT group_concat(x) FROM t"), "1");
     assert_eq!(c.value("PRAGMA integrity_check"), "ok");
     c.ok("INSERT INTO t VALUES (3)");
     assert_eq!(c.value("SELECT group_concat(x) FROM t"), "1,3");
+
+    // A transaction cut in the middle: 2,000 rows written before the deadline (a small cache
+    // spills them to the database file, their old pages to the journal), the commit after it.
+    let t = Instant::now();
+    let r = thread_cancel::with_timeout(Duration::from_secs(1), || {
+        let first = c.exec(
+            "PRAGMA cache_size = 10; BEGIN; INSERT INTO t SELECT randomblob(1000) FROM \
+             (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) \
+             SELECT i FROM n);",
+        );
+        let before = t.elapsed();
+        // Returns at the deadline.
+        std::thread::sleep(Duration::from_secs(5));
+        (first, before, c.exec("INSERT INTO t VALUES (4); COMMIT;"))
+    });
+    let e = r.expect_err("the deadline passed").into_canceled();
+    assert!(e.deadline_passed() && e.acted());
+    let (first, before, (rc, ext, msg)) = e.into_value().expect("the closure returned");
+    println!(
+        "SQLite's commit after the run's deadline, 2,000 rows written {before:?} into the run: \
+         SQLite returned {rc} (extended {ext}): {msg:?}"
+    );
+    assert_eq!(first.0, 0, "the rows before the deadline: {}", first.2);
+    assert_eq!(rc & 0xff, SQLITE_IOERR, "{msg}");
+    // Rolled back (SQLite asks for an explicit ROLLBACK after an I/O error): the database is
+    // as before the transaction.
+    c.exec("ROLLBACK");
+    assert_eq!(c.value("SELECT group_concat(x) FROM t"), "1,3");
+    assert_eq!(c.value("PRAGMA integrity_check"), "ok");
 }
