@@ -1,7 +1,8 @@
 //! W03: the C library's public functions that block through its own internal calls are points
 //! of feature `interpose` or listed as not reached. Here the ones made points: `sleep`, `usleep`
 //! and `thrd_sleep` (glibc's call its own `nanosleep`/`clock_nanosleep` by a hidden alias, which
-//! no interposed symbol sees), and `wait`/`wait3` (its own `wait4`). The case that showed it: the
+//! no interposed symbol sees), `wait`/`wait3` (its own `wait4`) and `lockf`/`lockf64` (its own
+//! `fcntl`). The case that showed it: the
 //! system's SQLite waits on a locked database with `usleep`, so its `busy_timeout` ran past a
 //! run's deadline with the feature on. And what SQLite reports when an interposed call fails
 //! (item 5 of issue 36): recorded, with the database checked intact.
@@ -26,6 +27,7 @@ extern "C" {
     fn thrd_sleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int;
     fn wait(status: *mut c_int) -> libc::pid_t;
     fn wait3(status: *mut c_int, options: c_int, usage: *mut libc::rusage) -> libc::pid_t;
+    fn lockf64(fd: c_int, cmd: c_int, len: libc::off64_t) -> c_int;
 }
 
 fn errno() -> i32 {
@@ -230,6 +232,62 @@ fn w03_wait_and_wait3_end_at_the_deadline() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+/// `lockf` and `lockf64` (glibc's call its own `fcntl`): `F_LOCK`, waiting for a lock another
+/// holder has, fails with `ETIMEDOUT` at a run's deadline and takes no lock; once the lock is
+/// free it is taken as by the plain call, and the other commands are the C library's.
+#[test]
+fn w03_lockf_f_lock_ends_at_the_deadline() {
+    use std::os::fd::AsRawFd;
+    let dir = tempdir("lockf");
+    let path = dir.join("locked");
+    let holder = std::fs::File::create(&path).unwrap();
+    let waiter = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    // An open file description lock conflicts with this process's own record locks (`lockf`'s),
+    // so one process is enough to hold it against them.
+    // SAFETY: all-zero is a valid `flock`.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: a valid descriptor and `flock`; `F_OFD_SETLK` does not wait.
+    assert_eq!(
+        unsafe { libc::fcntl(holder.as_raw_fd(), libc::F_OFD_SETLK, &fl) },
+        0
+    );
+    let fd = waiter.as_raw_fd();
+    for name in ["lockf", "lockf64"] {
+        let call = |cmd| {
+            // SAFETY: a valid descriptor; the whole file from the offset (0).
+            unsafe {
+                if name == "lockf" {
+                    libc::lockf(fd, cmd, 0)
+                } else {
+                    lockf64(fd, cmd, 0)
+                }
+            }
+        };
+        // SAFETY: as above.
+        assert_eq!((call(libc::F_TLOCK), errno()), (-1, libc::EAGAIN), "{name}");
+        let ((r, e), took) = timed_out(name, || (call(libc::F_LOCK), errno()));
+        println!("{name}(F_LOCK) on a held lock: {r}, errno {e}, after {took:?}");
+        assert_eq!((r, e), (-1, libc::ETIMEDOUT), "{name}");
+        // It took nothing: the holder's lock is still there, and F_TEST says so.
+        assert_eq!((call(libc::F_TEST), errno()), (-1, libc::EACCES), "{name}");
+    }
+    fl.l_type = libc::F_UNLCK as libc::c_short;
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { libc::fcntl(holder.as_raw_fd(), libc::F_OFD_SETLK, &fl) },
+        0
+    );
+    thread_cancel::with_timeout(Duration::from_secs(60), || {
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::lockf(fd, libc::F_LOCK, 0) }, 0);
+        // SAFETY: as above.
+        assert_eq!(unsafe { lockf64(fd, libc::F_ULOCK, 0) }, 0);
+    })
+    .unwrap();
 }
 
 // -------------------------------------------------------------------------------------------

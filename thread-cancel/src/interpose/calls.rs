@@ -766,3 +766,67 @@ unsafe fn spawn(pid: *mut libc::pid_t, call: impl FnOnce(*mut libc::pid_t) -> c_
     }
     r
 }
+
+/// Defines `lockf` or `lockf64` (`$off`: the type of its length): `F_LOCK` waits for the lock
+/// as [`lockf_wait`]; the other commands do not wait and are the C library's.
+macro_rules! interpose_lockf {
+    ($(#[$doc:meta])* $f:ident($off:ty)) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C-unwind" fn $f(fd: c_int, cmd: c_int, len: $off) -> c_int {
+            next::next_for_foreign_threads!($f(fd: c_int, cmd: c_int, len: $off) -> c_int);
+            if cmd != libc::F_LOCK {
+                let next = own_next!($f(c_int, c_int, $off) -> c_int, {
+                    conv::set_errno(libc::ENOSYS);
+                    -1
+                });
+                // SAFETY: the C library's function, called as the caller called ours.
+                return unsafe { next(fd, cmd, len) };
+            }
+            // SAFETY: forwarded from the caller (`off_t` is `off64_t` on the 64-bit targets
+            // of the feature).
+            unsafe { lockf_wait(fd, len as off_t) }
+        }
+    };
+}
+
+interpose_lockf!(
+    /// `lockf(3)` (the C library's calls its own `fcntl` by a hidden alias): `F_LOCK` waits
+    /// for the lock in a point, as `fcntl(F_SETLKW)`; `F_TLOCK`, `F_ULOCK` and `F_TEST` are the
+    /// C library's.
+    ///
+    /// # Safety
+    /// As `lockf(3)`.
+    lockf(off_t)
+);
+
+interpose_lockf!(
+    /// `lockf64`, the name C code built with `_FILE_OFFSET_BITS=64` calls: as [`lockf`].
+    ///
+    /// # Safety
+    /// As `lockf(3)`.
+    lockf64(off64_t)
+);
+
+/// `lockf(fd, F_LOCK, len)`: a write lock of `len` bytes from the current offset (0: to the
+/// end of the file, however it grows), waited for with `fcntl(F_SETLKW)` as a point.
+///
+/// # Safety
+/// As `lockf(3)`.
+unsafe fn lockf_wait(fd: c_int, len: off_t) -> c_int {
+    // SAFETY: all-zero is a valid `flock` (plain data).
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as libc::c_short;
+    fl.l_whence = libc::SEEK_CUR as libc::c_short;
+    fl.l_len = len;
+    let a = [
+        fd as c_long,
+        libc::F_SETLKW as c_long,
+        (&raw mut fl) as c_long,
+        0,
+        0,
+        0,
+    ];
+    // SAFETY: `fl` outlives the call; the descriptor is the caller's.
+    unsafe { point(calls::FCNTL, a, Kind::Point) as c_int }
+}

@@ -90,7 +90,8 @@ macro_rules! __thread_cancel_points {
             close(fd: c_int) -> c_int = CLOSE(fd) [own never own];
             fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int = FCNTL(fd, cmd, arg) [point shim own];
             fcntl64(fd: c_int, cmd: c_int, arg: c_long) -> c_int = FCNTL(fd, cmd, arg) [no shim no];
-            lockf(fd: c_int, cmd: c_int, len: off_t) -> c_int = FCNTL(fd, cmd, len) [no no own];
+            lockf(fd: c_int, cmd: c_int, len: off_t) -> c_int = FCNTL(fd, cmd, len) [no own own];
+            lockf64(fd: c_int, cmd: c_int, len: off64_t) -> c_int = FCNTL(fd, cmd, len) [no own no];
             flock(fd: c_int, op: c_int) -> c_int = FLOCK(fd, op) [no point no];
             fsync(fd: c_int) -> c_int = FSYNC(fd) [point point point];
             fdatasync(fd: c_int) -> c_int = FDATASYNC(fd) [linux point point];
