@@ -173,6 +173,78 @@ pub unsafe extern "C-unwind" fn clock_nanosleep(
     unsafe { sleep_point(clock, req, rem) }
 }
 
+/// `sleep(3)` (the C library's calls its own `nanosleep` by a hidden alias, which no interposed
+/// symbol sees): 0 when the time has passed; interrupted by a handled signal, the whole seconds
+/// left with errno `EINTR`, as glibc; canceled, 0 — nothing left to sleep, as `nanosleep`'s
+/// remaining time of zero, so a loop that sleeps again for what is left ends — with errno
+/// `EINTR`. errno is left alone otherwise.
+///
+/// # Safety
+/// As `sleep(3)` (none: an integer argument).
+#[no_mangle]
+pub unsafe extern "C-unwind" fn sleep(seconds: c_uint) -> c_uint {
+    next::next_for_foreign_threads!(sleep(seconds: c_uint) -> c_uint);
+    let req = libc::timespec {
+        tv_sec: libc::time_t::from(seconds),
+        tv_nsec: 0,
+    };
+    let mut rem = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: both timespecs are locals, alive for the call.
+    match unsafe { sleep_point(libc::CLOCK_REALTIME, &req, &mut rem) } {
+        0 => 0,
+        e => {
+            conv::set_errno(e);
+            // The whole seconds left (zero when canceled: `sleep_point` wrote it).
+            rem.tv_sec as c_uint
+        }
+    }
+}
+
+/// `usleep(3)` (the C library's calls its own `nanosleep`): 0, or -1 with errno `EINTR` when a
+/// handled signal interrupted it or a cancel acted (its documented interruption).
+///
+/// # Safety
+/// As `usleep(3)` (none: an integer argument).
+#[no_mangle]
+pub unsafe extern "C-unwind" fn usleep(usec: useconds_t) -> c_int {
+    next::next_for_foreign_threads!(usleep(usec: useconds_t) -> c_int);
+    let req = libc::timespec {
+        tv_sec: libc::time_t::from(usec / 1_000_000),
+        tv_nsec: c_long::from(usec % 1_000_000) * 1000,
+    };
+    // SAFETY: `req` is a local, alive for the call; no remaining time asked for.
+    match unsafe { sleep_point(libc::CLOCK_REALTIME, &req, std::ptr::null_mut()) } {
+        0 => 0,
+        e => {
+            conv::set_errno(e);
+            -1
+        }
+    }
+}
+
+/// `thrd_sleep` (C11; the C library's calls its own `clock_nanosleep`): 0, -1 when interrupted
+/// by a handled signal or a cancel (then with a remaining time of zero), -2 on another error,
+/// as glibc.
+///
+/// # Safety
+/// As `thrd_sleep`: `req` valid, `rem` null or valid for a write.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn thrd_sleep(
+    req: *const libc::timespec,
+    rem: *mut libc::timespec,
+) -> c_int {
+    next::next_for_foreign_threads!(thrd_sleep(req: *const libc::timespec, rem: *mut libc::timespec) -> c_int);
+    // SAFETY: forwarded from the caller.
+    match unsafe { sleep_point(libc::CLOCK_REALTIME, req, rem) } {
+        0 => 0,
+        libc::EINTR => -1,
+        _ => -2,
+    }
+}
+
 /// `pselect(2)`, through `pselect6` (its sixth argument is the mask and its size).
 ///
 /// # Safety
@@ -693,4 +765,68 @@ unsafe fn spawn(pid: *mut libc::pid_t, call: impl FnOnce(*mut libc::pid_t) -> c_
         children::record(unsafe { *p }, room);
     }
     r
+}
+
+/// Defines `lockf` or `lockf64` (`$off`: the type of its length): `F_LOCK` waits for the lock
+/// as [`lockf_wait`]; the other commands do not wait and are the C library's.
+macro_rules! interpose_lockf {
+    ($(#[$doc:meta])* $f:ident($off:ty)) => {
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C-unwind" fn $f(fd: c_int, cmd: c_int, len: $off) -> c_int {
+            next::next_for_foreign_threads!($f(fd: c_int, cmd: c_int, len: $off) -> c_int);
+            if cmd != libc::F_LOCK {
+                let next = own_next!($f(c_int, c_int, $off) -> c_int, {
+                    conv::set_errno(libc::ENOSYS);
+                    -1
+                });
+                // SAFETY: the C library's function, called as the caller called ours.
+                return unsafe { next(fd, cmd, len) };
+            }
+            // SAFETY: forwarded from the caller (`off_t` is `off64_t` on the 64-bit targets
+            // of the feature).
+            unsafe { lockf_wait(fd, len as off_t) }
+        }
+    };
+}
+
+interpose_lockf!(
+    /// `lockf(3)` (the C library's calls its own `fcntl` by a hidden alias): `F_LOCK` waits
+    /// for the lock in a point, as `fcntl(F_SETLKW)`; `F_TLOCK`, `F_ULOCK` and `F_TEST` are the
+    /// C library's.
+    ///
+    /// # Safety
+    /// As `lockf(3)`.
+    lockf(off_t)
+);
+
+interpose_lockf!(
+    /// `lockf64`, the name C code built with `_FILE_OFFSET_BITS=64` calls: as [`lockf`].
+    ///
+    /// # Safety
+    /// As `lockf(3)`.
+    lockf64(off64_t)
+);
+
+/// `lockf(fd, F_LOCK, len)`: a write lock of `len` bytes from the current offset (0: to the
+/// end of the file, however it grows), waited for with `fcntl(F_SETLKW)` as a point.
+///
+/// # Safety
+/// As `lockf(3)`.
+unsafe fn lockf_wait(fd: c_int, len: off_t) -> c_int {
+    // SAFETY: all-zero is a valid `flock` (plain data).
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as libc::c_short;
+    fl.l_whence = libc::SEEK_CUR as libc::c_short;
+    fl.l_len = len;
+    let a = [
+        fd as c_long,
+        libc::F_SETLKW as c_long,
+        (&raw mut fl) as c_long,
+        0,
+        0,
+        0,
+    ];
+    // SAFETY: `fl` outlives the call; the descriptor is the caller's.
+    unsafe { point(calls::FCNTL, a, Kind::Point) as c_int }
 }

@@ -90,7 +90,8 @@ macro_rules! __thread_cancel_points {
             close(fd: c_int) -> c_int = CLOSE(fd) [own never own];
             fcntl(fd: c_int, cmd: c_int, arg: c_long) -> c_int = FCNTL(fd, cmd, arg) [point shim own];
             fcntl64(fd: c_int, cmd: c_int, arg: c_long) -> c_int = FCNTL(fd, cmd, arg) [no shim no];
-            lockf(fd: c_int, cmd: c_int, len: off_t) -> c_int = FCNTL(fd, cmd, len) [no no own];
+            lockf(fd: c_int, cmd: c_int, len: off_t) -> c_int = FCNTL(fd, cmd, len) [no own own];
+            lockf64(fd: c_int, cmd: c_int, len: off64_t) -> c_int = FCNTL(fd, cmd, len) [no own no];
             flock(fd: c_int, op: c_int) -> c_int = FLOCK(fd, op) [no point no];
             fsync(fd: c_int) -> c_int = FSYNC(fd) [point point point];
             fdatasync(fd: c_int) -> c_int = FDATASYNC(fd) [linux point point];
@@ -109,8 +110,9 @@ macro_rules! __thread_cancel_points {
             epoll_pwait2(ep: c_int, events: *mut epoll_event, n: c_int, timeout: *const timespec, mask: *const sigset_t) -> c_int = EPOLL_PWAIT2(ep, events, n, timeout, mask) [no never own];
             nanosleep(req: *const timespec, rem: *mut timespec) -> c_int = CLOCK_NANOSLEEP(req, rem) [no own own];
             clock_nanosleep(clock: clockid_t, flags: c_int, req: *const timespec, rem: *mut timespec) -> c_int = CLOCK_NANOSLEEP(clock, flags, req, rem) [no own own];
-            sleep(seconds: c_uint) -> c_uint = CLOCK_NANOSLEEP(seconds) [no no own];
-            usleep(usec: useconds_t) -> c_int = CLOCK_NANOSLEEP(usec) [no no own];
+            sleep(seconds: c_uint) -> c_uint = CLOCK_NANOSLEEP(seconds) [no own own];
+            usleep(usec: useconds_t) -> c_int = CLOCK_NANOSLEEP(usec) [no own own];
+            thrd_sleep(req: *const timespec, rem: *mut timespec) -> c_int = CLOCK_NANOSLEEP(req, rem) [no own no];
             pause() -> c_int = PPOLL() [own no own];
             sigsuspend(mask: *const sigset_t) -> c_int = RT_SIGSUSPEND(mask) [own no own];
             sigpause(sig: c_int) -> c_int = RT_SIGSUSPEND(sig) [no no own];
@@ -119,9 +121,9 @@ macro_rules! __thread_cancel_points {
             sigwait(set: *const sigset_t, sig: *mut c_int) -> c_int = RT_SIGTIMEDWAIT(set) [no own own];
             pthread_sigmask(how: c_int, set: *const sigset_t, old: *mut sigset_t) -> c_int = NONE() [no own own];
             sigprocmask(how: c_int, set: *const sigset_t, old: *mut sigset_t) -> c_int = NONE() [no own own];
-            wait(status: *mut c_int) -> pid_t = WAIT4(-1, status, 0, 0) [no no point];
+            wait(status: *mut c_int) -> pid_t = WAIT4(-1, status, 0, 0) [no point point];
             waitpid(pid: pid_t, status: *mut c_int, options: c_int) -> pid_t = WAIT4(pid, status, options, 0) [point point point];
-            wait3(status: *mut c_int, options: c_int, usage: *mut rusage) -> pid_t = WAIT4(-1, status, options, usage) [no no point];
+            wait3(status: *mut c_int, options: c_int, usage: *mut rusage) -> pid_t = WAIT4(-1, status, options, usage) [no point point];
             wait4(pid: pid_t, status: *mut c_int, options: c_int, usage: *mut rusage) -> pid_t = WAIT4(pid, status, options, usage) [no point point];
             waitid(idtype: idtype_t, id: id_t, info: *mut siginfo_t, options: c_int) -> c_int = WAITID(idtype, id, info, options, 0) [point point point];
             fork() -> pid_t = NONE() [no own no];
@@ -152,8 +154,11 @@ macro_rules! __thread_cancel_points {
         unreached {
             // What a program meets that interposition does not reach, beside the rows whose
             // `interpose` column is `no` or `never`.
-            ioctl, sendfile, copy_file_range, system, popen, getaddrinfo, fopen, vfork, clone,
-            syscall, io_uring_enter, futex, sigset, sigvec, rt_sigaction,
+            ioctl, sendfile, copy_file_range, system, popen, pclose, wordexp, getaddrinfo,
+            gethostbyname, getnameinfo, fopen, fread, fgets, getline, fwrite, fflush, fclose,
+            syslog, __open_2, __open64_2, __openat_2, __openat64_2, __xpg_sigpause, sem_wait,
+            sem_timedwait, sem_clockwait, pthread_cond_wait, pthread_cond_timedwait,
+            pthread_join, vfork, clone, syscall, io_uring_enter, futex, sigset, sigvec, rt_sigaction,
         }
         }
     };
