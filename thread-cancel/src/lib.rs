@@ -185,7 +185,7 @@ mod word;
 pub use async_region::async_region;
 pub use cancel_scope::{
     cancel_requested, current_deadline, with_deadline, with_timeout, CancelScope, Canceled, Cause,
-    DropGuard, Generation, Nursery, OnCancel, TimedOut, WaitForCancel,
+    DropGuard, Generation, Nursery, OnCancel, Task, TimedOut, WaitForCancel,
 };
 pub use cancelability::{
     disable, enable_and_test, set_cancel_state, set_cancel_type, CancelState, CancelType,

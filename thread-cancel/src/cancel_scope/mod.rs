@@ -26,7 +26,7 @@ pub(crate) use delivery::{run_callbacks, Reached};
 pub use error::{Canceled, Cause, TimedOut};
 pub use generation::Generation;
 pub use guard::DropGuard;
-pub use spawn::Nursery;
+pub use spawn::{Nursery, Task};
 
 use crate::control::{lock, Control, ScopeUnwind};
 use crate::point::runs::{self, any_frame, outermost_canceled, Frame, RunScope};

@@ -85,25 +85,40 @@ impl Nursery {
     }
 
     /// Starts `f` on a new thread inside the nursery's scope. A panic of `f` cancels the
-    /// nursery's scope and is returned by [`join`](Self::join).
+    /// nursery's scope and is returned by [`join`](Self::join). The returned [`Task`] gives
+    /// what `f`'s run returned once the nursery has joined: its value, or the cancel that
+    /// stopped it (or that it returned after).
     ///
     /// # Errors
     /// The system's error if it refused a thread (`f` is dropped, not run).
     ///
     /// ```
-    /// let n = thread_cancel::Nursery::new(&thread_cancel::CancelScope::new());
-    /// n.spawn(|| println!("in the nursery")).unwrap();
+    /// use std::time::Duration;
+    /// use thread_cancel::{CancelScope, Nursery};
+    /// let n = Nursery::new(&CancelScope::new());
+    /// let quick = n.spawn(|| 6 * 7).unwrap();
+    /// let slow = n.spawn(|| thread_cancel::sleep(Duration::from_secs(60))).unwrap();
+    /// n.scope().cancel(); // the slow one stops at its sleep
     /// n.join().unwrap();
+    /// assert!(quick.result().is_some()); // 42, or canceled if the cancel came first
+    /// assert!(slow.result().unwrap().unwrap_err().acted()); // which one was canceled
     /// ```
-    pub fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) -> io::Result<()> {
+    pub fn spawn<F, T>(&self, f: F) -> io::Result<Task<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
         let scope = self.scope.clone();
+        let slot: Slot<T> = std::sync::Arc::new(Mutex::new(None));
+        let theirs = slot.clone();
         let h = crate::Builder::new().spawn(move || {
             let guard = CancelOnPanic(&scope);
-            let _ = scope.run(f);
+            let r = scope.run(f);
             std::mem::forget(guard);
+            *lock(&theirs) = Some(r);
         })?;
         lock(&self.threads).push(h);
-        Ok(())
+        Ok(Task { slot })
     }
 
     /// Waits for every thread of the nursery (those started while it waits too).
@@ -147,6 +162,48 @@ impl Drop for Nursery {
             self.scope.cancel();
             let _ = self.join_all();
         }
+    }
+}
+
+/// Where a nursery thread leaves what its run returned.
+type Slot<T> = std::sync::Arc<Mutex<Option<Result<T, Canceled<T>>>>>;
+
+/// A thread of a [`Nursery`]: what its run returned, once the nursery has joined.
+///
+/// ```
+/// let n = thread_cancel::Nursery::new(&thread_cancel::CancelScope::new());
+/// let t = n.spawn(|| "done").unwrap();
+/// n.join().unwrap();
+/// assert_eq!(t.result(), Some(Ok("done")));
+/// ```
+#[derive(Debug)]
+pub struct Task<T> {
+    slot: Slot<T>,
+}
+
+impl<T> Task<T> {
+    /// What the task's run returned — `Ok(value)`, or the nursery's cancel
+    /// ([`Canceled`], with the value if the closure returned after it) — once its thread has
+    /// ended (after [`Nursery::join`], or the nursery's drop). `None` before that, and for a
+    /// task that panicked (the nursery's `join` returns the panic) or whose thread was ended by
+    /// a thread cancel or `exit`.
+    pub fn result(self) -> Option<Result<T, Canceled<T>>> {
+        lock(&self.slot).take()
+    }
+
+    /// Whether the task's run has ended and left its result (which [`result`](Self::result)
+    /// then returns); false while it runs, and for a task that panicked.
+    ///
+    /// ```
+    /// let n = thread_cancel::Nursery::new(&thread_cancel::CancelScope::new());
+    /// let t = n.spawn(|| 1).unwrap();
+    /// while !t.is_done() {
+    ///     std::thread::yield_now();
+    /// }
+    /// n.join().unwrap();
+    /// ```
+    pub fn is_done(&self) -> bool {
+        lock(&self.slot).is_some()
     }
 }
 

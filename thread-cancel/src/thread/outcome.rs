@@ -23,6 +23,24 @@ pub enum Outcome<T> {
 }
 
 impl<T> Outcome<T> {
+    /// The outcome with its value mapped (`Returned` and `Exited`); a cancel or a panic as
+    /// it is. For a thread spawned in a scope, whose value is its run's result:
+    ///
+    /// ```
+    /// let s = thread_cancel::CancelScope::new();
+    /// let h = s.spawn(|| 21).unwrap();
+    /// let o = h.join().map(|run| run.map(|v| v * 2).unwrap_or(0));
+    /// assert_eq!(o.unwrap(), 42);
+    /// ```
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Outcome<U> {
+        match self {
+            Outcome::Returned(v) => Outcome::Returned(f(v)),
+            Outcome::Exited(v) => Outcome::Exited(f(v)),
+            Outcome::Canceled => Outcome::Canceled,
+            Outcome::Panicked(p) => Outcome::Panicked(p),
+        }
+    }
+
     /// Whether the thread was canceled.
     ///
     /// ```
