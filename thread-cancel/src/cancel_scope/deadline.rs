@@ -120,22 +120,25 @@ pub(crate) struct Published {
     generation: u32,
 }
 
-/// Owner: registers its private run of `scope` (deadline `at`) in its slot, and wakes the timer
-/// thread if it sleeps past `at` (or starts it: none runs in this process yet). `None` if the
-/// slot is in use: the caller registers in the map instead.
+/// Owner: whether its slot is free for a private run ([`publish`]); if not (a private run
+/// encloses this one), the caller registers in the map instead. Only the owner fills the slot.
+#[inline(always)]
+pub(crate) fn can_publish(c: &Control) -> bool {
+    !c.runs.timed.in_use()
+}
+
+/// Owner: registers its private run of `scope` (deadline `at`) in its slot (free:
+/// [`can_publish`]), and wakes the timer thread if it sleeps past `at` (or starts it: none runs
+/// in this process yet).
 #[inline]
-pub(crate) fn publish(c: &Control, scope: &Inner, at: u64) -> Option<Published> {
-    let slot = &c.runs.timed;
-    if slot.in_use() {
-        return None;
-    }
-    slot.publish(scope as *const Inner as usize, at);
+pub(crate) fn publish(c: &Control, scope: &Inner, at: u64) -> Published {
+    c.runs.timed.publish(scope as *const Inner as usize, at);
     if at < NEXT.load(Ordering::SeqCst) || !marks_deadlines() {
         kick(at);
     }
-    Some(Published {
+    Published {
         generation: crate::control::fork::fork_generation(),
-    })
+    }
 }
 
 /// Owner, after its private run ended: withdraws the registration (waiting for the timer, if

@@ -98,8 +98,13 @@ pub(super) enum Claim {
 }
 
 impl Inner {
-    /// Owner, entering a run: takes the runner's slot if it is free, else counts the run
-    /// among the others. Before the registration's fence.
+    /// Owner, entering a run, after its registration in the thread's slots and before it
+    /// reads the scope's state: takes the runner's slot if it is free, else counts the run
+    /// among the others. Either is a read-modify-write (`SeqCst`) of a word a cancel reads by a
+    /// read-modify-write after its mark ([`runs_of`](Self::runs_of)): the run's registration
+    /// fence. Whichever comes first in that word's order, the other sees it: a cancel after
+    /// the claim sees the run (and, acquiring the claim, its registration); a claim after
+    /// the cancel's read acquires the mark, which the run's read of the state then sees.
     #[inline(always)]
     pub(super) fn claim(&self, c: &Control) -> Claim {
         if self.private {
@@ -108,18 +113,28 @@ impl Inner {
         let me = c as *const Control as *mut Control;
         if self
             .runner
-            .compare_exchange(
-                std::ptr::null_mut(),
-                me,
-                Ordering::Release,
-                Ordering::Relaxed,
-            )
+            .compare_exchange(std::ptr::null_mut(), me, Ordering::SeqCst, Ordering::Relaxed)
             .is_ok()
         {
             return Claim::Runner;
         }
-        self.others.fetch_add(1, Ordering::Relaxed);
+        self.others.fetch_add(1, Ordering::SeqCst);
         Claim::Other
+    }
+
+    /// A cancel, after its mark: who runs the scope now — how many runs besides the runner
+    /// (`others`), and whether a run holds the runner's slot. Both are read by a
+    /// read-modify-write (one that changes nothing), the other side of a run's
+    /// [`claim`](Self::claim): it reads the latest value of each word, and a claim that comes
+    /// after it acquires what this cancel did before (its mark).
+    #[inline]
+    pub(super) fn runs_of(&self) -> (usize, bool) {
+        let others = self.others.fetch_add(0, Ordering::AcqRel);
+        let runner = self
+            .runner
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, Some)
+            .unwrap_or_else(|p| p);
+        (others, !runner.is_null())
     }
 
     /// Owner, when the run's body is over, before its registration is withdrawn (`leave`,

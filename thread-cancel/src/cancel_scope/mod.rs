@@ -394,19 +394,19 @@ impl Inner {
             }
         }
         let first = reached.threads.len();
-        // The mark (a `SeqCst` RMW), a fence, then who runs it: paired with a run's claim,
-        // fence, then read of the mark (`run_as`), either the run sees the mark and does not
-        // start, or this sees the run and delivers (the model:
+        // The mark (a `SeqCst` RMW), then who runs it, by read-modify-writes paired with a
+        // run's claim (registered, claim, then read of the mark: `run_in`): either the run
+        // sees the mark and does not start, or this sees the run and delivers (the model:
         // `loom_cancel_visits_only_the_threads_that_run_the_scope`).
-        crate::atomic::fence(Ordering::SeqCst);
         let how = if hooked {
             Delivery::RequestHooked
         } else {
             Delivery::Request
         };
-        if self.others.load(Ordering::Relaxed) != 0 {
+        let (others, runner) = self.runs_of();
+        if others != 0 {
             deliver(self.id(), reached, how);
-        } else if !self.runner.load(Ordering::Relaxed).is_null() {
+        } else if runner {
             self.deliver_to_runner(reached, how);
         }
         diagnostic::watch(self.id(), &reached.threads[first..]);
@@ -418,11 +418,11 @@ impl Inner {
     /// A callback registered on the scope after its cancel runs at once: the runs of it still
     /// in progress (which the cancel reached before) report the cancel as acted on.
     fn hooks_fired_late(&self) {
-        crate::atomic::fence(Ordering::SeqCst);
         let mut reached = Reached::default();
-        if self.others.load(Ordering::Relaxed) != 0 {
+        let (others, runner) = self.runs_of();
+        if others != 0 {
             deliver(self.id(), &mut reached, Delivery::Hooked);
-        } else if !self.runner.load(Ordering::Relaxed).is_null() {
+        } else if runner {
             self.deliver_to_runner(&mut reached, Delivery::Hooked);
         }
     }
@@ -543,6 +543,12 @@ impl Drop for Inner {
     /// Ancestors this was the last holder of end here, in a loop: a chain of nested children
     /// dropped from its deepest end never recurses (100,000 deep would overflow a stack).
     fn drop(&mut self) {
+        if self.private {
+            // A private run's scope (`with_timeout`): no handle ever reached it, so it has no
+            // parents, no children, no hooks and no registration in the timer's map.
+            debug_assert!(self.parents.is_empty() && self.timer.get_mut().is_ok_and(|t| t.is_none()));
+            return;
+        }
         self.release();
         let mut last = std::mem::take(&mut self.parents);
         while let Some(p) = last.pop() {

@@ -182,15 +182,16 @@ impl Default for ScopeRuns {
 // (`loom_scope_cancel_races_the_end_of_run`) calls these functions in the order `CancelScope::run`
 // and `cancel_scope::deliver` call them: a change of that order there changes the model too.
 impl ScopeRuns {
-    /// Owner, entering a run of scope `id` at `depth`: registers it, then the fence (paired
-    /// with a delivery's, between its count and its read of the registration).
+    /// Owner, entering a run of scope `id` at `depth`: registers it. No fence: the caller's
+    /// next step orders it for the cancelers of the scope (`CancelScope::run`'s claim of the
+    /// scope, a private run's publication for the timer), which read the registration only
+    /// after synchronizing with that step (or make the run see their mark).
     #[inline(always)]
     pub(crate) fn enter(&self, depth: usize, id: usize) {
         match self.slots.get(depth) {
             Some(slot) => slot.store(id, Ordering::Relaxed),
             None => lock(&self.deep).push(id),
         }
-        fence(Ordering::SeqCst);
     }
 
     /// Owner, ending that run: unregisters it, then (fence) waits until no delivery is under
