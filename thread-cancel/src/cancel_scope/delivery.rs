@@ -123,18 +123,23 @@ impl Inner {
     }
 
     /// A cancel, after its mark: who runs the scope now — how many runs besides the runner
-    /// (`others`), and whether a run holds the runner's slot. Both are read by a
-    /// read-modify-write (one that changes nothing), the other side of a run's
-    /// [`claim`](Self::claim): it reads the latest value of each word, and a claim that comes
-    /// after it acquires what this cancel did before (its mark).
+    /// (`others`), and whether a run holds the runner's slot. Each word is read by a
+    /// compare-and-swap of its empty value with itself, the other side of a run's
+    /// [`claim`](Self::claim): found empty, it is a read-modify-write (of the latest value),
+    /// and a claim that comes after it acquires what this cancel did before (its mark); found
+    /// taken, it acquires the claim it read (and the registration before it).
     #[inline]
     pub(super) fn runs_of(&self) -> (usize, bool) {
-        let others = self.others.fetch_add(0, Ordering::AcqRel);
+        let others = self
+            .others
+            .compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire)
+            .unwrap_or_else(|n| n);
+        let null = std::ptr::null_mut();
         let runner = self
             .runner
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, Some)
-            .unwrap_or_else(|p| p);
-        (others, !runner.is_null())
+            .compare_exchange(null, null, Ordering::AcqRel, Ordering::Acquire)
+            .is_err();
+        (others, runner)
     }
 
     /// Owner, when the run's body is over, before its registration is withdrawn (`leave`,

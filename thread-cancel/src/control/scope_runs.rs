@@ -289,6 +289,9 @@ mod loom_tests {
         word: StateWord,
         runs: ScopeRuns,
         canceled: AtomicBool,
+        /// The scope's `others`: the claim of a run that is not the scope's runner
+        /// (`Inner::claim`), which orders the run's registration (no fence at entry).
+        others: AtomicUsize,
     }
 
     const SCOPE_ID: usize = 1;
@@ -299,12 +302,21 @@ mod loom_tests {
                 word: StateWord::new(),
                 runs: ScopeRuns::default(),
                 canceled: AtomicBool::new(false),
+                others: AtomicUsize::new(0),
             }
         }
 
-        /// `CancelScope::cancel`, then `deliver` to the one thread.
+        /// `CancelScope::cancel` (the mark, a `SeqCst` read-modify-write), who runs the scope
+        /// (`Inner::runs_of`: a read-modify-write of `others`), then `deliver` to the thread.
         fn cancel(&self) {
-            self.canceled.store(true, Ordering::SeqCst);
+            self.canceled.swap(true, Ordering::SeqCst);
+            if self
+                .others
+                .compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return;
+            }
             self.runs.count_in();
             fence(Ordering::SeqCst);
             if self.runs.depth_of(SCOPE_ID).is_some() {
@@ -313,9 +325,15 @@ mod loom_tests {
             self.runs.count_out();
         }
 
+        /// A run's entry (`run_in`): the registration, then the claim (`SeqCst`), no fence.
+        fn enter(&self, depth: usize) {
+            self.runs.enter(depth, SCOPE_ID);
+            self.others.fetch_add(1, Ordering::SeqCst);
+        }
+
         /// `CancelScope::run` with one point inside: returns (started, acted on the scope).
         fn run(&self) -> (bool, bool) {
-            self.runs.enter(0, SCOPE_ID);
+            self.enter(0);
             let started = !self.canceled.load(Ordering::SeqCst);
             let mut acted = false;
             if started {
@@ -330,7 +348,8 @@ mod loom_tests {
                     a => panic!("unexpected {a:?}"),
                 }
             }
-            // `leave`, then `leave_slow`.
+            // `unclaim`, `leave`, then `leave_slow`.
+            self.others.fetch_sub(1, Ordering::Relaxed);
             self.runs.leave(0, SCOPE_ID);
             if acted {
                 self.word.end_scope_unwind();
@@ -397,12 +416,22 @@ mod loom_tests {
             }
         }
 
-        /// The cancel: true if it delivered to no thread.
+        /// The cancel: true if it delivered to no thread. The mark, then `runs_of`: `others`
+        /// and the runner's slot read by read-modify-writes.
         fn cancel(&self) -> bool {
-            self.m.canceled.store(true, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            assert_eq!(self.others.load(Ordering::Relaxed), 0, "no other run here");
-            if self.runner.load(Ordering::Relaxed) == 0 {
+            self.m.canceled.swap(true, Ordering::SeqCst);
+            assert_eq!(
+                self.others
+                    .compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire)
+                    .unwrap_or_else(|n| n),
+                0,
+                "no other run here"
+            );
+            if self
+                .runner
+                .compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
                 return true;
             }
             self.delivering.fetch_add(1, Ordering::Relaxed);
@@ -429,13 +458,14 @@ mod loom_tests {
             false
         }
 
-        /// The run's entry: whether it started.
+        /// The run's entry (`run_in`): the registration, the claim (`SeqCst`; no fence), then
+        /// the read of the state: whether it started.
         fn enter(&self) -> bool {
+            self.m.runs.enter(0, SCOPE_ID);
             assert!(self
                 .runner
-                .compare_exchange(0, 1, Ordering::Release, Ordering::Relaxed)
+                .compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed)
                 .is_ok());
-            self.m.runs.enter(0, SCOPE_ID);
             !self.m.canceled.load(Ordering::SeqCst)
         }
 
@@ -504,7 +534,7 @@ mod loom_tests {
     fn loom_outer_cancel_races_a_shield() {
         loom::model(|| {
             let m = Arc::new(ScopeModel::new());
-            m.runs.enter(0, SCOPE_ID); // the outer run
+            m.enter(0); // the outer run
             let m2 = m.clone();
             let canceler = thread::spawn(move || m2.cancel());
             // Entering the shield at depth 1.
@@ -575,7 +605,7 @@ mod loom_tests {
     fn loom_thread_cancel_races_a_scope_cancel() {
         loom::model(|| {
             let m = Arc::new(ScopeModel::new());
-            m.runs.enter(0, SCOPE_ID);
+            m.enter(0);
             let (a, b) = (m.clone(), m.clone());
             let thread_canceler = thread::spawn(move || a.word.request());
             let scope_canceler = thread::spawn(move || b.cancel());
