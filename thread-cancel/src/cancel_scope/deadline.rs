@@ -132,7 +132,11 @@ pub(crate) fn can_publish(c: &Control) -> bool {
 /// in this process yet).
 #[inline]
 pub(crate) fn publish(c: &Control, scope: &Inner, at: u64) -> Published {
-    c.runs.timed.publish(scope as *const Inner as usize, at);
+    c.runs.timed.publish(
+        scope as *const Inner as usize,
+        at,
+        c.fence_asymmetric.load(Ordering::Relaxed),
+    );
     if at < NEXT.load(Ordering::SeqCst) || !marks_deadlines() {
         kick(at);
     }
@@ -145,9 +149,9 @@ pub(crate) fn publish(c: &Control, scope: &Inner, at: u64) -> Published {
 /// it is canceling the scope right now).
 #[inline]
 pub(crate) fn withdraw(c: &Control, p: Published) {
-    c.runs
-        .timed
-        .withdraw(|| crate::control::fork::fork_generation() != p.generation);
+    c.runs.timed.withdraw(c.fence_asymmetric.load(Ordering::Relaxed), || {
+        crate::control::fork::fork_generation() != p.generation
+    });
 }
 
 /// Wakes the timer thread at `at` at the latest (starting it if none runs here).
@@ -245,6 +249,9 @@ fn run() {
         // `u64::MAX` (or the later time stored below) and wakes this thread if it sleeps past
         // its deadline (`TimedSlot::publish`).
         NEXT.store(u64::MAX, Ordering::SeqCst);
+        // The heavy side of the slots' asymmetric fence (`TimedSlot`): an owner whose
+        // registration this scan does not see sees `u64::MAX` after it.
+        crate::control::heavy_fence();
         let mut owed = super::Reached::default();
         let slots_next = scan_slots(super::to_nanos(now), &mut owed);
         let generation = crate::control::fork::fork_generation();
