@@ -149,9 +149,11 @@ pub(crate) fn publish(c: &Control, scope: &Inner, at: u64) -> Published {
 /// it is canceling the scope right now).
 #[inline]
 pub(crate) fn withdraw(c: &Control, p: Published) {
-    c.runs.timed.withdraw(c.fence_asymmetric.load(Ordering::Relaxed), || {
-        crate::control::fork::fork_generation() != p.generation
-    });
+    c.runs
+        .timed
+        .withdraw(c.fence_asymmetric.load(Ordering::Relaxed), || {
+            crate::control::fork::fork_generation() != p.generation
+        });
 }
 
 /// Wakes the timer thread at `at` at the latest (starting it if none runs here).

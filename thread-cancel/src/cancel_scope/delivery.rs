@@ -113,7 +113,12 @@ impl Inner {
         let me = c as *const Control as *mut Control;
         if self
             .runner
-            .compare_exchange(std::ptr::null_mut(), me, Ordering::SeqCst, Ordering::Relaxed)
+            .compare_exchange(
+                std::ptr::null_mut(),
+                me,
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            )
             .is_ok()
         {
             return Claim::Runner;

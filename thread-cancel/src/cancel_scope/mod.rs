@@ -198,11 +198,13 @@ impl Inner {
         }
     }
 
+    #[inline(always)]
     fn id(&self) -> usize {
         self as *const Inner as usize
     }
 
     /// Whether canceled, without looking at the clock.
+    #[inline(always)]
     fn marked(&self) -> bool {
         self.state.load(Ordering::Acquire) & WHY != LIVE
     }
@@ -546,7 +548,9 @@ impl Drop for Inner {
         if self.private {
             // A private run's scope (`with_timeout`): no handle ever reached it, so it has no
             // parents, no children, no hooks and no registration in the timer's map.
-            debug_assert!(self.parents.is_empty() && self.timer.get_mut().is_ok_and(|t| t.is_none()));
+            debug_assert!(
+                self.parents.is_empty() && self.timer.get_mut().is_ok_and(|t| t.is_none())
+            );
             return;
         }
         self.release();
@@ -840,11 +844,13 @@ impl CancelScope {
     }
 }
 
+/// How far ahead a deadline too far for an `Instant` is put.
+const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
 /// `now + d`, or far in the future if that overflows.
 fn after(d: Duration) -> Instant {
     let now = Instant::now();
-    now.checked_add(d)
-        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
+    now.checked_add(d).unwrap_or_else(|| now + CENTURY)
 }
 
 /// Runs `f` with a deadline `timeout` from now: `Ok` with its value if it finished in time. A
@@ -877,7 +883,15 @@ pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, Ti
     // The deadline was just computed from the clock and lies ahead: the run's entry need not
     // read the clock again (a deadline that passes now is seen by the first point, or by the
     // run's end).
-    run::run_private(after(timeout), false, f).map_err(TimedOut)
+    // Counted on the scopes' clock from the clock read (one conversion, no `Instant`
+    // addition; the same nanoseconds as `to_nanos(now + timeout)`): `base` is read first, so
+    // that `now` is never before it.
+    let base = base();
+    let now = Instant::now().saturating_duration_since(base);
+    let at = now.checked_add(timeout).map_or(NO_DEADLINE - 1, |d| {
+        u64::try_from(d.as_nanos()).map_or(NO_DEADLINE - 1, |n| n.min(NO_DEADLINE - 1))
+    });
+    run::run_private(at, false, f).map_err(TimedOut)
 }
 
 /// Runs `f` with a deadline: see [`with_timeout`].
@@ -899,7 +913,7 @@ pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, Ti
 /// assert!(r.unwrap_err().acted());
 /// ```
 pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, TimedOut<R>> {
-    run::run_private(deadline, true, f).map_err(TimedOut)
+    run::run_private(to_nanos(deadline), true, f).map_err(TimedOut)
 }
 
 /// The deadline the calling thread's code runs under: the earliest deadline of its runs in

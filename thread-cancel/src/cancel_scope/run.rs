@@ -119,18 +119,17 @@ impl CancelScope {
     }
 }
 
-/// Runs `f` under a deadline in a scope of its own that nobody else can reach (`with_timeout`,
-/// `with_deadline`): the scope lives on this stack frame and its deadline is registered in the
+/// Runs `f` under a deadline (`at`, on the scopes' clock) in a scope of its own that nobody
+/// else can reach (`with_timeout`, `with_deadline`): the scope lives on this stack frame and its deadline is registered in the
 /// thread's slot for the timer (`deadline::publish`), so the run allocates nothing and takes no
 /// lock. A private run nested in another (the slot is taken), or one on a thread whose
 /// thread-local destructors run, makes a shared scope instead. `check_clock`: whether the
 /// deadline may have passed already (else it was just computed ahead of the clock).
 pub(super) fn run_private<R>(
-    deadline: Instant,
+    at: u64,
     check_clock: bool,
     f: impl FnOnce() -> R,
 ) -> Result<R, Canceled<R>> {
-    let at = to_nanos(deadline);
     if let Some(c) = own_control() {
         // The slot is taken by an enclosing private run (only this thread fills it, so it
         // cannot be taken between this test and the registration below).
@@ -154,6 +153,7 @@ pub(super) fn run_private<R>(
             });
         }
     }
+    let deadline = from_nanos(at).expect("a private run's deadline is one");
     CancelScope::with_deadline(deadline).run_as(f, false, check_clock)
 }
 
@@ -320,18 +320,24 @@ fn deadline_tick_cold(inner: &Inner) -> Option<crate::sys::DeadlineTick> {
 
 /// The calling thread's control block (adopting the thread), borrowed until the thread's
 /// thread-local destructors: `None` if they have begun.
+#[inline(always)]
 fn own_control<'a>() -> Option<&'a Control> {
     let p = match crate::control::current_ptr() {
         Some(p) => p,
-        None => {
-            let _ = crate::current::current_control();
-            crate::control::current_ptr()?
-        }
+        None => adopt()?,
     };
     // SAFETY: the calling thread's control block stays alive until its thread-local
     // destructors run (see `current::with_current`); the borrow is used only by `run` in this
     // thread, which cannot outlive the thread.
     Some(unsafe { &*p })
+}
+
+/// The calling thread's first run (or a run in its thread-local destructors): adopts it.
+#[cold]
+#[inline(never)]
+fn adopt() -> Option<*const Control> {
+    let _ = crate::current::current_control();
+    crate::control::current_ptr()
 }
 
 /// Owner: registers a run of scope `id` at `depth` in the thread's slots (no fence: the claim
