@@ -214,9 +214,6 @@ fn run_in<R>(
     };
     let hidden = shield.then(|| hide_outer(c, depth));
     runs::set_top(&frame);
-    // Without a timer thread, a kernel timer of this thread's own stops a system call the
-    // run blocks in when its deadline comes (finding out which deadline is the point's).
-    let tick = deadline_tick(inner);
     // The registration in the thread's slots (no fence), then the claim of the scope: a
     // sequentially consistent read-modify-write of its `runner` or `others`, which a cancel
     // reads by a read-modify-write after its mark (`Inner::runs_of`). The two are ordered on
@@ -227,6 +224,10 @@ fn run_in<R>(
     register(c, depth, inner.id());
     registered();
     let claim = inner.claim(c);
+    // Without a timer thread, a kernel timer of this thread's own stops a system call the
+    // run blocks in when its deadline comes (finding out which deadline is the point's).
+    // After a private run's publication, which starts the timer thread if none runs here.
+    let tick = deadline_tick(inner);
     let result = if inner.marked() {
         None
     } else {
