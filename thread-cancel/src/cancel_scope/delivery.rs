@@ -59,8 +59,9 @@ fn deliver_to(t: &Arc<Control>, depth: usize, how: Delivery, reached: &mut Reach
 /// Each thread is counted in its `ScopeRuns::deliveries` before its registration is read, with a
 /// `SeqCst` fence between; the owner clears its registration, then (fence) reads the count and
 /// waits for zero. So either this sees the registration cleared, or the run's end
-/// waits for this delivery (the signal included) to be over (I6). The same fence pairs the
-/// scope's state (stored before) with a run's entry, which registers and then reads it.
+/// waits for this delivery (the signal included) to be over (I6). A run's entry is paired with
+/// the cancel's mark through the scope's `others` (see `Inner::claim`): this delivery is made
+/// only after that read found the run, and acquired its registration.
 pub(super) fn deliver(id: usize, reached: &mut Reached, how: Delivery) {
     let threads = scoped_threads();
     if threads.is_empty() {

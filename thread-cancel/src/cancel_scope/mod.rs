@@ -78,11 +78,12 @@ pub(crate) struct Inner {
     /// Who runs it now, so that a cancel visits only those threads (see `propagate`):
     /// `runner`, the control block of the one thread whose run of it holds the slot (null:
     /// none), and `others`, how many runs of it are in progress besides (on other threads,
-    /// or nested in the runner's). A run takes the slot or counts itself before its
-    /// registration is fenced, and gives them back after its end. A cancel that finds neither
-    /// after its mark and a fence delivers to no thread; one that finds only the runner
-    /// delivers to that thread alone; only `others` makes it visit every thread that ran a
-    /// scope.
+    /// or nested in the runner's). A run registers in its thread's slots, then takes the slot
+    /// or counts itself (a `SeqCst` read-modify-write: the registration's fence), and gives
+    /// them back after its end. A cancel reads both after its mark by a compare-and-swap of
+    /// the empty value (`runs_of`): one that finds neither delivers to no thread; one that
+    /// finds only the runner delivers to that thread alone; only `others` makes it visit
+    /// every thread that ran a scope.
     runner: AtomicPtr<Control>,
     others: AtomicUsize,
     /// A private run's scope (`with_timeout`: on its thread's stack, run once, by that thread,
