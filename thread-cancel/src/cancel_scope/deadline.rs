@@ -120,22 +120,29 @@ pub(crate) struct Published {
     generation: u32,
 }
 
-/// Owner: registers its private run of `scope` (deadline `at`) in its slot, and wakes the timer
-/// thread if it sleeps past `at` (or starts it: none runs in this process yet). `None` if the
-/// slot is in use: the caller registers in the map instead.
+/// Owner: whether its slot is free for a private run ([`publish`]); if not (a private run
+/// encloses this one), the caller registers in the map instead. Only the owner fills the slot.
+#[inline(always)]
+pub(crate) fn can_publish(c: &Control) -> bool {
+    !c.runs.timed.in_use()
+}
+
+/// Owner: registers its private run of `scope` (deadline `at`) in its slot (free:
+/// [`can_publish`]), and wakes the timer thread if it sleeps past `at` (or starts it: none runs
+/// in this process yet).
 #[inline]
-pub(crate) fn publish(c: &Control, scope: &Inner, at: u64) -> Option<Published> {
-    let slot = &c.runs.timed;
-    if slot.in_use() {
-        return None;
-    }
-    slot.publish(scope as *const Inner as usize, at);
+pub(crate) fn publish(c: &Control, scope: &Inner, at: u64) -> Published {
+    c.runs.timed.publish(
+        scope as *const Inner as usize,
+        at,
+        c.fence_asymmetric.load(Ordering::Relaxed),
+    );
     if at < NEXT.load(Ordering::SeqCst) || !marks_deadlines() {
         kick(at);
     }
-    Some(Published {
+    Published {
         generation: crate::control::fork::fork_generation(),
-    })
+    }
 }
 
 /// Owner, after its private run ended: withdraws the registration (waiting for the timer, if
@@ -144,7 +151,9 @@ pub(crate) fn publish(c: &Control, scope: &Inner, at: u64) -> Option<Published> 
 pub(crate) fn withdraw(c: &Control, p: Published) {
     c.runs
         .timed
-        .withdraw(|| crate::control::fork::fork_generation() != p.generation);
+        .withdraw(c.fence_asymmetric.load(Ordering::Relaxed), || {
+            crate::control::fork::fork_generation() != p.generation
+        });
 }
 
 /// Wakes the timer thread at `at` at the latest (starting it if none runs here).
@@ -242,6 +251,9 @@ fn run() {
         // `u64::MAX` (or the later time stored below) and wakes this thread if it sleeps past
         // its deadline (`TimedSlot::publish`).
         NEXT.store(u64::MAX, Ordering::SeqCst);
+        // The heavy side of the slots' asymmetric fence (`TimedSlot`): an owner whose
+        // registration this scan does not see sees `u64::MAX` after it.
+        crate::control::heavy_fence();
         let mut owed = super::Reached::default();
         let slots_next = scan_slots(super::to_nanos(now), &mut owed);
         let generation = crate::control::fork::fork_generation();

@@ -59,8 +59,9 @@ fn deliver_to(t: &Arc<Control>, depth: usize, how: Delivery, reached: &mut Reach
 /// Each thread is counted in its `ScopeRuns::deliveries` before its registration is read, with a
 /// `SeqCst` fence between; the owner clears its registration, then (fence) reads the count and
 /// waits for zero. So either this sees the registration cleared, or the run's end
-/// waits for this delivery (the signal included) to be over (I6). The same fence pairs the
-/// scope's state (stored before) with a run's entry, which registers and then reads it.
+/// waits for this delivery (the signal included) to be over (I6). A run's entry is paired with
+/// the cancel's mark through the scope's `others` (see `Inner::claim`): this delivery is made
+/// only after that read found the run, and acquired its registration.
 pub(super) fn deliver(id: usize, reached: &mut Reached, how: Delivery) {
     let threads = scoped_threads();
     if threads.is_empty() {
@@ -98,8 +99,13 @@ pub(super) enum Claim {
 }
 
 impl Inner {
-    /// Owner, entering a run: takes the runner's slot if it is free, else counts the run
-    /// among the others. Before the registration's fence.
+    /// Owner, entering a run, after its registration in the thread's slots and before it
+    /// reads the scope's state: takes the runner's slot if it is free, else counts the run
+    /// among the others. Either is a read-modify-write (`SeqCst`) of a word a cancel reads by a
+    /// read-modify-write after its mark ([`runs_of`](Self::runs_of)): the run's registration
+    /// fence. Whichever comes first in that word's order, the other sees it: a cancel after
+    /// the claim sees the run (and, acquiring the claim, its registration); a claim after
+    /// the cancel's read acquires the mark, which the run's read of the state then sees.
     #[inline(always)]
     pub(super) fn claim(&self, c: &Control) -> Claim {
         if self.private {
@@ -111,15 +117,35 @@ impl Inner {
             .compare_exchange(
                 std::ptr::null_mut(),
                 me,
-                Ordering::Release,
+                Ordering::SeqCst,
                 Ordering::Relaxed,
             )
             .is_ok()
         {
             return Claim::Runner;
         }
-        self.others.fetch_add(1, Ordering::Relaxed);
+        self.others.fetch_add(1, Ordering::SeqCst);
         Claim::Other
+    }
+
+    /// A cancel, after its mark: who runs the scope now — how many runs besides the runner
+    /// (`others`), and whether a run holds the runner's slot. Each word is read by a
+    /// compare-and-swap of its empty value with itself, the other side of a run's
+    /// [`claim`](Self::claim): found empty, it is a read-modify-write (of the latest value),
+    /// and a claim that comes after it acquires what this cancel did before (its mark); found
+    /// taken, it acquires the claim it read (and the registration before it).
+    #[inline]
+    pub(super) fn runs_of(&self) -> (usize, bool) {
+        let others = self
+            .others
+            .compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire)
+            .unwrap_or_else(|n| n);
+        let null = std::ptr::null_mut();
+        let runner = self
+            .runner
+            .compare_exchange(null, null, Ordering::AcqRel, Ordering::Acquire)
+            .is_err();
+        (others, runner)
     }
 
     /// Owner, when the run's body is over, before its registration is withdrawn (`leave`,

@@ -78,11 +78,12 @@ pub(crate) struct Inner {
     /// Who runs it now, so that a cancel visits only those threads (see `propagate`):
     /// `runner`, the control block of the one thread whose run of it holds the slot (null:
     /// none), and `others`, how many runs of it are in progress besides (on other threads,
-    /// or nested in the runner's). A run takes the slot or counts itself before its
-    /// registration is fenced, and gives them back after its end. A cancel that finds neither
-    /// after its mark and a fence delivers to no thread; one that finds only the runner
-    /// delivers to that thread alone; only `others` makes it visit every thread that ran a
-    /// scope.
+    /// or nested in the runner's). A run registers in its thread's slots, then takes the slot
+    /// or counts itself (a `SeqCst` read-modify-write: the registration's fence), and gives
+    /// them back after its end. A cancel reads both after its mark by a compare-and-swap of
+    /// the empty value (`runs_of`): one that finds neither delivers to no thread; one that
+    /// finds only the runner delivers to that thread alone; only `others` makes it visit
+    /// every thread that ran a scope.
     runner: AtomicPtr<Control>,
     others: AtomicUsize,
     /// A private run's scope (`with_timeout`: on its thread's stack, run once, by that thread,
@@ -198,11 +199,13 @@ impl Inner {
         }
     }
 
+    #[inline(always)]
     fn id(&self) -> usize {
         self as *const Inner as usize
     }
 
     /// Whether canceled, without looking at the clock.
+    #[inline(always)]
     fn marked(&self) -> bool {
         self.state.load(Ordering::Acquire) & WHY != LIVE
     }
@@ -394,19 +397,19 @@ impl Inner {
             }
         }
         let first = reached.threads.len();
-        // The mark (a `SeqCst` RMW), a fence, then who runs it: paired with a run's claim,
-        // fence, then read of the mark (`run_as`), either the run sees the mark and does not
-        // start, or this sees the run and delivers (the model:
+        // The mark (a `SeqCst` RMW), then who runs it, by read-modify-writes paired with a
+        // run's claim (registered, claim, then read of the mark: `run_in`): either the run
+        // sees the mark and does not start, or this sees the run and delivers (the model:
         // `loom_cancel_visits_only_the_threads_that_run_the_scope`).
-        crate::atomic::fence(Ordering::SeqCst);
         let how = if hooked {
             Delivery::RequestHooked
         } else {
             Delivery::Request
         };
-        if self.others.load(Ordering::Relaxed) != 0 {
+        let (others, runner) = self.runs_of();
+        if others != 0 {
             deliver(self.id(), reached, how);
-        } else if !self.runner.load(Ordering::Relaxed).is_null() {
+        } else if runner {
             self.deliver_to_runner(reached, how);
         }
         diagnostic::watch(self.id(), &reached.threads[first..]);
@@ -418,11 +421,11 @@ impl Inner {
     /// A callback registered on the scope after its cancel runs at once: the runs of it still
     /// in progress (which the cancel reached before) report the cancel as acted on.
     fn hooks_fired_late(&self) {
-        crate::atomic::fence(Ordering::SeqCst);
         let mut reached = Reached::default();
-        if self.others.load(Ordering::Relaxed) != 0 {
+        let (others, runner) = self.runs_of();
+        if others != 0 {
             deliver(self.id(), &mut reached, Delivery::Hooked);
-        } else if !self.runner.load(Ordering::Relaxed).is_null() {
+        } else if runner {
             self.deliver_to_runner(&mut reached, Delivery::Hooked);
         }
     }
@@ -543,6 +546,14 @@ impl Drop for Inner {
     /// Ancestors this was the last holder of end here, in a loop: a chain of nested children
     /// dropped from its deepest end never recurses (100,000 deep would overflow a stack).
     fn drop(&mut self) {
+        if self.private {
+            // A private run's scope (`with_timeout`): no handle ever reached it, so it has no
+            // parents, no children, no hooks and no registration in the timer's map.
+            debug_assert!(
+                self.parents.is_empty() && self.timer.get_mut().is_ok_and(|t| t.is_none())
+            );
+            return;
+        }
         self.release();
         let mut last = std::mem::take(&mut self.parents);
         while let Some(p) = last.pop() {
@@ -834,11 +845,13 @@ impl CancelScope {
     }
 }
 
+/// How far ahead a deadline too far for an `Instant` is put.
+const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
 /// `now + d`, or far in the future if that overflows.
 fn after(d: Duration) -> Instant {
     let now = Instant::now();
-    now.checked_add(d)
-        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
+    now.checked_add(d).unwrap_or_else(|| now + CENTURY)
 }
 
 /// Runs `f` with a deadline `timeout` from now: `Ok` with its value if it finished in time. A
@@ -871,7 +884,15 @@ pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, Ti
     // The deadline was just computed from the clock and lies ahead: the run's entry need not
     // read the clock again (a deadline that passes now is seen by the first point, or by the
     // run's end).
-    run::run_private(after(timeout), false, f).map_err(TimedOut)
+    // Counted on the scopes' clock from the clock read (one conversion, no `Instant`
+    // addition; the same nanoseconds as `to_nanos(now + timeout)`): `base` is read first, so
+    // that `now` is never before it.
+    let base = base();
+    let now = Instant::now().saturating_duration_since(base);
+    let at = now.checked_add(timeout).map_or(NO_DEADLINE - 1, |d| {
+        u64::try_from(d.as_nanos()).map_or(NO_DEADLINE - 1, |n| n.min(NO_DEADLINE - 1))
+    });
+    run::run_private(at, false, f).map_err(TimedOut)
 }
 
 /// Runs `f` with a deadline: see [`with_timeout`].
@@ -893,7 +914,7 @@ pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, Ti
 /// assert!(r.unwrap_err().acted());
 /// ```
 pub fn with_deadline<R>(deadline: Instant, f: impl FnOnce() -> R) -> Result<R, TimedOut<R>> {
-    run::run_private(deadline, true, f).map_err(TimedOut)
+    run::run_private(to_nanos(deadline), true, f).map_err(TimedOut)
 }
 
 /// The deadline the calling thread's code runs under: the earliest deadline of its runs in

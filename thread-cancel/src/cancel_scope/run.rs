@@ -115,45 +115,70 @@ impl CancelScope {
         shield: bool,
         check_clock: bool,
     ) -> Result<R, Canceled<R>> {
-        run_in(&self.inner, f, shield, check_clock)
+        run_in(&self.inner, f, shield, check_clock, || {})
     }
 }
 
-/// Runs `f` under a deadline in a scope of its own that nobody else can reach (`with_timeout`,
-/// `with_deadline`): the scope lives on this stack frame and its deadline is registered in the
+/// Runs `f` under a deadline (`at`, on the scopes' clock) in a scope of its own that nobody
+/// else can reach (`with_timeout`, `with_deadline`): the scope lives on this stack frame and its deadline is registered in the
 /// thread's slot for the timer (`deadline::publish`), so the run allocates nothing and takes no
 /// lock. A private run nested in another (the slot is taken), or one on a thread whose
 /// thread-local destructors run, makes a shared scope instead. `check_clock`: whether the
 /// deadline may have passed already (else it was just computed ahead of the clock).
 pub(super) fn run_private<R>(
-    deadline: Instant,
+    at: u64,
     check_clock: bool,
     f: impl FnOnce() -> R,
 ) -> Result<R, Canceled<R>> {
-    let at = to_nanos(deadline);
     if let Some(c) = own_control() {
-        // Its runner is this thread, before anyone can see the scope: the run need not claim
-        // the slot (no atomic read-modify-write), and the timer, the only one that can cancel
-        // it, uses this block only while it holds the registration (`withdraw` waits).
-        let mut inner = Inner::new(Vec::new(), at);
-        inner.private = true;
-        *inner.runner.get_mut() = c as *const Control as *mut Control;
-        if let Some(published) = deadline::publish(c, &inner, at) {
-            let r = run_in(&inner, f, false, check_clock);
-            deadline::withdraw(c, published);
-            return r;
+        // The slot is taken by an enclosing private run (only this thread fills it, so it
+        // cannot be taken between this test and the registration below).
+        if deadline::can_publish(c) {
+            // Its runner is this thread, before anyone can see the scope: the run need not
+            // claim the slot (no atomic read-modify-write), and the timer, the only one that
+            // can cancel it, uses this block only while it holds the registration (`withdraw`
+            // waits).
+            let mut inner = Inner::new(Vec::new(), at);
+            inner.private = true;
+            *inner.runner.get_mut() = c as *const Control as *mut Control;
+            // Withdrawn however the run ends (a panic of `f` passes through `run_in`): the
+            // timer must never find this stack frame's address after it.
+            let published = Withdraw(c, Cell::new(None));
+            // Published once the run is registered in the thread's slots: the timer, the only
+            // canceler, acts on the scope only after claiming this registration, which its
+            // claim synchronizes with (so it sees the run's registration, and the run needs no
+            // fence of its own at its entry).
+            return run_in(&inner, f, false, check_clock, || {
+                published.1.set(Some(deadline::publish(c, &inner, at)));
+            });
         }
     }
+    let deadline = from_nanos(at).expect("a private run's deadline is one");
     CancelScope::with_deadline(deadline).run_as(f, false, check_clock)
 }
 
+/// A private run's registration with the deadline timer, withdrawn when dropped.
+struct Withdraw<'a>(&'a Control, Cell<Option<deadline::Published>>);
+
+impl Drop for Withdraw<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(p) = self.1.take() {
+            deadline::withdraw(self.0, p);
+        }
+    }
+}
+
 /// [`CancelScope::run`] on `inner` (see there), with `shield` for [`CancelScope::shield`], and
-/// `check_clock` false for a scope whose deadline was just computed ahead of the clock.
+/// `check_clock` false for a scope whose deadline was just computed ahead of the clock, and
+/// `registered` called once the run is registered in the thread's slots (a private run
+/// publishes its deadline there; it is what orders that registration for its only canceler).
 fn run_in<R>(
     inner: &Inner,
     f: impl FnOnce() -> R,
     shield: bool,
     check_clock: bool,
+    registered: impl FnOnce(),
 ) -> Result<R, Canceled<R>> {
     if if check_clock {
         inner.is_canceled()
@@ -166,7 +191,7 @@ fn run_in<R>(
         // The thread's link is gone: its thread-local destructors are running. A control
         // block is linked for this run alone, so that the scope is enforced here too.
         let _link = crate::current::link_for_teardown();
-        return run_in(inner, f, shield, check_clock);
+        return run_in(inner, f, shield, check_clock, registered);
     };
     assert!(
         c.region.load(Ordering::Relaxed).is_null(),
@@ -189,14 +214,20 @@ fn run_in<R>(
     };
     let hidden = shield.then(|| hide_outer(c, depth));
     runs::set_top(&frame);
+    // The registration in the thread's slots (no fence), then the claim of the scope: a
+    // sequentially consistent read-modify-write of its `runner` or `others`, which a cancel
+    // reads by a read-modify-write after its mark (`Inner::runs_of`). The two are ordered on
+    // that word: either the cancel comes later and sees the claim (and, through it, the
+    // registration), or the claim reads what the cancel wrote and the state read below
+    // sees the mark (I6). A private run's registration is ordered by its publication for
+    // the timer (`registered`), the only one that can cancel it.
+    register(c, depth, inner.id());
+    registered();
+    let claim = inner.claim(c);
     // Without a timer thread, a kernel timer of this thread's own stops a system call the
     // run blocks in when its deadline comes (finding out which deadline is the point's).
+    // After a private run's publication, which starts the timer thread if none runs here.
     let tick = deadline_tick(inner);
-    // Claimed before the registration's fence (`propagate` reads them after its own).
-    let claim = inner.claim(c);
-    register(c, depth, inner.id());
-    // Registered (and fenced) before reading the state: a cancel that this misses sees
-    // the registration and delivers (I6).
     let result = if inner.marked() {
         None
     } else {
@@ -290,13 +321,11 @@ fn deadline_tick_cold(inner: &Inner) -> Option<crate::sys::DeadlineTick> {
 
 /// The calling thread's control block (adopting the thread), borrowed until the thread's
 /// thread-local destructors: `None` if they have begun.
+#[inline(always)]
 fn own_control<'a>() -> Option<&'a Control> {
     let p = match crate::control::current_ptr() {
         Some(p) => p,
-        None => {
-            let _ = crate::current::current_control();
-            crate::control::current_ptr()?
-        }
+        None => adopt()?,
     };
     // SAFETY: the calling thread's control block stays alive until its thread-local
     // destructors run (see `current::with_current`); the borrow is used only by `run` in this
@@ -304,7 +333,16 @@ fn own_control<'a>() -> Option<&'a Control> {
     Some(unsafe { &*p })
 }
 
-/// Owner: registers a run of scope `id` at `depth`, then the fence (paired with `deliver`'s).
+/// The calling thread's first run (or a run in its thread-local destructors): adopts it.
+#[cold]
+#[inline(never)]
+fn adopt() -> Option<*const Control> {
+    let _ = crate::current::current_control();
+    crate::control::current_ptr()
+}
+
+/// Owner: registers a run of scope `id` at `depth` in the thread's slots (no fence: the claim
+/// that follows orders it, see `run_in`).
 #[inline(always)]
 fn register(c: &Control, depth: usize, id: usize) {
     if !c.runs.registered.load(Ordering::Relaxed) {

@@ -15,7 +15,7 @@ use callbacks::{run_callback, Callbacks};
 pub(crate) use payload::own_unwind_live;
 pub use payload::{CancelPayload, ScopeUnwind};
 
-pub(crate) use scope_runs::{ScopeRuns, Timed};
+pub(crate) use scope_runs::{heavy_fence, ScopeRuns, Timed};
 pub(crate) use tls::{current_ptr, is_current, set_current, with_current};
 
 use crate::word::{Request, StateWord};

@@ -47,24 +47,57 @@ pub(crate) struct ScopeRuns {
 }
 
 /// A private deadline run's registration with the deadline timer: the address of its scope
-/// and its deadline, written by the owner thread, read by the timer thread, which claims the
-/// slot while it cancels the scope. The owner's `withdraw` waits for such a claim to end, so the
-/// scope (on the owner's stack) outlives every use the timer makes of it.
+/// and its deadline, written by the owner thread only, read by the timer thread, which claims
+/// the slot (`busy`) while it cancels the scope. The owner's `withdraw` waits for such a claim
+/// to end, so the scope (on the owner's stack) outlives every use the timer makes of it.
+///
+/// Both pairings (the owner's registration against the timer's wake-up time, its withdrawal
+/// against the timer's claim) are store-then-load on each side, with an asymmetric fence: the
+/// owner — every `with_timeout`, the fast path — makes a compiler fence only, and the timer —
+/// once per wake-up, and once per deadline that passed — runs `membarrier`, which makes every
+/// running thread of the process execute a full barrier ([`heavy_fence`]). Without
+/// `membarrier` both sides make a real fence ([`light_fence`] with `asymmetric` false).
 #[derive(Debug, Default)]
 pub(crate) struct TimedSlot {
-    /// The scope's address (0: none), with [`BUSY`] set while the timer acts on it.
+    /// The scope's address (0: none). Written by the owner only.
     scope: AtomicUsize,
     /// Its deadline (nanoseconds on the scopes' clock), stored before `scope`.
     at: AtomicU64,
+    /// Set by the timer while it acts on the scope: the owner's withdrawal waits until it is
+    /// clear again.
+    busy: AtomicBool,
 }
 
-/// In [`TimedSlot::scope`]: the timer thread acts on the scope (the address is 8-aligned).
-const BUSY: usize = 1;
+/// The owner's side of the timer's asymmetric fence, between its store and its load (see
+/// [`TimedSlot`]): a compiler fence where the process registered for `membarrier`
+/// (`asymmetric`: the thread's copy of `sys::fence_asymmetric()`), a real one otherwise.
+#[inline(always)]
+fn light_fence(asymmetric: bool) {
+    #[cfg(not(loom))]
+    if asymmetric {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        return;
+    }
+    let _ = asymmetric;
+    fence(Ordering::SeqCst);
+}
+
+/// The timer's side of the asymmetric fence, between its store and its load: a real fence, and
+/// `membarrier` where the process registered for it (then every thread running now executes a
+/// full barrier: an owner's store before it is seen after it, and an owner's load after it
+/// sees what the timer stored before). An owner uses the compiler fence only if the process had
+/// registered before its block was linked, and the timer reads the registration after taking
+/// the registry's lock that the owner's first run took after that (`scoped_threads`).
+pub(crate) fn heavy_fence() {
+    fence(Ordering::SeqCst);
+    #[cfg(not(loom))]
+    crate::sys::membarrier();
+}
 
 /// What the timer finds in a thread's [`TimedSlot`].
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Timed {
-    /// Nothing registered (or the timer acts on it already).
+    /// Nothing registered.
     Nothing,
     /// A deadline still ahead.
     Ahead(u64),
@@ -81,75 +114,72 @@ impl TimedSlot {
         self.scope.load(Ordering::Relaxed) != 0
     }
 
-    /// Owner: registers the scope at `scope` with deadline `at`. The store is `SeqCst`: the
-    /// caller then reads the time the timer wakes at (`SeqCst`), against the timer's store of
-    /// that time before its scan of the slots: either the scan sees this registration, or
-    /// this sees the time the timer set before it and wakes it if that is later than `at`.
+    /// Owner: registers the scope at `scope` with deadline `at`, then the light side of the
+    /// fence: the caller then reads the time the timer wakes at, against the timer's store of
+    /// that time before its scan of the slots (and its heavy fence): either the scan sees this
+    /// registration, or this sees the time the timer set before it and wakes it if that is
+    /// later than `at`. The store releases the registration (and the run's registration in
+    /// the thread's slots, made before) to the timer's claim, which acquires it.
     #[inline(always)]
-    pub(crate) fn publish(&self, scope: usize, at: u64) {
-        debug_assert!(scope != 0 && scope & BUSY == 0);
+    pub(crate) fn publish(&self, scope: usize, at: u64, asymmetric: bool) {
+        debug_assert!(scope != 0);
         self.at.store(at, Ordering::Relaxed);
-        self.scope.store(scope, Ordering::SeqCst);
+        self.scope.store(scope, Ordering::Release);
+        light_fence(asymmetric);
     }
 
-    /// Owner, after the run ended: withdraws the registration; if the timer has claimed it,
-    /// waits until it released it (it stops using the scope before). `orphaned` says that the
-    /// claimer is gone (a forked child: the parent's timer thread does not exist here).
+    /// Owner, after the run ended: withdraws the registration, then (light fence) waits while
+    /// the timer has claimed it; it stops using the scope before it clears `busy`. Paired with
+    /// the claim (`busy`, heavy fence, then the read of `scope`): either the timer sees the
+    /// slot withdrawn, or this sees its claim. `orphaned` says that the claimer is gone (a
+    /// forked child: the parent's timer thread does not exist here).
     #[inline(always)]
-    pub(crate) fn withdraw(&self, orphaned: impl Fn() -> bool) {
-        loop {
-            let v = self.scope.load(Ordering::Acquire);
-            if v & BUSY == 0 {
-                if v == 0
-                    || self
-                        .scope
-                        .compare_exchange(v, 0, Ordering::Relaxed, Ordering::Relaxed)
-                        .is_ok()
-                {
-                    return;
-                }
-                continue;
-            }
+    pub(crate) fn withdraw(&self, asymmetric: bool, orphaned: impl Fn() -> bool) {
+        self.scope.store(0, Ordering::Relaxed);
+        light_fence(asymmetric);
+        while self.busy.load(Ordering::Acquire) {
             if orphaned() {
-                self.scope.store(0, Ordering::Relaxed);
+                self.busy.store(false, Ordering::Relaxed);
                 return;
             }
             yield_now();
         }
     }
 
-    /// Timer: what the slot holds at time `now`; a deadline that passed is claimed.
+    /// Timer: what the slot holds at time `now`; a deadline that passed is claimed (after its
+    /// caller's [`heavy_fence`] of the scan, which orders this read of the slot after its
+    /// store of the wake-up time).
     pub(crate) fn claim_due(&self, now: u64) -> Timed {
-        let v = self.scope.load(Ordering::SeqCst);
-        if v == 0 || v & BUSY != 0 {
+        let v = self.scope.load(Ordering::Acquire);
+        if v == 0 {
             return Timed::Nothing;
         }
         let at = self.at.load(Ordering::Relaxed);
         if at > now {
             return Timed::Ahead(at);
         }
-        if self
-            .scope
-            .compare_exchange(v, v | BUSY, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
+        self.busy.store(true, Ordering::Relaxed);
+        heavy_fence();
+        // Read again after the claim's fence: the owner may have withdrawn (then it never
+        // waits for this claim) or registered its next run at the same address (its stack
+        // frame is reused; that one's deadline, stored before it, is the one that counts).
+        let v = self.scope.load(Ordering::Acquire);
+        let at = self.at.load(Ordering::Relaxed);
+        if v == 0 {
+            self.release();
             return Timed::Nothing;
         }
-        // The owner may have withdrawn and registered the same address again (its next run)
-        // between the two loads: the deadline that counts is the one the claim synchronized
-        // with.
-        let at = self.at.load(Ordering::Relaxed);
         if at > now {
-            self.scope.store(v, Ordering::Release);
+            self.release();
             return Timed::Ahead(at);
         }
         Timed::Due(v)
     }
 
-    /// Timer, after canceling a claimed scope: empties the slot (the owner's `withdraw` finds
-    /// it empty and returns).
+    /// Timer, after canceling a claimed scope (or finding it gone): the owner's `withdraw`
+    /// stops waiting.
     pub(crate) fn release(&self) {
-        self.scope.store(0, Ordering::Release);
+        self.busy.store(false, Ordering::Release);
     }
 }
 
@@ -182,15 +212,16 @@ impl Default for ScopeRuns {
 // (`loom_scope_cancel_races_the_end_of_run`) calls these functions in the order `CancelScope::run`
 // and `cancel_scope::deliver` call them: a change of that order there changes the model too.
 impl ScopeRuns {
-    /// Owner, entering a run of scope `id` at `depth`: registers it, then the fence (paired
-    /// with a delivery's, between its count and its read of the registration).
+    /// Owner, entering a run of scope `id` at `depth`: registers it. No fence: the caller's
+    /// next step orders it for the cancelers of the scope (`CancelScope::run`'s claim of the
+    /// scope, a private run's publication for the timer), which read the registration only
+    /// after synchronizing with that step (or make the run see their mark).
     #[inline(always)]
     pub(crate) fn enter(&self, depth: usize, id: usize) {
         match self.slots.get(depth) {
             Some(slot) => slot.store(id, Ordering::Relaxed),
             None => lock(&self.deep).push(id),
         }
-        fence(Ordering::SeqCst);
     }
 
     /// Owner, ending that run: unregisters it, then (fence) waits until no delivery is under
@@ -288,6 +319,9 @@ mod loom_tests {
         word: StateWord,
         runs: ScopeRuns,
         canceled: AtomicBool,
+        /// The scope's `others`: the claim of a run that is not the scope's runner
+        /// (`Inner::claim`), which orders the run's registration (no fence at entry).
+        others: AtomicUsize,
     }
 
     const SCOPE_ID: usize = 1;
@@ -298,12 +332,21 @@ mod loom_tests {
                 word: StateWord::new(),
                 runs: ScopeRuns::default(),
                 canceled: AtomicBool::new(false),
+                others: AtomicUsize::new(0),
             }
         }
 
-        /// `CancelScope::cancel`, then `deliver` to the one thread.
+        /// `CancelScope::cancel` (the mark, a `SeqCst` read-modify-write), who runs the scope
+        /// (`Inner::runs_of`: a read-modify-write of `others`), then `deliver` to the thread.
         fn cancel(&self) {
-            self.canceled.store(true, Ordering::SeqCst);
+            self.canceled.swap(true, Ordering::SeqCst);
+            if self
+                .others
+                .compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return;
+            }
             self.runs.count_in();
             fence(Ordering::SeqCst);
             if self.runs.depth_of(SCOPE_ID).is_some() {
@@ -312,9 +355,15 @@ mod loom_tests {
             self.runs.count_out();
         }
 
+        /// A run's entry (`run_in`): the registration, then the claim (`SeqCst`), no fence.
+        fn enter(&self, depth: usize) {
+            self.runs.enter(depth, SCOPE_ID);
+            self.others.fetch_add(1, Ordering::SeqCst);
+        }
+
         /// `CancelScope::run` with one point inside: returns (started, acted on the scope).
         fn run(&self) -> (bool, bool) {
-            self.runs.enter(0, SCOPE_ID);
+            self.enter(0);
             let started = !self.canceled.load(Ordering::SeqCst);
             let mut acted = false;
             if started {
@@ -329,7 +378,8 @@ mod loom_tests {
                     a => panic!("unexpected {a:?}"),
                 }
             }
-            // `leave`, then `leave_slow`.
+            // `unclaim`, `leave`, then `leave_slow`.
+            self.others.fetch_sub(1, Ordering::Relaxed);
             self.runs.leave(0, SCOPE_ID);
             if acted {
                 self.word.end_scope_unwind();
@@ -396,12 +446,22 @@ mod loom_tests {
             }
         }
 
-        /// The cancel: true if it delivered to no thread.
+        /// The cancel: true if it delivered to no thread. The mark, then `runs_of`: `others`
+        /// and the runner's slot read by read-modify-writes.
         fn cancel(&self) -> bool {
-            self.m.canceled.store(true, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            assert_eq!(self.others.load(Ordering::Relaxed), 0, "no other run here");
-            if self.runner.load(Ordering::Relaxed) == 0 {
+            self.m.canceled.swap(true, Ordering::SeqCst);
+            assert_eq!(
+                self.others
+                    .compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire)
+                    .unwrap_or_else(|n| n),
+                0,
+                "no other run here"
+            );
+            if self
+                .runner
+                .compare_exchange(0, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
                 return true;
             }
             self.delivering.fetch_add(1, Ordering::Relaxed);
@@ -428,13 +488,14 @@ mod loom_tests {
             false
         }
 
-        /// The run's entry: whether it started.
+        /// The run's entry (`run_in`): the registration, the claim (`SeqCst`; no fence), then
+        /// the read of the state: whether it started.
         fn enter(&self) -> bool {
+            self.m.runs.enter(0, SCOPE_ID);
             assert!(self
                 .runner
-                .compare_exchange(0, 1, Ordering::Release, Ordering::Relaxed)
+                .compare_exchange(0, 1, Ordering::SeqCst, Ordering::Relaxed)
                 .is_ok());
-            self.m.runs.enter(0, SCOPE_ID);
             !self.m.canceled.load(Ordering::SeqCst)
         }
 
@@ -503,7 +564,7 @@ mod loom_tests {
     fn loom_outer_cancel_races_a_shield() {
         loom::model(|| {
             let m = Arc::new(ScopeModel::new());
-            m.runs.enter(0, SCOPE_ID); // the outer run
+            m.enter(0); // the outer run
             let m2 = m.clone();
             let canceler = thread::spawn(move || m2.cancel());
             // Entering the shield at depth 1.
@@ -547,7 +608,7 @@ mod loom_tests {
             let slot = Arc::new(TimedSlot::default());
             // Which run the address stands for (0: none; the scope is gone).
             let run = Arc::new(AtomicUsize::new(1));
-            slot.publish(8, 5);
+            slot.publish(8, 5, false);
             let (s2, r2) = (slot.clone(), run.clone());
             let timer = thread::spawn(move || {
                 // Time 10: the first run's deadline (5) passed, the second's (20) is ahead.
@@ -559,11 +620,11 @@ mod loom_tests {
                     s2.release();
                 }
             });
-            slot.withdraw(|| false);
+            slot.withdraw(false, || false);
             run.store(0, Ordering::Relaxed);
             run.store(2, Ordering::Relaxed);
-            slot.publish(8, 20);
-            slot.withdraw(|| false);
+            slot.publish(8, 20, false);
+            slot.withdraw(false, || false);
             run.store(0, Ordering::Relaxed);
             timer.join().unwrap();
             assert!(!slot.in_use());
@@ -574,7 +635,7 @@ mod loom_tests {
     fn loom_thread_cancel_races_a_scope_cancel() {
         loom::model(|| {
             let m = Arc::new(ScopeModel::new());
-            m.runs.enter(0, SCOPE_ID);
+            m.enter(0);
             let (a, b) = (m.clone(), m.clone());
             let thread_canceler = thread::spawn(move || a.word.request());
             let scope_canceler = thread::spawn(move || b.cancel());

@@ -78,7 +78,7 @@ pub(crate) use linux::{current_slot, set_current_slot};
 ))]
 pub(crate) use linux::{
     fence::{
-        asymmetric as fence_asymmetric, observe as observe_in_syscall,
+        asymmetric as fence_asymmetric, membarrier, observe as observe_in_syscall,
         publish as publish_in_syscall,
     },
     futex::{futex_wait, futex_wake, timespec},
@@ -119,7 +119,7 @@ pub use portable::calls;
 ))]
 pub(crate) use portable::{
     fence::{
-        asymmetric as fence_asymmetric, observe as observe_in_syscall,
+        asymmetric as fence_asymmetric, membarrier, observe as observe_in_syscall,
         publish as publish_in_syscall,
     },
     futex::{futex_wait, futex_wake, timespec},

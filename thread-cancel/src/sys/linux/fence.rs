@@ -63,3 +63,14 @@ pub(crate) fn observe(flag: &AtomicBool) -> bool {
     unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) };
     flag.load(Ordering::SeqCst)
 }
+
+/// The heavy side of an asymmetric fence whose light side is a compiler fence taken only by a
+/// thread whose copy of [`asymmetric`] is true: makes every running thread of the process
+/// execute a full barrier. Nothing where the process did not register (its threads then make
+/// real fences).
+pub(crate) fn membarrier() {
+    if ASYMMETRIC.load(Ordering::Acquire) {
+        // SAFETY: a membarrier command has no memory arguments.
+        unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) };
+    }
+}
