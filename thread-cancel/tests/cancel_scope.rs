@@ -2573,18 +2573,23 @@ fn s7_spawn_in_a_scope_canceled_while_it_starts_and_nurseries() {
     let stopped = Arc::new(AtomicUsize::new(0));
     // Each closure's captures are dropped when its thread is done with it (it ran and was
     // stopped, or never started): the count says every thread ended.
-    for _ in 0..3 {
+    let tids: Vec<_> = (0..3).map(|_| common::Tid::new()).collect();
+    for tid in &tids {
         let count = CountOnDrop(stopped.clone());
+        let tid = tid.clone();
         nursery
             .spawn(move || {
                 let _count = count;
+                tid.set();
                 thread_cancel::sleep(Duration::from_secs(60));
             })
             .unwrap();
     }
     nursery
-        .spawn(|| {
-            std::thread::sleep(Duration::from_millis(20));
+        .spawn(move || {
+            for tid in &tids {
+                tid.wait_blocked(); // the siblings are asleep: canceled there
+            }
             panic!("one child fails");
         })
         .unwrap();

@@ -489,14 +489,20 @@ fn cancellation_in_an_on_cancel_callback_is_not_swallowed() {
 #[test]
 fn std_sleep_ignores_cancel_and_join_reports_request_ignored() {
     let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let canceled = Arc::new(AtomicBool::new(false));
+    let c2 = canceled.clone();
     let h = thread_cancel::spawn(move || {
         started_tx.send(()).unwrap();
-        std::thread::sleep(Duration::from_millis(50));
+        // Sleeps until the request has been made (however late the test thread runs).
+        while !c2.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         7
     });
     started_rx.recv().unwrap();
     let c = h.canceler();
     h.cancel().unwrap();
+    canceled.store(true, Ordering::SeqCst);
     h.wait();
     assert!(h.request_ignored());
     match h.join() {
@@ -552,8 +558,13 @@ fn std_recv_ignores_cancel_and_request_ignored_says_so() {
 #[test]
 fn scoped_handle_reports_request_ignored() {
     thread_cancel::scope(|s| {
-        let h = s.spawn(|| std::thread::sleep(Duration::from_millis(20)));
+        // Blocked in std's recv (not a point) until the request has been made.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let h = s.spawn(move || {
+            let _ = rx.recv();
+        });
         h.cancel().unwrap();
+        drop(tx);
         h.wait();
         assert!(h.request_ignored());
         assert!(matches!(h.join(), Outcome::Returned(())));
