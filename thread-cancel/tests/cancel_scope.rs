@@ -693,11 +693,11 @@ fn c06_nested_private_deadlines_each_end_a_blocked_read() {
 fn c06_a_near_private_deadline_after_many_far_ones_ends_a_blocked_read() {
     for _ in 0..3 {
         for _ in 0..10_000 {
-            assert_eq!(with_timeout(Duration::from_secs(5), || 1), Ok(1));
+            assert_eq!(with_timeout(Duration::from_secs(60), || 1), Ok(1));
         }
         let took = blocked_read_under(30);
-        // Not 5 s: the timer was woken for the nearer deadline.
-        assert!(took < Duration::from_secs(2), "reached late: {took:?}");
+        // Not 60 s: the timer was woken for the nearer deadline.
+        assert!(took < HANG, "reached late: {took:?}");
     }
     assert_clean_after_run();
 }
@@ -1896,7 +1896,7 @@ fn s7_shield_holds_the_outer_cancel_and_its_own_deadline_fires() {
         op.cancel();
         let t = Instant::now();
         let cleanup = CancelScope::with_timeout(Duration::from_millis(50))
-            .shield(|| thread_cancel::sleep(Duration::from_secs(10)));
+            .shield(|| thread_cancel::sleep(Duration::from_secs(60)));
         inside = Some((t.elapsed(), cleanup.map_err(|e| e.deadline_passed())));
         testcancel();
         unreachable!("the held cancel acts after the shield");
@@ -1908,8 +1908,8 @@ fn s7_shield_holds_the_outer_cancel_and_its_own_deadline_fires() {
         "the shield's own deadline stopped the sleep"
     );
     assert!(
-        took >= Duration::from_millis(50) && took < Duration::from_secs(5),
-        "{took:?}"
+        took >= Duration::from_millis(50) && took < HANG,
+        "not ended by the shield's deadline: {took:?}"
     );
     let e = r.unwrap_err();
     assert!(e.acted() && !e.completed());
@@ -2494,7 +2494,7 @@ fn s7_set_deadline_moves_a_deadline_while_runs_are_in_progress() {
         .unwrap_err();
     mover.join().unwrap();
     assert!(e.deadline_passed() && e.acted());
-    assert!(t.elapsed() < Duration::from_secs(10));
+    assert!(t.elapsed() < HANG, "not moved earlier: {:?}", t.elapsed());
     // Later: a run blocked in a sleep goes past the old deadline. The deadline is moved once
     // the run is seen blocked; 1 s leaves a loaded machine time to do that.
     let s = CancelScope::with_timeout(Duration::from_secs(1));

@@ -416,11 +416,15 @@ fn r05_cancel_racing_a_park_then_a_blocking_read_never_hangs() {
 )]
 fn r23_stdout_writer_is_a_cancellation_point() {
     let _serial = serial();
-    let h = spawn(|| loop {
+    let printed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let p = printed.clone();
+    let h = spawn(move || loop {
         writeln!(io::stdout(), "r23: printing until canceled").unwrap();
+        p.store(true, std::sync::atomic::Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(1));
     });
-    std::thread::sleep(Duration::from_millis(5));
+    // Canceled once it prints (the request is then acted on at a later write).
+    common::wait_flag(&printed, "the thread printed");
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
 }

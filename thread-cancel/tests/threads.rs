@@ -150,8 +150,11 @@ fn r09_join_is_woken_by_cancel_and_the_target_stays_running() {
 
 #[test]
 fn r09_a_canceled_waiter_leaves_the_target_joinable() {
-    let target = spawn(|| {
-        thread_cancel::sleep(Duration::from_millis(50));
+    // The target runs until the waiter was canceled (not for a guessed 50 ms, which a loaded
+    // machine can outlast before the waiter is seen blocked).
+    let (release, released) = mpsc::channel::<()>();
+    let target = spawn(move || {
+        let _ = released.recv();
         7
     });
     let shared = Arc::new(CancelMutex::new(Some(target)));
@@ -161,6 +164,7 @@ fn r09_a_canceled_waiter_leaves_the_target_joinable() {
         g.as_ref().unwrap().wait(); // canceled here: the handle stays in `shared`
     });
     assert!(!shared.is_poisoned());
+    drop(release);
     let target = shared.lock().unwrap().take().unwrap();
     assert_eq!(target.join().unwrap(), 7);
 }
