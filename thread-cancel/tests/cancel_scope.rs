@@ -510,7 +510,11 @@ fn c03_an_inner_deadline_never_extends_an_outer_one() {
         r.is_err(),
         "the outer deadline was extended by the inner one"
     );
-    assert!(t0.elapsed() < Duration::from_secs(30));
+    assert!(
+        t0.elapsed() < HANG,
+        "not ended by the outer deadline: {:?}",
+        t0.elapsed()
+    );
     assert_clean_after_run();
 }
 
@@ -630,7 +634,7 @@ fn c06_a_deadline_ends_an_own_wait_and_is_never_early() {
             took >= Duration::from_millis(ms),
             "fired after {took:?} < {ms} ms"
         );
-        assert!(took < Duration::from_secs(30));
+        assert!(took < HANG, "not reached: {took:?}");
     }
     assert_clean_after_run();
 }
@@ -663,7 +667,7 @@ fn c06_nested_private_deadlines_each_end_a_blocked_read() {
     let t0 = Instant::now();
     let r = with_timeout(Duration::from_secs(60), || blocked_read_under(40));
     assert!(r.is_ok(), "the outer run was canceled: {r:?}");
-    assert!(t0.elapsed() < Duration::from_secs(30));
+    assert!(t0.elapsed() < HANG, "{:?}", t0.elapsed());
     // The outer deadline first (the slot's registration), the inner run's in the map.
     let (rd, _w) = std::io::pipe().unwrap();
     let t0 = Instant::now();
@@ -677,7 +681,7 @@ fn c06_nested_private_deadlines_each_end_a_blocked_read() {
     let e = r.unwrap_err();
     assert!(e.acted() && e.deadline_passed() && !e.completed());
     assert!(took >= Duration::from_millis(40), "fired early: {took:?}");
-    assert!(took < Duration::from_secs(30), "not reached: {took:?}");
+    assert!(took < HANG, "not reached: {took:?}");
     assert_clean_after_run();
 }
 
@@ -715,7 +719,7 @@ fn c06_private_deadlines_on_several_threads_each_end_their_blocked_read() {
         .collect();
     for t in threads {
         let took = t.join().unwrap();
-        assert!(took < Duration::from_secs(20), "not reached: {took:?}");
+        assert!(took < HANG, "not reached: {took:?}");
     }
 }
 
