@@ -2126,10 +2126,11 @@ fn c08_the_diagnostic_reports_a_thread_that_has_not_acted_on_a_cancel() {
                 let _ = with_timeout(Duration::from_millis(1), || ());
                 with_timeout(Duration::from_millis(100), || {
                     // A call that is not a point, with or without `interpose` (the raw
-                    // system call, not the C library's function).
+                    // system call, not the C library's function). 3 s: long past the report
+                    // (100 ms after the deadline), even when a loaded machine runs it late.
                     let ts = libc::timespec {
-                        tv_sec: 0,
-                        tv_nsec: 800_000_000,
+                        tv_sec: 3,
+                        tv_nsec: 0,
                     };
                     // SAFETY: a valid timespec; no remaining-time pointer.
                     unsafe {

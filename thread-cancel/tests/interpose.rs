@@ -1805,6 +1805,12 @@ fn daemon_left() {
         let mut b = [0u8; 8];
         child.stdout.as_mut().unwrap().read_exact(&mut b).unwrap();
         assert_eq!(&b, b"started\n");
+        // The daemon may still be on its way to its `sleep` (setsid forks and executes it):
+        // the deadline comes once it is there.
+        assert!(
+            common::wait_for(|| processes_running(b"sleep\x008.76\x00") == 1),
+            "the daemon never started its sleep"
+        );
         scope.set_deadline(Instant::now() + DEADLINE);
         child.wait()
     });
