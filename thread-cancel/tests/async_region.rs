@@ -357,13 +357,15 @@ fn r06_stress_state_calls_inside_a_region_are_async_cancel_safe() {
 fn r06_request_held_by_a_deferred_inner_region_acts_when_it_returns() {
     let requested = Arc::new(AtomicBool::new(false));
     let progress = Arc::new(AtomicU64::new(0));
-    let (r, p) = (requested.clone(), progress.clone());
+    let inner = Arc::new(AtomicBool::new(false));
+    let (r, p, i) = (requested.clone(), progress.clone(), inner.clone());
     let h = spawn(move || {
         // SAFETY: atomics, spinning and the async-cancel-safe `set_cancel_type` only.
         unsafe {
             async_region(|| {
                 async_region(|| {
                     set_cancel_type(CancelType::Deferred);
+                    i.store(true, Ordering::SeqCst);
                     while !r.load(Ordering::Acquire) {
                         std::hint::spin_loop();
                     }
@@ -372,7 +374,8 @@ fn r06_request_held_by_a_deferred_inner_region_acts_when_it_returns() {
             })
         }
     });
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    // The request arrives while the inner region has the type deferred.
+    common::wait_flag(&inner, "the thread entered the deferred inner region");
     h.cancel().unwrap();
     requested.store(true, Ordering::Release);
     assert!(h.join().is_canceled());

@@ -21,13 +21,32 @@ use thread_cancel::{
     CancelScope, ScopeUnwind, TimedOut,
 };
 
-/// Cancels `scope` from another thread after `ms` milliseconds.
-fn cancel_later(scope: &CancelScope, ms: u64) -> std::thread::JoinHandle<()> {
+/// Cancels `scope` from another thread once the calling thread is where the test needs it:
+/// `entered` set (by the run's closure, as it starts), and, if `blocked`, the calling thread
+/// seen asleep in the kernel (in the run's blocking call). Never after a guessed delay: on a
+/// busy machine the run may not have started by then. Fails the test after `HANG`.
+fn cancel_once(
+    scope: &CancelScope,
+    entered: Option<&Arc<AtomicBool>>,
+    blocked: bool,
+) -> std::thread::JoinHandle<()> {
     let s = scope.clone();
+    let tid = common::gettid();
+    let entered = entered.cloned();
     std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(ms));
+        if let Some(e) = entered {
+            common::wait_flag(&e, "the run's closure started");
+        }
+        if blocked {
+            common::wait_blocked(tid);
+        }
         s.cancel();
     })
+}
+
+/// A flag for [`cancel_once`], set by the run's closure as it starts.
+fn flag() -> Arc<AtomicBool> {
+    Arc::new(AtomicBool::new(false))
 }
 
 /// Whether the cancel signal (or any real-time signal) is pending for this thread.
@@ -78,8 +97,10 @@ fn c01_scope_cancel_interrupts_a_blocked_read_drops_and_cleanups_run_and_the_thr
     let dropped = Arc::new(AtomicBool::new(false));
     let cleaned = Arc::new(AtomicBool::new(false));
     let (d, c) = (dropped.clone(), cleaned.clone());
-    let stopper = cancel_later(&scope, 30);
+    let entered = flag();
+    let stopper = cancel_once(&scope, Some(&entered), true);
     let res = scope.run(|| {
+        entered.store(true, Ordering::SeqCst);
         let _d = SetOnDrop(d);
         let c2 = c.clone();
         let _g = cleanup_push(move || c2.store(true, Ordering::SeqCst));
@@ -168,9 +189,15 @@ fn c01_scope_cancel_is_acted_on_at_every_own_wait() {
     ];
     for (name, f) in &cases {
         let scope = CancelScope::new();
-        let stopper = cancel_later(&scope, 10);
+        // The two loops never block: the cancel comes once they run.
+        let blocks = !matches!(*name, "testcancel loop" | "async region");
+        let entered = flag();
+        let stopper = cancel_once(&scope, Some(&entered), blocks);
         eprintln!("case {name}");
-        let res = scope.run(f);
+        let res = scope.run(|| {
+            entered.store(true, Ordering::SeqCst);
+            f()
+        });
         stopper.join().unwrap();
         assert!(res.is_err(), "{name}: not interrupted");
         assert_clean_after_run();
@@ -443,8 +470,9 @@ fn c03_deep_nesting_beyond_the_registration_slots_still_cancels() {
         let r = s.run(|| {
             if depth == 20 {
                 let t = target.clone();
+                let tid = common::gettid();
                 let h = std::thread::spawn(move || {
-                    std::thread::sleep(Duration::from_millis(10));
+                    common::wait_blocked(tid); // in the sleep below
                     t.cancel();
                 });
                 thread_cancel::sleep(Duration::from_secs(60));
@@ -482,7 +510,11 @@ fn c03_an_inner_deadline_never_extends_an_outer_one() {
         r.is_err(),
         "the outer deadline was extended by the inner one"
     );
-    assert!(t0.elapsed() < Duration::from_secs(30));
+    assert!(
+        t0.elapsed() < HANG,
+        "not ended by the outer deadline: {:?}",
+        t0.elapsed()
+    );
     assert_clean_after_run();
 }
 
@@ -490,16 +522,19 @@ fn c03_an_inner_deadline_never_extends_an_outer_one() {
 fn c03_a_thread_cancel_passes_through_every_scope() {
     let dropped = Arc::new(AtomicBool::new(false));
     let d = dropped.clone();
+    let tid = common::Tid::new();
+    let t2 = tid.clone();
     let h = thread_cancel::spawn(move || {
         let r = CancelScope::new().run(|| {
             CancelScope::new().run(|| {
                 let _d = SetOnDrop(d);
+                t2.set();
                 thread_cancel::sleep(Duration::from_secs(60));
             })
         });
         panic!("a run swallowed the thread's cancellation: {r:?}");
     });
-    std::thread::sleep(Duration::from_millis(20));
+    tid.wait_blocked(); // in the sleep, inside both runs
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
     assert!(dropped.load(Ordering::SeqCst));
@@ -599,7 +634,7 @@ fn c06_a_deadline_ends_an_own_wait_and_is_never_early() {
             took >= Duration::from_millis(ms),
             "fired after {took:?} < {ms} ms"
         );
-        assert!(took < Duration::from_secs(30));
+        assert!(took < HANG, "not reached: {took:?}");
     }
     assert_clean_after_run();
 }
@@ -632,7 +667,7 @@ fn c06_nested_private_deadlines_each_end_a_blocked_read() {
     let t0 = Instant::now();
     let r = with_timeout(Duration::from_secs(60), || blocked_read_under(40));
     assert!(r.is_ok(), "the outer run was canceled: {r:?}");
-    assert!(t0.elapsed() < Duration::from_secs(30));
+    assert!(t0.elapsed() < HANG, "{:?}", t0.elapsed());
     // The outer deadline first (the slot's registration), the inner run's in the map.
     let (rd, _w) = std::io::pipe().unwrap();
     let t0 = Instant::now();
@@ -646,7 +681,7 @@ fn c06_nested_private_deadlines_each_end_a_blocked_read() {
     let e = r.unwrap_err();
     assert!(e.acted() && e.deadline_passed() && !e.completed());
     assert!(took >= Duration::from_millis(40), "fired early: {took:?}");
-    assert!(took < Duration::from_secs(30), "not reached: {took:?}");
+    assert!(took < HANG, "not reached: {took:?}");
     assert_clean_after_run();
 }
 
@@ -662,11 +697,11 @@ fn c06_nested_private_deadlines_each_end_a_blocked_read() {
 fn c06_a_near_private_deadline_after_many_far_ones_ends_a_blocked_read() {
     for _ in 0..3 {
         for _ in 0..10_000 {
-            assert_eq!(with_timeout(Duration::from_secs(5), || 1), Ok(1));
+            assert_eq!(with_timeout(Duration::from_secs(60), || 1), Ok(1));
         }
         let took = blocked_read_under(30);
-        // Not 5 s: the timer was woken for the nearer deadline.
-        assert!(took < Duration::from_secs(2), "reached late: {took:?}");
+        // Not 60 s: the timer was woken for the nearer deadline.
+        assert!(took < HANG, "reached late: {took:?}");
     }
     assert_clean_after_run();
 }
@@ -684,7 +719,7 @@ fn c06_private_deadlines_on_several_threads_each_end_their_blocked_read() {
         .collect();
     for t in threads {
         let took = t.join().unwrap();
-        assert!(took < Duration::from_secs(20), "not reached: {took:?}");
+        assert!(took < HANG, "not reached: {took:?}");
     }
 }
 
@@ -1138,7 +1173,11 @@ fn c06_deadline_when_the_timer_thread_cannot_start_still_ends_and_the_next_one_s
         thread_cancel::sleep(Duration::from_secs(5))
     });
     assert!(r.is_err_and(|e| e.acted() && !e.completed()));
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < HANG,
+        "not ended by its deadline: {:?}",
+        t.elapsed()
+    );
     // Another thread's deadline is not held up either (it cannot start a thread here: its
     // own wait ends it).
     let t = Instant::now();
@@ -1146,7 +1185,11 @@ fn c06_deadline_when_the_timer_thread_cannot_start_still_ends_and_the_next_one_s
         thread_cancel::sleep(Duration::from_secs(5))
     });
     assert!(r.is_err_and(|e| e.acted() && !e.completed()));
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < HANG,
+        "not ended by its deadline: {:?}",
+        t.elapsed()
+    );
     // Threads can be created again: the next deadline starts the timer, which interrupts a
     // read blocked in the kernel.
     set_address_space_limit(libc::RLIM_INFINITY);
@@ -1157,7 +1200,11 @@ fn c06_deadline_when_the_timer_thread_cannot_start_still_ends_and_the_next_one_s
         thread_cancel::io::read(r.as_fd(), &mut b)
     });
     assert!(res.is_err_and(|e| e.acted() && !e.completed()));
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < HANG,
+        "not ended by its deadline: {:?}",
+        t.elapsed()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1185,6 +1232,7 @@ fn c09_a_forked_child_canceling_a_scope_runs_no_callback_of_a_parent_thread() {
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let s = scope.clone();
     let reader = std::thread::spawn(move || {
+        let tid = common::gettid();
         s.run(|| {
             let shut = conn.try_clone().unwrap();
             let mut ran_w = ran_w;
@@ -1192,14 +1240,13 @@ fn c09_a_forked_child_canceling_a_scope_runs_no_callback_of_a_parent_thread() {
                 let _ = ran_w.write_all(b"x");
                 let _ = shut.shutdown(std::net::Shutdown::Both);
             });
-            ready_tx.send(()).unwrap();
+            ready_tx.send(tid).unwrap();
             let mut buf = [0u8; 4];
             let n = (&conn).read(&mut buf).unwrap(); // std's read: the callback unblocks it
             buf[..n].to_vec()
         })
     });
-    ready_rx.recv().unwrap();
-    std::thread::sleep(Duration::from_millis(20)); // the reader is in its run, blocked
+    common::wait_blocked(ready_rx.recv().unwrap()); // the reader is in its run, blocked
     cancel_in_a_forked_child(&scope);
     common::set_nonblocking(&ran_r);
     let mut b = [0u8; 1];
@@ -1590,7 +1637,7 @@ fn c05_c06_scopes_are_enforced_in_thread_local_destructors() {
         matches!(&seen.deadline_result, Some(Err(e)) if e.acted() && !e.completed()),
         "{seen:?}"
     );
-    assert!(seen.deadline_ms < 1500, "{seen:?}");
+    assert!(seen.deadline_ms < HANG.as_millis(), "{seen:?}");
     assert_eq!(seen.canceled_result, Some(true), "{seen:?}");
     assert!(!seen.canceled_closure_ran, "{seen:?}");
 }
@@ -1618,7 +1665,7 @@ fn c05_c06_scopes_are_enforced_in_thread_local_destructors_of_the_crates_threads
             "lightweight {lightweight}: {seen:?}"
         );
         assert!(
-            seen.deadline_ms < 1500,
+            seen.deadline_ms < HANG.as_millis(),
             "lightweight {lightweight}: {seen:?}"
         );
         assert_eq!(
@@ -1643,16 +1690,27 @@ fn c05_c06_scopes_are_enforced_in_thread_local_destructors_of_the_crates_threads
 #[test]
 fn c08_a_missed_cancel_is_reported_with_the_value() {
     let scope = CancelScope::new();
-    let stopper = cancel_later(&scope, 20);
-    let t = Instant::now();
+    // The closure spins (no point) from before the cancel until after it: the cancel comes
+    // while it runs, however late the canceling thread runs.
+    let (entered, canceled) = (flag(), flag());
+    let (s, c) = (scope.clone(), canceled.clone());
+    let stopper = cancel_once(&scope, Some(&entered), false);
+    let marker = std::thread::spawn(move || {
+        assert!(
+            common::wait_for(|| s.is_canceled()),
+            "the scope was not canceled within {HANG:?}"
+        );
+        c.store(true, Ordering::SeqCst);
+    });
     let e = scope
         .run(|| {
-            common::spin_for(Duration::from_millis(150));
+            entered.store(true, Ordering::SeqCst);
+            common::spin_until(&canceled);
             "slept"
         })
         .unwrap_err();
     stopper.join().unwrap();
-    assert!(t.elapsed() >= Duration::from_millis(150));
+    marker.join().unwrap();
     assert!(!e.acted(), "nothing acted: {e:?}");
     assert!(!e.deadline_passed());
     assert!(matches!(e.cause(), thread_cancel::Cause::Cancel));
@@ -1695,12 +1753,14 @@ fn c08_an_on_cancel_callback_that_ended_a_std_read_counts_as_acted() {
     let (stream, _) = listener.accept().unwrap();
     let s2 = stream.try_clone().unwrap();
     let scope = CancelScope::new();
-    let stopper = cancel_later(&scope, 30);
+    let entered = flag();
+    let stopper = cancel_once(&scope, Some(&entered), true);
     let e = scope
         .run(|| {
             let _g = thread_cancel::on_cancel(move || {
                 let _ = s2.shutdown(Shutdown::Both);
             });
+            entered.store(true, Ordering::SeqCst);
             let mut buf = Vec::new();
             (&stream).read_to_end(&mut buf).map(|_| buf)
         })
@@ -1732,9 +1792,11 @@ fn c08_a_caught_unwind_reports_acted_and_keeps_the_value() {
 #[test]
 fn c08_cooperative_code_that_saw_the_cancel_counts_as_acted() {
     let scope = CancelScope::new();
-    let stopper = cancel_later(&scope, 10);
+    let entered = flag();
+    let stopper = cancel_once(&scope, Some(&entered), false);
     let e = scope
         .run(|| {
+            entered.store(true, Ordering::SeqCst);
             let mut n = 0u64;
             while !cancel_requested() {
                 n += 1;
@@ -1758,9 +1820,13 @@ fn c08_stopped_runs_have_no_value_and_runs_before_a_cancel_are_ok() {
     let e = scope.run(|| 2).unwrap_err();
     assert!(e.acted() && !e.completed());
     let s = CancelScope::new();
-    let stopper = cancel_later(&s, 10);
+    let entered = flag();
+    let stopper = cancel_once(&s, Some(&entered), true);
     let e = s
-        .run(|| thread_cancel::sleep(Duration::from_secs(30)))
+        .run(|| {
+            entered.store(true, Ordering::SeqCst);
+            thread_cancel::sleep(Duration::from_secs(30))
+        })
         .unwrap_err();
     stopper.join().unwrap();
     assert!(e.acted() && e.value().is_none());
@@ -1789,11 +1855,17 @@ fn c08_cancel_with_cause_reaches_runs_and_children() {
     let child = scope.child();
     let (r, _w) = std::io::pipe().unwrap();
     let c = child.clone();
+    let tid = common::Tid::new();
+    let t2 = tid.clone();
     let h = std::thread::spawn(move || {
         let mut b = [0u8; 1];
-        c.run(|| io::read(r.as_fd(), &mut b)).unwrap_err()
+        c.run(|| {
+            t2.set();
+            io::read(r.as_fd(), &mut b)
+        })
+        .unwrap_err()
     });
-    std::thread::sleep(Duration::from_millis(20));
+    tid.wait_blocked(); // in the read, inside the run
     scope.cancel_with(ClientLeft);
     scope.cancel_with(std::io::Error::other("second"));
     let e = h.join().unwrap();
@@ -1826,7 +1898,7 @@ fn s7_shield_holds_the_outer_cancel_and_its_own_deadline_fires() {
         op.cancel();
         let t = Instant::now();
         let cleanup = CancelScope::with_timeout(Duration::from_millis(50))
-            .shield(|| thread_cancel::sleep(Duration::from_secs(10)));
+            .shield(|| thread_cancel::sleep(Duration::from_secs(60)));
         inside = Some((t.elapsed(), cleanup.map_err(|e| e.deadline_passed())));
         testcancel();
         unreachable!("the held cancel acts after the shield");
@@ -1838,8 +1910,8 @@ fn s7_shield_holds_the_outer_cancel_and_its_own_deadline_fires() {
         "the shield's own deadline stopped the sleep"
     );
     assert!(
-        took >= Duration::from_millis(50) && took < Duration::from_secs(5),
-        "{took:?}"
+        took >= Duration::from_millis(50) && took < HANG,
+        "not ended by the shield's deadline: {took:?}"
     );
     let e = r.unwrap_err();
     assert!(e.acted() && !e.completed());
@@ -1853,13 +1925,17 @@ fn s7_shield_holds_the_outer_cancel_and_its_own_deadline_fires() {
 fn s7_an_outer_cancel_during_a_shield_is_held_until_it_ends() {
     let (r, mut w) = std::io::pipe().unwrap();
     let op = CancelScope::new();
-    let stopper = cancel_later(&op, 30);
+    let o = op.clone();
+    let reader = common::gettid();
     let res = op.run(|| {
         let mut b = [0u8; 1];
         let got = CancelScope::new().shield(|| {
-            // Blocked in a point while the cancel comes: held.
+            // Blocked in a point while the cancel comes: held. The writer cancels once the
+            // read is blocked, and writes once it is seen blocked again after the cancel.
             let writer = std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(120));
+                common::wait_blocked(reader);
+                o.cancel();
+                common::wait_blocked(reader);
                 std::io::Write::write_all(&mut w, b"z").unwrap();
                 w
             });
@@ -1871,7 +1947,6 @@ fn s7_an_outer_cancel_during_a_shield_is_held_until_it_ends() {
         testcancel();
         unreachable!("the held cancel acts here");
     });
-    stopper.join().unwrap();
     assert!(res.unwrap_err().acted());
     assert_clean_after_run();
 }
@@ -1901,11 +1976,17 @@ fn s7_an_outer_deadline_is_held_by_a_shield() {
 /// A thread cancel is not held by a shield (only `disable` holds it).
 #[test]
 fn s7_a_thread_cancel_passes_through_a_shield() {
-    let h = thread_cancel::spawn(|| {
-        let _ = CancelScope::new()
-            .run(|| CancelScope::new().shield(|| thread_cancel::sleep(Duration::from_secs(30))));
+    let tid = common::Tid::new();
+    let t2 = tid.clone();
+    let h = thread_cancel::spawn(move || {
+        let _ = CancelScope::new().run(|| {
+            CancelScope::new().shield(|| {
+                t2.set();
+                thread_cancel::sleep(Duration::from_secs(30))
+            })
+        });
     });
-    std::thread::sleep(Duration::from_millis(20));
+    tid.wait_blocked(); // in the shielded sleep
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
 }
@@ -2045,10 +2126,11 @@ fn c08_the_diagnostic_reports_a_thread_that_has_not_acted_on_a_cancel() {
                 let _ = with_timeout(Duration::from_millis(1), || ());
                 with_timeout(Duration::from_millis(100), || {
                     // A call that is not a point, with or without `interpose` (the raw
-                    // system call, not the C library's function).
+                    // system call, not the C library's function). 3 s: long past the report
+                    // (100 ms after the deadline), even when a loaded machine runs it late.
                     let ts = libc::timespec {
-                        tv_sec: 0,
-                        tv_nsec: 800_000_000,
+                        tv_sec: 3,
+                        tv_nsec: 0,
                     };
                     // SAFETY: a valid timespec; no remaining-time pointer.
                     unsafe {
@@ -2145,14 +2227,15 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 
 #[test]
 fn s7_cancelled_future_completes_on_a_cancel_a_parents_and_a_deadline() {
+    // Canceled once this thread is seen parked in block_on (the future polled, pending).
     let scope = CancelScope::new();
-    let stopper = cancel_later(&scope, 20);
+    let stopper = cancel_once(&scope, None, true);
     block_on(scope.cancelled());
     assert!(scope.is_canceled());
     stopper.join().unwrap();
     let parent = CancelScope::new();
     let child = parent.child();
-    let stopper = cancel_later(&parent, 20);
+    let stopper = cancel_once(&parent, None, true);
     block_on(child.cancelled());
     stopper.join().unwrap();
     let _ = with_timeout(Duration::from_millis(1), || ());
@@ -2182,13 +2265,20 @@ fn s7_cancelled_futures_dropped_or_many_at_once() {
         let mut cx = std::task::Context::from_waker(waker);
         assert!(f.as_mut().poll(&mut cx).is_pending());
     }
-    let waiters: Vec<_> = (0..8)
-        .map(|_| {
-            let s = scope.clone();
-            std::thread::spawn(move || block_on(s.cancelled()))
+    let tids: Vec<_> = (0..8).map(|_| common::Tid::new()).collect();
+    let waiters: Vec<_> = tids
+        .iter()
+        .map(|tid| {
+            let (s, tid) = (scope.clone(), tid.clone());
+            std::thread::spawn(move || {
+                tid.set();
+                block_on(s.cancelled())
+            })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(20));
+    for tid in &tids {
+        tid.wait_blocked(); // parked in block_on: its future is pending
+    }
     scope.cancel();
     for w in waiters {
         w.join().unwrap();
@@ -2204,11 +2294,22 @@ fn s7_cancelled_future_on_a_tokio_runtime() {
         .unwrap();
     let scope = CancelScope::new();
     let s = scope.clone();
+    let polled = flag();
+    let p = polled.clone();
     let task = rt.spawn(async move {
-        s.cancelled().await;
+        use std::future::Future;
+        let mut f = std::pin::pin!(s.cancelled());
+        // Polled once (pending) before the cancel comes.
+        std::future::poll_fn(|cx| {
+            assert!(f.as_mut().poll(cx).is_pending());
+            std::task::Poll::Ready(())
+        })
+        .await;
+        p.store(true, Ordering::SeqCst);
+        f.await;
         "woken"
     });
-    std::thread::sleep(Duration::from_millis(20));
+    common::wait_flag(&polled, "the task polled its future");
     scope.cancel();
     assert_eq!(rt.block_on(task).unwrap(), "woken");
 }
@@ -2365,9 +2466,13 @@ fn s7_linked_scope_with_parents_canceled_in_a_race() {
     // A blocked run of a linked scope is stopped by either parent.
     let (a, b) = (CancelScope::new(), CancelScope::new());
     let l = CancelScope::linked(&[&a, &b]);
-    let stopper = cancel_later(&b, 20);
+    let entered = flag();
+    let stopper = cancel_once(&b, Some(&entered), true);
     let e = l
-        .run(|| thread_cancel::sleep(Duration::from_secs(30)))
+        .run(|| {
+            entered.store(true, Ordering::SeqCst);
+            thread_cancel::sleep(Duration::from_secs(30))
+        })
         .unwrap_err();
     stopper.join().unwrap();
     assert!(e.acted());
@@ -2381,8 +2486,9 @@ fn s7_set_deadline_moves_a_deadline_while_runs_are_in_progress() {
     let _ = with_timeout(Duration::from_millis(1), || ());
     let s = CancelScope::with_timeout(Duration::from_secs(60));
     let s2 = s.clone();
+    let tid = common::gettid();
     let mover = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(30));
+        common::wait_blocked(tid); // in the run's sleep
         s2.set_deadline(Instant::now() + Duration::from_millis(20));
     });
     let t = Instant::now();
@@ -2391,15 +2497,16 @@ fn s7_set_deadline_moves_a_deadline_while_runs_are_in_progress() {
         .unwrap_err();
     mover.join().unwrap();
     assert!(e.deadline_passed() && e.acted());
-    assert!(t.elapsed() < Duration::from_secs(10));
-    // Later: a run blocked in a sleep goes past the old deadline.
-    let s = CancelScope::with_timeout(Duration::from_millis(300));
+    assert!(t.elapsed() < HANG, "not moved earlier: {:?}", t.elapsed());
+    // Later: a run blocked in a sleep goes past the old deadline. The deadline is moved once
+    // the run is seen blocked; 1 s leaves a loaded machine time to do that.
+    let s = CancelScope::with_timeout(Duration::from_secs(1));
     let s2 = s.clone();
     let mover = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(10));
+        common::wait_blocked(tid); // in the run's sleep
         s2.set_deadline(Instant::now() + Duration::from_secs(60));
     });
-    let r = s.run(|| thread_cancel::sleep(Duration::from_millis(600)));
+    let r = s.run(|| thread_cancel::sleep(Duration::from_millis(1_300)));
     mover.join().unwrap();
     assert!(r.is_ok(), "the moved deadline still fired: {r:?}");
     // Never extends an enclosing one.
@@ -2469,18 +2576,23 @@ fn s7_spawn_in_a_scope_canceled_while_it_starts_and_nurseries() {
     let stopped = Arc::new(AtomicUsize::new(0));
     // Each closure's captures are dropped when its thread is done with it (it ran and was
     // stopped, or never started): the count says every thread ended.
-    for _ in 0..3 {
+    let tids: Vec<_> = (0..3).map(|_| common::Tid::new()).collect();
+    for tid in &tids {
         let count = CountOnDrop(stopped.clone());
+        let tid = tid.clone();
         nursery
             .spawn(move || {
                 let _count = count;
+                tid.set();
                 thread_cancel::sleep(Duration::from_secs(60));
             })
             .unwrap();
     }
     nursery
-        .spawn(|| {
-            std::thread::sleep(Duration::from_millis(20));
+        .spawn(move || {
+            for tid in &tids {
+                tid.wait_blocked(); // the siblings are asleep: canceled there
+            }
             panic!("one child fails");
         })
         .unwrap();
@@ -2510,8 +2622,10 @@ fn s7_spawn_in_a_scope_canceled_while_it_starts_and_nurseries() {
     // joined before the owner's run returns (no thread left behind).
     let stopped = Arc::new(AtomicUsize::new(0));
     let owner = CancelScope::new();
-    let stopper = cancel_later(&owner, 30);
+    let entered = flag();
+    let stopper = cancel_once(&owner, Some(&entered), true);
     let st = stopped.clone();
+    let e2 = entered.clone();
     let r = owner.run(move || {
         let nursery = thread_cancel::Nursery::new(&CancelScope::new());
         for _ in 0..3 {
@@ -2523,6 +2637,7 @@ fn s7_spawn_in_a_scope_canceled_while_it_starts_and_nurseries() {
                 })
                 .unwrap();
         }
+        e2.store(true, Ordering::SeqCst); // the cancel comes while it waits in join
         nursery.join()
     });
     stopper.join().unwrap();

@@ -69,25 +69,38 @@ fn r02_new_threads_start_enabled_and_deferred() {
 fn r03_disabled_holds_requests_pending_and_several_count_as_one() {
     let handlers = Arc::new(AtomicUsize::new(0));
     let go = Arc::new(AtomicBool::new(false));
-    let (hc, g) = (handlers.clone(), go.clone());
+    let disabled = Arc::new(AtomicBool::new(false));
+    // Set only by code that runs after the points passed while disabled: a request that was
+    // not held would have ended the thread before.
+    let held = Arc::new(AtomicBool::new(false));
+    let (hc, g, d, hd) = (handlers.clone(), go.clone(), disabled.clone(), held.clone());
     let h = spawn(move || {
         let _c = cleanup_push(move || {
             hc.fetch_add(1, Ordering::SeqCst);
         });
         set_cancel_state(CancelState::Disabled);
+        d.store(true, Ordering::SeqCst);
         spin_until(&g);
         for _ in 0..100 {
             testcancel(); // held pending, indefinitely
         }
+        thread_cancel::sleep(Duration::from_millis(1)); // held through a blocking point too
         set_cancel_state(CancelState::Enabled); // deferred: not yet
+        hd.store(true, Ordering::SeqCst);
         testcancel();
         unreachable!()
     });
+    // The requests come once the thread has disabled cancellation.
+    common::wait_flag(&disabled, "the thread disabled cancellation");
     for _ in 0..5 {
         h.cancel().unwrap();
     }
     go.store(true, Ordering::SeqCst);
     assert!(h.join().is_canceled());
+    assert!(
+        held.load(Ordering::SeqCst),
+        "the request was acted on while cancellation was disabled"
+    );
     assert_eq!(handlers.load(Ordering::SeqCst), 1, "acted on once");
 }
 
@@ -476,14 +489,20 @@ fn cancellation_in_an_on_cancel_callback_is_not_swallowed() {
 #[test]
 fn std_sleep_ignores_cancel_and_join_reports_request_ignored() {
     let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let canceled = Arc::new(AtomicBool::new(false));
+    let c2 = canceled.clone();
     let h = thread_cancel::spawn(move || {
         started_tx.send(()).unwrap();
-        std::thread::sleep(Duration::from_millis(50));
+        // Sleeps until the request has been made (however late the test thread runs).
+        while !c2.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         7
     });
     started_rx.recv().unwrap();
     let c = h.canceler();
     h.cancel().unwrap();
+    canceled.store(true, Ordering::SeqCst);
     h.wait();
     assert!(h.request_ignored());
     match h.join() {
@@ -539,8 +558,13 @@ fn std_recv_ignores_cancel_and_request_ignored_says_so() {
 #[test]
 fn scoped_handle_reports_request_ignored() {
     thread_cancel::scope(|s| {
-        let h = s.spawn(|| std::thread::sleep(Duration::from_millis(20)));
+        // Blocked in std's recv (not a point) until the request has been made.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let h = s.spawn(move || {
+            let _ = rx.recv();
+        });
         h.cancel().unwrap();
+        drop(tx);
         h.wait();
         assert!(h.request_ignored());
         assert!(matches!(h.join(), Outcome::Returned(())));

@@ -16,6 +16,9 @@ use thread_cancel::{with_timeout, TimedOut};
 
 const BUDGET: Duration = Duration::from_millis(100);
 const CALL: Duration = Duration::from_millis(600);
+/// Longer than anything that must happen takes on a loaded machine (`HANG` of
+/// `tests/common`): the bound of a run that must end early, checked with its measured time.
+const HANG: Duration = Duration::from_secs(20);
 
 /// How a row ended: its error (the run must report the deadline), and when.
 struct Row<R> {
@@ -49,11 +52,8 @@ fn missed<R: std::fmt::Debug>(r: Row<R>) -> R {
     );
     assert!(e.deadline_passed(), "{}", r.name);
     assert!(!e.acted(), "{}: nothing could act", r.name);
-    assert!(
-        r.took >= CALL.saturating_sub(Duration::from_millis(50)),
-        "{}",
-        r.name
-    );
+    // Never before the deadline; that the call ran to its end is shown by its value, kept.
+    assert!(r.took >= BUDGET, "{}: ended after {:?}", r.name, r.took);
     e.into_value()
         .expect("the call completed: its value is kept")
 }
@@ -134,9 +134,12 @@ fn c08_std_fs_read_of_a_fifo_past_its_deadline_is_reported_with_the_data() {
 fn c08_std_read_ended_by_an_on_cancel_shutdown_is_reported_as_acted() {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
+    // The server holds the connection open until the row is done (or `HANG`): only the
+    // callback's shutdown can end the read early.
+    let (done, done_rx) = std::sync::mpsc::channel::<()>();
     let server = std::thread::spawn(move || {
         let (s, _) = l.accept().unwrap();
-        std::thread::sleep(CALL);
+        let _ = done_rx.recv_timeout(HANG);
         drop(s);
     });
     let r = row("std read + on_cancel(shutdown)", || {
@@ -159,8 +162,9 @@ fn c08_std_read_ended_by_an_on_cancel_shutdown_is_reported_as_acted() {
         r.took
     );
     assert!(e.deadline_passed() && e.acted());
-    assert!(r.took < Duration::from_millis(400), "{:?}", r.took);
+    assert!(r.took < HANG, "not ended by the callback: {:?}", r.took);
     assert_eq!(e.into_value().unwrap().unwrap(), "");
+    done.send(()).unwrap();
     server.join().unwrap();
 }
 
@@ -194,7 +198,7 @@ fn c08_process_wait_or_kill_ends_at_the_deadline_and_leaves_no_child() {
         std::os::unix::process::ExitStatusExt::signal(&status),
         Some(libc::SIGKILL)
     );
-    assert!(r.took < Duration::from_millis(400), "{:?}", r.took);
+    assert!(r.took < HANG, "not ended by the deadline: {:?}", r.took);
     // SAFETY: signal 0 only asks whether the process exists.
     assert_eq!(
         unsafe { libc::kill(pid, 0) },

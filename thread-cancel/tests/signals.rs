@@ -362,8 +362,12 @@ extern "C" fn on_usr1(_: libc::c_int) {
 fn user_signal_handlers_run_and_other_threads_never_see_eintr() {
     // A user's SIGUSR1 handler still runs after our signal is installed.
     let (r, _w) = std::io::pipe().unwrap();
-    let h = spawn(move || io::read(r.as_fd(), &mut [0u8; 1]).map(|_| ()));
-    std::thread::sleep(Duration::from_millis(10));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = spawn(move || {
+        tx.send(gettid()).unwrap();
+        io::read(r.as_fd(), &mut [0u8; 1]).map(|_| ())
+    });
+    wait_blocked(rx.recv().unwrap()); // in the read: the signal interrupts it
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
     // SAFETY: installing a handler that only touches an atomic; raising it on this thread.
@@ -418,8 +422,12 @@ fn user_signal_handlers_run_and_other_threads_never_see_eintr() {
         (&ar).read(&mut b)
     });
     let (br, _bw) = std::io::pipe().unwrap();
-    let h = spawn(move || io::read(br.as_fd(), &mut [0u8; 1]).map(|_| ()));
-    std::thread::sleep(Duration::from_millis(10));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = spawn(move || {
+        tx.send(gettid()).unwrap();
+        io::read(br.as_fd(), &mut [0u8; 1]).map(|_| ())
+    });
+    wait_blocked(rx.recv().unwrap()); // in the read: the signal interrupts it
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
     aw.write_all(b"z").unwrap();

@@ -241,10 +241,12 @@ fn a_genuine_panic_poisons_after_a_swallowed_cancel_kept_as_a_description() {
 // wakes the readers it was holding back; one that got the lock returns its guard. A read
 // reentered behind a waiting writer deadlocks as `std` says it may, and here a cancel ends it.
 
-/// Lets a spawned thread reach its blocking wait. Only ever makes a test weaker if the
-/// machine is slow (a cancel then lands at entry), never makes it fail.
-fn settle() {
-    std::thread::sleep(Duration::from_millis(20));
+/// Waits until each of the threads is seen blocked in its wait (a cancel sent next finds it
+/// waiting, not on its way in); fails the test after `HANG`.
+fn settle(threads: &[common::Tid]) {
+    for t in threads {
+        t.wait_blocked();
+    }
 }
 
 /// The value of `lock` once it can be read; a lock that no reader gets within [`HANG`] fails
@@ -270,12 +272,12 @@ fn rwlock_canceled_writer_never_holds_the_lock() {
     let l = lock.clone();
     let got = Arc::new(AtomicBool::new(false));
     let g2 = got.clone();
-    let w = spawn(move || {
+    let (w, wt) = common::spawn_watched(move || {
         let mut g = l.write().unwrap();
         g2.store(true, Ordering::SeqCst);
         *g += 1;
     });
-    settle();
+    settle(&[wt]);
     w.cancel().unwrap();
     assert!(w.join().is_canceled());
     assert!(
@@ -301,13 +303,13 @@ fn rwlock_canceled_writer_unblocks_readers() {
         });
         // The writer waits: from now on new readers wait too.
         assert!(wait_for(|| lock.try_read().is_err()), "round {round}");
-        let readers: Vec<JoinHandle<u32>> = (0..3)
+        let (readers, tids): (Vec<JoinHandle<u32>>, Vec<_>) = (0..3)
             .map(|_| {
                 let l = lock.clone();
-                spawn(move || *l.read().unwrap())
+                common::spawn_watched(move || *l.read().unwrap())
             })
-            .collect();
-        settle();
+            .unzip();
+        settle(&tids);
         writer.cancel().unwrap();
         assert!(writer.join().is_canceled(), "round {round}");
         for (i, r) in readers.into_iter().enumerate() {
@@ -328,11 +330,12 @@ fn rwlock_canceled_writer_unblocks_readers() {
 fn rwlock_canceled_writer_leaves_the_other_writers_their_turn() {
     let lock = Arc::new(RwLock::new(0u32));
     let first = lock.read().unwrap();
-    let spawn_writer = |l: Arc<RwLock<u32>>| spawn(move || *l.write().unwrap() += 1);
-    let w1 = spawn_writer(lock.clone());
-    let w2 = spawn_writer(lock.clone());
-    let w3 = spawn_writer(lock.clone());
-    settle();
+    let spawn_writer =
+        |l: Arc<RwLock<u32>>| common::spawn_watched(move || *l.write().unwrap() += 1);
+    let (w1, t1) = spawn_writer(lock.clone());
+    let (w2, t2) = spawn_writer(lock.clone());
+    let (w3, t3) = spawn_writer(lock.clone());
+    settle(&[t1, t2, t3]);
     w2.cancel().unwrap();
     assert!(w2.join().is_canceled());
     assert!(
@@ -356,15 +359,15 @@ fn rwlock_canceled_writer_leaves_the_other_writers_their_turn() {
 fn rwlock_canceled_reader_holds_nothing() {
     let lock = Arc::new(RwLock::new(()));
     let w = lock.write().unwrap();
-    let readers: Vec<_> = (0..3)
+    let (readers, tids): (Vec<_>, Vec<_>) = (0..3)
         .map(|_| {
             let l = lock.clone();
-            spawn(move || {
+            common::spawn_watched(move || {
                 let _g = l.read().unwrap();
             })
         })
-        .collect();
-    settle();
+        .unzip();
+    settle(&tids);
     for r in &readers {
         r.cancel().unwrap();
     }
@@ -386,7 +389,7 @@ fn rwlock_write_that_completed_keeps_its_guard_until_the_next_point() {
     let lock = Arc::new(RwLock::new(0u32));
     let r = lock.read().unwrap();
     let l = lock.clone();
-    let h = spawn(move || {
+    let (h, tid) = common::spawn_watched(move || {
         let off = thread_cancel::disable(); // the request waits while the write completes
         let mut g = l.write().unwrap();
         *g += 1;
@@ -394,7 +397,7 @@ fn rwlock_write_that_completed_keeps_its_guard_until_the_next_point() {
         testcancel(); // the request is acted on here, the guard still held
         unreachable!("a point with a request pending acts");
     });
-    settle();
+    settle(&[tid]);
     h.cancel().unwrap();
     drop(r); // now the disabled writer gets the lock
     assert!(h.join().is_canceled());
@@ -411,7 +414,7 @@ fn rwlock_reentrant_read_behind_a_waiting_writer_is_ended_by_cancel() {
     let lock = Arc::new(RwLock::new(0u32));
     let holding = Arc::new(AtomicBool::new(false));
     let (l, hd) = (lock.clone(), holding.clone());
-    let reader = spawn(move || {
+    let (reader, rt) = common::spawn_watched(move || {
         let _first = l.read().unwrap();
         hd.store(true, Ordering::SeqCst);
         while l.try_read().is_ok() {
@@ -422,8 +425,8 @@ fn rwlock_reentrant_read_behind_a_waiting_writer_is_ended_by_cancel() {
     });
     assert!(wait_for(|| holding.load(Ordering::SeqCst)));
     let l = lock.clone();
-    let writer = spawn(move || *l.write().unwrap() = 1);
-    settle();
+    let (writer, wt) = common::spawn_watched(move || *l.write().unwrap() = 1);
+    settle(&[wt, rt]); // both wait: the deadlock
     assert!(!writer.is_finished() && !reader.is_finished());
     reader.cancel().unwrap();
     assert!(reader.join().is_canceled());
@@ -441,12 +444,12 @@ fn rwlock_reentrant_read_behind_a_waiting_writer_is_ended_by_cancel() {
 fn rwlock_write_while_holding_read_is_ended_by_cancel() {
     let lock = Arc::new(RwLock::new(()));
     let l = lock.clone();
-    let h = spawn(move || {
+    let (h, tid) = common::spawn_watched(move || {
         let _r = l.read().unwrap();
         let _w = l.write().unwrap(); // waits for its own read guard
         unreachable!("write cannot succeed while this thread reads");
     });
-    settle();
+    settle(&[tid]);
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
     assert!(lock.try_write().is_ok());
@@ -722,15 +725,18 @@ fn r22_canceled_condvar_wait_reacquires_the_mutex_before_the_first_cleanup_handl
     let released = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(AtomicBool::new(false));
     let (p, r, s) = (pair.clone(), released.clone(), seen.clone());
-    let h = spawn(move || {
+    let (h, tid) = common::spawn_watched(move || {
         let g = p.0.lock().unwrap();
         let _c = cleanup_push(move || s.store(r.load(Ordering::SeqCst), Ordering::SeqCst));
         let _g = p.1.wait(g);
     });
-    std::thread::sleep(Duration::from_millis(20));
-    let held = pair.0.lock().unwrap(); // the waiter released it in wait()
+    tid.wait_blocked(); // in wait(): it released the mutex
+    let held = pair.0.lock().unwrap();
     h.cancel().unwrap();
-    std::thread::sleep(Duration::from_millis(30)); // the waiter is blocked re-acquiring
+    // Time for the woken waiter to block re-acquiring the mutex held here. Not an order the
+    // test needs to pass: if the release comes first, the handler still sees it (the test is
+    // then only weaker); /proc cannot tell the mutex's wait from the condvar's.
+    std::thread::sleep(Duration::from_millis(30));
     released.store(true, Ordering::SeqCst);
     drop(held);
     assert!(h.join().is_canceled());
@@ -777,12 +783,6 @@ fn r22_stress_notify_one_racing_cancel_never_loses_a_notification() {
     }
 }
 
-/// Gives the spawned thread time to block in its wait first. The tests that use it are correct
-/// whether or not it blocked; this only makes the blocked case the usual one.
-fn let_it_block() {
-    thread_cancel::sleep(Duration::from_millis(20));
-}
-
 #[test]
 fn wait_timeout_while_returns_when_condition_clears() {
     use std::sync::Arc;
@@ -826,11 +826,11 @@ fn wait_timeout_while_is_a_cancellation_point_and_leaves_mutex_unlocked() {
     use thread_cancel::sync::{Condvar, Mutex};
     let pair = Arc::new((Mutex::new(()), Condvar::new()));
     let p = pair.clone();
-    let h = thread_cancel::spawn(move || {
+    let (h, tid) = common::spawn_watched(move || {
         let (m, cv) = &*p;
         let _ = cv.wait_timeout_while(m.lock().unwrap(), Duration::from_secs(3600), |_| true);
     });
-    let_it_block();
+    tid.wait_blocked(); // in the wait
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
     assert!(pair.0.try_lock().is_ok());
@@ -1064,7 +1064,7 @@ fn receiver_into_iter_by_value_and_by_ref() {
 #[test]
 fn receiver_iteration_is_a_cancellation_point() {
     let (tx, rx) = thread_cancel::sync::channel::<u32>();
-    let h = thread_cancel::spawn(move || {
+    let (h, tid) = common::spawn_watched(move || {
         let mut n = 0;
         for _ in rx {
             n += 1;
@@ -1072,7 +1072,7 @@ fn receiver_iteration_is_a_cancellation_point() {
         n
     });
     tx.send(1).unwrap();
-    let_it_block();
+    tid.wait_blocked(); // waiting for the next message
     h.cancel().unwrap();
     assert!(h.join().is_canceled());
     drop(tx);
@@ -1191,10 +1191,10 @@ fn canceled_rendezvous_sender_wakes_the_senders_behind_it() {
     for round in 0..20 {
         let (tx, rx) = sync_channel::<&'static str>(0);
         let tx_b = tx.clone();
-        let a = spawn(move || tx.send("a"));
-        std::thread::sleep(Duration::from_millis(20)); // A has pushed and waits for receipt
-        let b = spawn(move || tx_b.send("b"));
-        std::thread::sleep(Duration::from_millis(20)); // B waits for space
+        let (a, at) = common::spawn_watched(move || tx.send("a"));
+        at.wait_blocked(); // A has pushed and waits for receipt
+        let (b, bt) = common::spawn_watched(move || tx_b.send("b"));
+        bt.wait_blocked(); // B waits for space
         a.cancel().unwrap();
         assert!(a.join().is_canceled(), "round {round}");
         assert_eq!(
@@ -1221,8 +1221,8 @@ fn canceled_rendezvous_sender_wakes_the_senders_behind_it() {
 #[test]
 fn rendezvous_send_whose_receiver_goes_away_gets_its_message_back() {
     let (tx, rx) = sync_channel::<u32>(0);
-    let h = spawn(move || tx.send(7));
-    std::thread::sleep(Duration::from_millis(20)); // the message is pushed and waits
+    let (h, tid) = common::spawn_watched(move || tx.send(7));
+    tid.wait_blocked(); // the message is pushed and waits
     drop(rx);
     assert_eq!(h.join().unwrap(), Err(SendError(7)));
 }

@@ -5,7 +5,10 @@
 //! - Hangs: [`HANG`], the one bound after which something that must happen counts as hung
 //!   (hangs are detected with it, never asserted on elapsed time); [`wait_for`].
 //! - Races: [`Rng`] (a seeded, replayable generator), [`spin_for`].
-//! - Threads seen from the kernel: [`gettid`], [`wait_blocked`], [`wait_blocked_in_read`].
+//! - Threads seen from the kernel: [`gettid`], [`wait_blocked`], [`wait_blocked_in_read`],
+//!   [`Tid`] (a thread's id published by the thread itself, to wait until it is blocked).
+//! - Watchdogs: [`within_hang`] (a call that would hang fails the test, naming what it waited
+//!   for).
 //! - Re-executing the test binary: [`run_child`] (through `THREAD_CANCEL_TEST_RUNNER` under
 //!   emulation; [`run_child_under`] through a wrapper command such as `unshare`), [`CHILD_ENV`].
 //! - Small values: [`Log`], [`SetOnDrop`], [`panic_message`], [`drain`],
@@ -18,7 +21,7 @@
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use thread_cancel::{cleanup_push, JoinHandle};
@@ -186,6 +189,86 @@ pub fn wait_blocked_in_read(tid: i32, fd: i32) {
     wait_until_blocked(tid, Some(fd));
 }
 
+/// A thread's kernel id, published by the thread itself ([`Tid::set`]) so that another can
+/// wait until it is blocked: the order "the thread is in its call, then act" without a sleep.
+#[derive(Clone, Default)]
+pub struct Tid(Arc<AtomicI32>);
+
+impl Tid {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Publishes the calling thread's id.
+    pub fn set(&self) {
+        self.0.store(gettid(), Ordering::SeqCst);
+    }
+    /// The published id; waits for it, and fails the test after [`HANG`].
+    pub fn get(&self) -> i32 {
+        assert!(
+            wait_for(|| self.0.load(Ordering::SeqCst) != 0),
+            "the thread never published its id (never started) within {HANG:?}"
+        );
+        self.0.load(Ordering::SeqCst)
+    }
+    /// Waits until the thread has published its id and sleeps in the kernel ([`wait_blocked`]).
+    pub fn wait_blocked(&self) {
+        wait_blocked(self.get());
+    }
+    /// Waits until the thread has published its id and sleeps in `read(fd, ...)`.
+    pub fn wait_blocked_in_read(&self, fd: i32) {
+        wait_blocked_in_read(self.get(), fd);
+    }
+}
+
+/// `thread_cancel::spawn(f)`, the thread publishing its kernel id before it runs `f`: the
+/// test can then wait until it is blocked in its call ([`Tid::wait_blocked`]).
+pub fn spawn_watched<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> (JoinHandle<T>, Tid) {
+    let tid = Tid::new();
+    let t2 = tid.clone();
+    let h = thread_cancel::spawn(move || {
+        t2.set();
+        f()
+    });
+    (h, tid)
+}
+
+/// Waits until `flag` is set; fails the test, naming `what`, after [`HANG`].
+pub fn wait_flag(flag: &AtomicBool, what: &str) {
+    assert!(
+        wait_for(|| flag.load(Ordering::SeqCst)),
+        "{what}: not seen within {HANG:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Watchdogs
+
+/// Runs `f` on another thread and returns its value; if it has not returned after [`HANG`],
+/// calls `release` (which should let it end, so the process is not left with a stuck thread)
+/// and fails the test naming `what`: a call that would hang fails instead.
+pub fn within_hang<T: Send + 'static>(
+    what: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+    release: impl FnOnce(),
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(HANG) {
+        Ok(v) => {
+            t.join().unwrap();
+            v
+        }
+        Err(_) => {
+            release();
+            panic!("hung: {what} did not return within {HANG:?}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Re-executing the test binary
 
@@ -342,8 +425,8 @@ pub fn drain(fd: &OwnedFd) -> usize {
     n
 }
 
-/// Runs `body` in a thread made by `spawn`, behind a cleanup handler; once the thread has
-/// started and had time to block, cancels it and checks that it reports `Canceled` after the
+/// Runs `body` in a thread made by `spawn`, behind a cleanup handler; once the thread is seen
+/// blocked in the kernel (`body` must block there), cancels it and checks that it reports `Canceled` after the
 /// handler ran, woken at once (not by a timeout).
 pub fn cancel_while_blocked_on(
     spawn: impl FnOnce(Box<dyn FnOnce() + Send>) -> JoinHandle<()>,
@@ -352,22 +435,27 @@ pub fn cancel_while_blocked_on(
     let cleaned = Arc::new(AtomicBool::new(false));
     let started = Arc::new(AtomicBool::new(false));
     let (c, s) = (cleaned.clone(), started.clone());
+    let tid = Tid::new();
+    let t2 = tid.clone();
     let h = spawn(Box::new(move || {
         let _g = cleanup_push(move || c.store(true, Ordering::SeqCst));
+        t2.set();
         s.store(true, Ordering::SeqCst);
         body();
         panic!("the blocking call returned");
     }));
     assert!(wait_for(|| started.load(Ordering::SeqCst)), "never started");
-    std::thread::sleep(Duration::from_millis(20)); // let it block
+    tid.wait_blocked(); // blocked in its call: the cancel interrupts it, not its start
     let t = Instant::now();
     h.cancel().unwrap();
     let o = h.join();
     assert!(o.is_canceled(), "outcome: {o:?}");
     assert!(cleaned.load(Ordering::SeqCst));
+    // The bodies' own timeouts are an hour: woken by the cancel, not by one.
+    let took = t.elapsed();
     assert!(
-        t.elapsed() < Duration::from_secs(5),
-        "woken at once, not by a timeout"
+        took < HANG,
+        "woken by the cancel, not a timeout: took {took:?}"
     );
 }
 
