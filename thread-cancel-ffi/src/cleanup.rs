@@ -69,7 +69,7 @@ pub unsafe extern "C-unwind" fn tc_cleanup_pop_buffer(buffer: *mut CleanupBuffer
     }
 }
 
-/// Runs and pops every cleanup handler of the calling thread, last pushed first (R07).
+/// Runs and pops every cleanup handler of the calling thread, last pushed first.
 pub(crate) fn run_cleanup_handlers() {
     run_cleanup_handlers_below(usize::MAX);
 }

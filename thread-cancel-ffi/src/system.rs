@@ -48,7 +48,7 @@ struct Running {
 /// The cleanup handler of a canceled `system`: as glibc, the shell is killed (SIGKILL) and
 /// reaped, so no child outlives the canceled call, and the signal actions are restored; and
 /// the thread's mask is the caller's again (SIGCHLD no longer blocked), for a thread that goes
-/// on after a scope's cancel (C01: as it was before the run).
+/// on after a scope's cancel (as it was before the run).
 unsafe extern "C-unwind" fn system_canceled(arg: *mut c_void) {
     // SAFETY: `arg` is the `Running` of the canceled `tc_system`, whose frame is intact while
     // its cleanup handlers run.

@@ -4,8 +4,8 @@ use super::ids::registry;
 use super::{exit, foreign};
 use thread_cancel::c_abi;
 
-/// `pthread_cancel`: queues a request (R01, R08); `ESRCH` for an id whose lifetime has ended
-/// (never existed, joined, or detached and ended: R18). A thread that has ended but is not yet
+/// `pthread_cancel`: queues a request and returns at once; `ESRCH` for an id whose lifetime has ended
+/// (never existed, joined, or detached and ended). A thread that has ended but is not yet
 /// joined still has its id: 0, and nothing happens (POSIX; glibc >= 2.34). A system id (a thread
 /// not created here) is looked up among the threads known so far, else queued (`foreign.rs`).
 ///

@@ -43,7 +43,7 @@ pub(crate) unsafe extern "C-unwind" fn async_act(_region: *mut c_void) -> ! {
 }
 
 /// `pthread_exit`: cleanup handlers (last pushed first), thread-specific-data destructors,
-/// then the thread ends; `tc_join` reports `value` (R21). In a thread not created here whose
+/// then the thread ends; `tc_join` reports `value`. In a thread not created here whose
 /// stack is C (the main thread of a C program, a thread the C library created) the same, its
 /// C and C++ frames unwound, ended by [`foreign_thread_ends`]. In the main thread of a Rust
 /// program, the cleanup handlers run, then [`end_main_thread`]. In any other thread it aborts

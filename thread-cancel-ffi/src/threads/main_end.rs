@@ -40,7 +40,7 @@ pub(crate) fn foreign_thread_ends() -> ! {
 
 /// Ends the main thread, its cleanup handlers run, as glibc's `pthread_exit` in `main` (also
 /// for a cancellation main acted on, `value` then `PTHREAD_CANCELED`): its joiner will get
-/// `value`; its thread-specific-data destructors run (R07: before anything waits, so a
+/// `value`; its thread-specific-data destructors run (before anything waits, so a
 /// destructor may release what another thread waits for), and it is marked finished (its
 /// joiner wakes); then main runs nothing more, and the process lives on until the last thread
 /// created here ends, which calls `exit(0)` (at once if none is left). Main never calls
