@@ -43,6 +43,25 @@
 //! assert!(err.is_cancelled());
 //! ```
 //!
+//! Dropping the handle stops the task too, as dropping a future stops its work in async Rust:
+//! `tokio::time::timeout(d, handle)` that times out, the losing branch of a `select!`, a
+//! request's future dropped when its client leaves, all stop the blocking closure. Work that
+//! should run on without anyone waiting for it says so: [`BlockingHandle::detach`].
+//!
+//! ```
+//! use std::time::Duration;
+//! let rt = tokio::runtime::Builder::new_multi_thread().enable_time().build().unwrap();
+//! rt.block_on(async {
+//!     let work = thread_cancel::tokio::spawn_blocking(|| {
+//!         thread_cancel::sleep(Duration::from_secs(60)) // a cancellation point
+//!     });
+//!     let scope = work.scope().clone();
+//!     // The timeout drops the handle: the sleep is stopped, the blocking thread is free.
+//!     assert!(tokio::time::timeout(Duration::from_millis(10), work).await.is_err());
+//!     assert!(scope.is_canceled());
+//! });
+//! ```
+//!
 //! A deadline: [`spawn_blocking_with_timeout`], or [`spawn_blocking_in`] with a scope of your
 //! own (a [`CancelScope::with_deadline`], or a request's scope: the task is then canceled with
 //! it).
@@ -62,7 +81,8 @@ use std::time::Duration;
 /// [`tokio::task::spawn_blocking`][tokio-spawn-blocking], except that [`BlockingHandle::abort`]
 /// stops `f` while it runs (at its next cancellation point; its `Drop`s run).
 ///
-/// Dropping the handle does not stop the task (as with tokio's `JoinHandle`).
+/// Unlike tokio's `JoinHandle`, dropping the handle stops the task too (a timeout, a `select!`,
+/// a dropped request); [`BlockingHandle::detach`] lets it run on.
 ///
 /// # Panics
 /// If called outside a tokio runtime (as `tokio::task::spawn_blocking`); see
@@ -192,7 +212,11 @@ where
         scope: Some(scope.clone()),
         ended: ended_rx,
     }));
-    BlockingHandle { scope, task }
+    BlockingHandle {
+        scope,
+        task,
+        abort_on_drop: true,
+    }
 }
 
 /// See [`start`]: cancels the blocking task's scope if dropped before the task ended (the
@@ -335,12 +359,24 @@ pub fn linked_with_token_on(
     child
 }
 
-/// The handle of a task started by [`spawn_blocking`]: await it for the closure's value, or
-/// [`abort`](Self::abort) it.
+/// The handle of a task started by [`spawn_blocking`]: await it for the closure's value,
+/// [`abort`](Self::abort) it, or drop it to stop it.
 ///
-/// It is a `Future` with output `Result<R, BlockingError<R>>`. Dropping it detaches the task
-/// (it goes on running), as with tokio's `JoinHandle`; [`abort_on_drop`](Self::abort_on_drop)
-/// makes a handle whose drop stops it (for `tokio::time::timeout(d, handle)` and `select!`).
+/// It is a `Future` with output `Result<R, BlockingError<R>>`. **Dropping it before the task
+/// ended aborts the task** (as tokio-util's `AbortOnDropHandle` and smol's `Task`; unlike
+/// tokio's own `JoinHandle`, which detaches): `tokio::time::timeout(d, handle)` that times out,
+/// the losing branch of a `select!`, an async request dropped when its client leaves, all stop
+/// the blocking work instead of leaving it running on a pool thread. To let the task run on
+/// unwatched, say so with [`detach`](Self::detach); to stop waiting without stopping the task,
+/// await it by reference (`timeout(d, &mut handle)`: the handle stays yours). A handle whose
+/// task has ended (awaited, or [finished](Self::is_finished)) cancels nothing when dropped.
+///
+/// A cancel by a drop is the same cancel as [`abort`](Self::abort): the closure stops at its
+/// next cancellation point. A closure in a call that is not one (std's I/O, a third-party
+/// client) finishes that call first and its value is dropped with the task; the cancel stays
+/// visible on the task's [scope](Self::scope) (`is_canceled`), and the crate's diagnostic
+/// (`THREAD_CANCEL_REPORT_MS`) reports a run still going after it.
+///
 /// When the runtime shuts down, a task still running is canceled (its scope's cause is
 /// [`RuntimeShutdown`]): the shutdown does not wait for it.
 ///
@@ -356,15 +392,32 @@ pub fn linked_with_token_on(
 ///   own (pool) thread, which tokio reports as a panic.
 ///
 /// ```
-/// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
-/// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || 1);
-/// let r: Result<i32, thread_cancel::tokio::BlockingError<i32>> = rt.block_on(task);
-/// assert_eq!(r.unwrap(), 1);
+/// use std::time::Duration;
+/// let rt = tokio::runtime::Builder::new_multi_thread().enable_time().build().unwrap();
+/// rt.block_on(async {
+///     let task = thread_cancel::tokio::spawn_blocking(|| 1);
+///     let r: Result<i32, thread_cancel::tokio::BlockingError<i32>> = task.await;
+///     assert_eq!(r.unwrap(), 1);
+///
+///     // The losing branch of a `select!` is dropped: its blocking work is stopped.
+///     let slow = thread_cancel::tokio::spawn_blocking(|| {
+///         thread_cancel::sleep(Duration::from_secs(60))
+///     });
+///     let scope = slow.scope().clone();
+///     tokio::select! {
+///         _ = slow => unreachable!("it sleeps for a minute"),
+///         () = std::future::ready(()) => {}
+///     }
+///     assert!(scope.is_canceled());
+/// });
 /// ```
+#[must_use = "dropping a `BlockingHandle` cancels its task: await it, or `.detach()` it to let it run"]
 #[derive(Debug)]
 pub struct BlockingHandle<R> {
     scope: CancelScope,
     task: ::tokio::task::JoinHandle<Result<R, Canceled<R>>>,
+    /// Whether a drop aborts the task: false once the await returned, or after `detach`.
+    abort_on_drop: bool,
 }
 
 impl<R> BlockingHandle<R> {
@@ -423,104 +476,38 @@ impl<R> BlockingHandle<R> {
         &self.scope
     }
 
-    /// A handle that aborts the task when it is dropped (tokio-util's `AbortOnDropHandle`):
-    /// `tokio::time::timeout(d, handle)` that times out, or the losing branch of a
-    /// `select!`, stops the work instead of leaving it running.
+    /// Lets the task run to its end with nobody waiting for it: the handle goes, the task
+    /// stays (what dropping tokio's `JoinHandle` does). Its value is dropped when it returns;
+    /// a panic is reported by the panic hook only. The task can still be stopped by its scope
+    /// (keep a clone of [`scope`](Self::scope) first), by the scope it was started in, by its
+    /// deadline, and by the runtime's shutdown.
+    ///
+    /// To let it run on and still collect its result, hand the handle to an async task
+    /// instead: `tokio::spawn(handle)` gives tokio's `JoinHandle`, which detaches when dropped.
     ///
     /// ```
-    /// use std::time::Duration;
-    /// let rt = tokio::runtime::Builder::new_multi_thread().enable_time().build().unwrap();
-    /// rt.block_on(async {
-    ///     let task = thread_cancel::tokio::spawn_blocking(|| {
-    ///         thread_cancel::sleep(Duration::from_secs(60))
-    ///     })
-    ///     .abort_on_drop();
-    ///     let scope = task.scope().clone();
-    ///     // The timeout drops the handle: the sleep is stopped.
-    ///     assert!(tokio::time::timeout(Duration::from_millis(10), task).await.is_err());
-    ///     assert!(scope.is_canceled());
+    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
+    /// let (done_tx, done) = std::sync::mpsc::channel();
+    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), move || {
+    ///     done_tx.send("flushed").unwrap(); // e.g. writing a log file out
     /// });
+    /// let scope = task.scope().clone();
+    /// task.detach(); // the handle goes, the work goes on
+    /// assert_eq!(done.recv().unwrap(), "flushed");
+    /// assert!(!scope.is_canceled());
     /// ```
-    pub fn abort_on_drop(self) -> AbortOnDropHandle<R> {
-        AbortOnDropHandle(Some(self))
+    pub fn detach(mut self) {
+        self.abort_on_drop = false;
     }
 }
 
-/// A [`BlockingHandle`] that aborts its task when dropped: see
-/// [`BlockingHandle::abort_on_drop`]. It is a `Future` with the same output.
-#[derive(Debug)]
-pub struct AbortOnDropHandle<R>(Option<BlockingHandle<R>>);
-
-impl<R> AbortOnDropHandle<R> {
-    fn inner(&self) -> &BlockingHandle<R> {
-        self.0.as_ref().expect("present until dropped or detached")
-    }
-
-    /// [`BlockingHandle::abort`].
-    ///
-    /// ```
-    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
-    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || {
-    ///     thread_cancel::sleep(std::time::Duration::from_secs(60))
-    /// })
-    /// .abort_on_drop();
-    /// task.abort();
-    /// assert!(rt.block_on(task).unwrap_err().is_cancelled());
-    /// ```
-    pub fn abort(&self) {
-        self.inner().abort();
-    }
-
-    /// [`BlockingHandle::is_finished`].
-    ///
-    /// ```
-    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
-    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || ()).abort_on_drop();
-    /// while !task.is_finished() {
-    ///     std::thread::yield_now();
-    /// }
-    /// ```
-    pub fn is_finished(&self) -> bool {
-        self.inner().is_finished()
-    }
-
-    /// [`BlockingHandle::scope`].
-    ///
-    /// ```
-    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
-    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || ()).abort_on_drop();
-    /// assert!(task.scope().deadline().is_none());
-    /// ```
-    pub fn scope(&self) -> &CancelScope {
-        self.inner().scope()
-    }
-
-    /// The plain handle back: dropping it no longer aborts the task.
-    ///
-    /// ```
-    /// let rt = tokio::runtime::Builder::new_multi_thread().build().unwrap();
-    /// let task = thread_cancel::tokio::spawn_blocking_on(rt.handle(), || 5).abort_on_drop();
-    /// assert_eq!(rt.block_on(task.detach()).unwrap(), 5);
-    /// ```
-    pub fn detach(mut self) -> BlockingHandle<R> {
-        self.0.take().expect("present until dropped or detached")
-    }
-}
-
-impl<R> Drop for AbortOnDropHandle<R> {
+/// Aborts the task if it has not ended (see [`BlockingHandle`]): a handle awaited to its end,
+/// finished, or [detached](BlockingHandle::detach) cancels nothing.
+impl<R> Drop for BlockingHandle<R> {
     fn drop(&mut self) {
-        if let Some(h) = &self.0 {
-            h.abort();
+        if self.abort_on_drop && !self.task.is_finished() {
+            self.abort();
         }
-    }
-}
-
-impl<R> Future for AbortOnDropHandle<R> {
-    type Output = Result<R, BlockingError<R>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let h = self.0.as_mut().expect("present until dropped or detached");
-        Pin::new(h).poll(cx)
     }
 }
 
@@ -532,6 +519,8 @@ impl<R> Future for BlockingHandle<R> {
             Poll::Ready(r) => r,
             Poll::Pending => return Poll::Pending,
         };
+        // The task has ended: nothing left for a drop to stop.
+        self.abort_on_drop = false;
         Poll::Ready(match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(c)) => Err(BlockingError::cancelled(c)),

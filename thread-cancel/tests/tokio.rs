@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use thread_cancel::tokio::{
     spawn_blocking, spawn_blocking_in, spawn_blocking_with_timeout, BlockingHandle,
 };
-use thread_cancel::{cancel_requested, io, CancelScope};
+use thread_cancel::{cancel_requested, io, CancelScope, ScopeUnwind};
 
 /// Awaits `task`, failing the test if it has not finished after [`HANG`].
 async fn finish<R>(task: BlockingHandle<R>) -> Result<R, thread_cancel::tokio::BlockingError<R>> {
@@ -528,36 +528,105 @@ async fn c08_a_missed_abort_is_reported_with_the_value() {
     assert_eq!(e.into_value(), Some("slept"));
 }
 
-/// Abort on drop: `tokio::time::timeout(d, handle)` with the handle by value (what most code
-/// writes) stops the blocked read soon after the timeout; the closure's `Drop` ran, the read
-/// had no effect, and the pool's only blocking thread takes the next task.
-#[test]
-fn s7_timeout_of_an_abort_on_drop_handle_stops_the_blocking_read() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+/// What a blocking closure of [`observed_reader`] saw, set from inside it.
+#[derive(Clone, Default)]
+struct Seen {
+    /// Its read (a cancellation point) returned by the scope's unwind: it observed the cancel.
+    cancel_at_the_read: Arc<AtomicBool>,
+    /// Its `Drop`s ran (the closure ended, by the cancel or by returning).
+    dropped: Arc<AtomicBool>,
+    /// Its read returned this many bytes (`usize::MAX` until it returns).
+    read: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Seen {
+    fn new() -> Self {
+        let s = Seen::default();
+        s.read.store(usize::MAX, Ordering::SeqCst);
+        s
+    }
+    fn canceled_at_the_read(&self) -> bool {
+        self.cancel_at_the_read.load(Ordering::SeqCst)
+    }
+    fn dropped(&self) -> bool {
+        self.dropped.load(Ordering::SeqCst)
+    }
+}
+
+/// The closure of a blocking task that reads `r` (nobody writes it unless the test does),
+/// reports its kernel id on `tid`, and records in `seen` what happened at its read.
+fn observed_read(
+    r: Arc<std::io::PipeReader>,
+    tid: mpsc::Sender<i32>,
+    seen: Seen,
+) -> impl FnOnce() -> std::io::Result<usize> + Send + 'static {
+    move || {
+        let _guard = SetOnDrop(seen.dropped.clone());
+        tid.send(gettid()).unwrap();
+        let mut buf = [0u8; 16];
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            io::read(r.as_fd(), &mut buf)
+        })) {
+            Ok(n) => {
+                if let Ok(n) = &n {
+                    seen.read.store(*n, Ordering::SeqCst);
+                }
+                n
+            }
+            Err(unwind) => {
+                if unwind.is::<ScopeUnwind>() {
+                    seen.cancel_at_the_read.store(true, Ordering::SeqCst);
+                }
+                std::panic::resume_unwind(unwind)
+            }
+        }
+    }
+}
+
+/// A runtime with one blocking thread, so that "the blocking thread survives" is checkable.
+fn one_blocking_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(1)
         .enable_time()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// The default: `tokio::time::timeout(d, spawn_blocking(..))` — the handle by value, as most
+/// code writes it, no extra call — stops the blocked read when the timeout drops the handle.
+/// The closure observes the cancel at its read (the point unwinds with the scope's cancel), its
+/// `Drop` runs, the read took nothing, and the pool's only blocking thread takes the next task.
+#[test]
+fn s7_timeout_drops_the_handle_and_stops_the_blocking_read() {
+    let rt = one_blocking_thread();
     rt.block_on(async {
         let (r, mut w) = std::io::pipe().unwrap();
         let r = Arc::new(r);
-        let (task, dropped, first_id) = blocked_reader(r.clone());
+        let (tid_tx, tid_rx) = mpsc::channel();
+        let seen = Seen::new();
+        let fd = r.as_raw_fd();
+        let timed = tokio::time::timeout(
+            Duration::from_millis(50),
+            spawn_blocking(observed_read(r.clone(), tid_tx, seen.clone())),
+        );
+        // The task is blocked in its read before the timeout is awaited: it never returns by
+        // itself (nobody writes), so only the drop can end it.
+        wait_blocked_in_read(tid_rx.recv_timeout(HANG).expect("never started"), fd);
         let t0 = Instant::now();
-        let timed_out = tokio::time::timeout(Duration::from_millis(50), task.abort_on_drop())
-            .await
-            .is_err();
-        assert!(timed_out);
-        // A bound fit for a loaded 2-core machine.
+        assert!(timed.await.is_err(), "the read returned: nobody wrote");
         assert!(
-            common::wait_for(|| dropped.load(Ordering::SeqCst)),
+            common::wait_for(|| seen.dropped()),
             "the closure's Drop never ran: the read is still blocked"
         );
-        let stopped_after = t0.elapsed();
         eprintln!(
-            "timeout(50 ms, handle): the read stopped {stopped_after:?} after the await began"
+            "timeout(50 ms, spawn_blocking(..)): the read stopped {:?} after the await began",
+            t0.elapsed()
         );
-        assert!(stopped_after < Duration::from_secs(2), "{stopped_after:?}");
+        assert!(
+            seen.canceled_at_the_read(),
+            "the read did not return by the scope's cancel"
+        );
         w.write_all(&[9]).unwrap();
         let mut b = [0u8; 1];
         assert_eq!(
@@ -565,45 +634,137 @@ fn s7_timeout_of_an_abort_on_drop_handle_stops_the_blocking_read() {
             1,
             "the canceled read took the byte"
         );
-        let next = spawn_blocking(|| (std::thread::current().id(), observe_clean()));
-        let (next_id, clean) = finish(next).await.expect("the next task failed");
-        assert_eq!(next_id, first_id, "the blocking thread did not survive");
-        assert_clean(&clean);
+        let next = spawn_blocking(observe_clean);
+        assert_clean(&finish(next).await.expect("the next task failed"));
     });
 }
 
-/// Abort on drop in the losing branch of a `select!`.
+/// The default in a `select!`: the losing branch's handle is dropped, and its blocked read is
+/// stopped (observed at the read, inside the closure).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn s7_the_losing_branch_of_a_select_stops_its_blocking_task() {
     let (r, _w) = std::io::pipe().unwrap();
-    let (task, dropped, _) = blocked_reader(Arc::new(r));
-    let task = task.abort_on_drop();
+    let r = Arc::new(r);
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let seen = Seen::new();
+    let task = spawn_blocking(observed_read(r.clone(), tid_tx, seen.clone()));
+    let scope = task.scope().clone();
+    wait_blocked_in_read(tid_rx.recv_timeout(HANG).unwrap(), r.as_raw_fd());
+    let (won_tx, won_rx) = tokio::sync::oneshot::channel::<()>();
+    won_tx.send(()).unwrap();
     let won = tokio::select! {
         _ = task => "task",
-        _ = tokio::time::sleep(Duration::from_millis(20)) => "sleep",
+        _ = won_rx => "other",
     };
-    assert_eq!(won, "sleep");
+    assert_eq!(won, "other", "the read returned: nobody wrote");
+    assert!(scope.is_canceled(), "the drop did not cancel the task");
     assert!(
-        common::wait_for(|| dropped.load(Ordering::SeqCst)),
+        common::wait_for(|| seen.dropped()),
         "the losing task is still blocked"
     );
+    assert!(seen.canceled_at_the_read());
 }
 
-/// A plain handle dropped (not abort-on-drop) detaches: the task goes on, as tokio's.
+/// A handle dropped before its task started: the closure never runs.
+#[test]
+fn dropping_a_handle_before_its_task_starts_never_runs_the_closure() {
+    let rt = one_blocking_thread();
+    rt.block_on(async {
+        // The only blocking thread is kept busy, so the second task cannot start.
+        let (r, _w) = std::io::pipe().unwrap();
+        let (busy, _, _) = blocked_reader(Arc::new(r));
+        let ran = Arc::new(AtomicBool::new(false));
+        let ran2 = ran.clone();
+        let queued = spawn_blocking(move || ran2.store(true, Ordering::SeqCst));
+        let queued_scope = queued.scope().clone();
+        drop(queued);
+        assert!(queued_scope.is_canceled());
+        busy.abort();
+        assert!(finish(busy).await.unwrap_err().is_cancelled());
+        // The pool's only thread has taken the dropped task (or tokio dropped it unstarted)
+        // once it runs the next one.
+        assert_eq!(finish(spawn_blocking(|| 5)).await.unwrap(), 5);
+        assert!(
+            !ran.load(Ordering::SeqCst),
+            "a dropped task ran its closure"
+        );
+    });
+}
+
+/// A handle whose task has ended cancels nothing when dropped: awaited, or only finished.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn s7_a_plain_handle_dropped_detaches_and_detach_keeps_it_running() {
+async fn dropping_a_handle_whose_task_ended_cancels_nothing() {
+    let task = spawn_blocking(|| 1);
+    let scope = task.scope().clone();
+    let mut task = task;
+    assert_eq!(finish_ref(&mut task).await.unwrap(), 1);
+    drop(task);
+    assert!(!scope.is_canceled(), "an awaited handle's drop canceled");
+
+    let task = spawn_blocking(|| 2);
+    let scope = task.scope().clone();
+    let t0 = Instant::now();
+    while !task.is_finished() {
+        assert!(t0.elapsed() < HANG, "the task never finished");
+        tokio::task::yield_now().await;
+    }
+    drop(task);
+    assert!(!scope.is_canceled(), "a finished handle's drop canceled");
+}
+
+/// Awaits `task` by reference (the handle stays the caller's), failing the test after [`HANG`].
+async fn finish_ref<R>(
+    task: &mut BlockingHandle<R>,
+) -> Result<R, thread_cancel::tokio::BlockingError<R>> {
+    tokio::time::timeout(HANG, task)
+        .await
+        .expect("the task did not finish: hang")
+}
+
+/// `timeout(d, &mut handle)`: the wait ends, the task does not (the handle is still the
+/// caller's), and awaiting the handle again gets the value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_on_a_borrowed_handle_stops_the_wait_not_the_task() {
     let (r, mut w) = std::io::pipe().unwrap();
     let r = Arc::new(r);
-    let (task, dropped, _) = blocked_reader(r.clone());
-    let plain = task.abort_on_drop().detach();
-    drop(plain);
-    std::thread::sleep(Duration::from_millis(30));
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let seen = Seen::new();
+    let mut task = spawn_blocking(observed_read(r.clone(), tid_tx, seen.clone()));
+    wait_blocked_in_read(tid_rx.recv_timeout(HANG).unwrap(), r.as_raw_fd());
+    assert!(tokio::time::timeout(Duration::from_millis(10), &mut task)
+        .await
+        .is_err());
+    assert!(!task.scope().is_canceled());
+    w.write_all(&[1, 2]).unwrap();
+    assert_eq!(finish_ref(&mut task).await.unwrap().unwrap(), 2);
+    assert!(!seen.canceled_at_the_read());
+}
+
+/// `.detach()`: the handle goes, the task runs to its end — its read returns the bytes written
+/// after the detach, and nothing canceled it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s7_detach_keeps_the_blocking_task_running_to_completion() {
+    let (r, mut w) = std::io::pipe().unwrap();
+    let r = Arc::new(r);
+    let (tid_tx, tid_rx) = mpsc::channel();
+    let seen = Seen::new();
+    let task = spawn_blocking(observed_read(r.clone(), tid_tx, seen.clone()));
+    let scope = task.scope().clone();
+    wait_blocked_in_read(tid_rx.recv_timeout(HANG).unwrap(), r.as_raw_fd());
+    task.detach();
+    assert!(!scope.is_canceled(), "detach canceled the task");
+    w.write_all(&[1, 2, 3]).unwrap();
     assert!(
-        !dropped.load(Ordering::SeqCst),
-        "a detached task was stopped"
+        common::wait_for(|| seen.dropped()),
+        "the detached task never ended"
     );
-    w.write_all(&[1]).unwrap();
-    assert!(common::wait_for(|| dropped.load(Ordering::SeqCst)));
+    assert_eq!(
+        seen.read.load(Ordering::SeqCst),
+        3,
+        "the detached read did not complete"
+    );
+    assert!(!seen.canceled_at_the_read());
+    assert!(!scope.is_canceled());
 }
 
 /// A runtime that shuts down with a crate task blocked cancels it instead of waiting for it:
