@@ -23,13 +23,30 @@ pub enum Cause {
     Deadline(Instant),
     /// [`CancelScope::cancel_with`](crate::CancelScope::cancel_with): the error given.
     Error(Arc<dyn std::error::Error + Send + Sync + 'static>),
+    /// Not the scope: the thread running the run was canceled as a thread (its
+    /// [`JoinHandle::cancel`](crate::JoinHandle::cancel), or a cancel of the thread from within),
+    /// and acted on it. Only [`Outcome::flatten`](crate::Outcome::flatten) reports it, for a
+    /// thread started by [`CancelScope::spawn`](crate::CancelScope::spawn); a scope's own
+    /// cause is never this.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use thread_cancel::{CancelScope, Cause};
+    /// let scope = CancelScope::new();
+    /// let h = scope.spawn(|| thread_cancel::sleep(Duration::from_secs(60))).unwrap();
+    /// h.cancel().unwrap(); // the thread, not the scope
+    /// let e = h.join().flatten().unwrap_err();
+    /// assert!(matches!(e.cause(), Cause::Thread));
+    /// assert!(!scope.is_canceled());
+    /// ```
+    Thread,
 }
 
 impl PartialEq for Cause {
     /// Errors compare by identity (the same `cancel_with` call), the rest by value.
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
-            (Cause::Cancel, Cause::Cancel) => true,
+            (Cause::Cancel, Cause::Cancel) | (Cause::Thread, Cause::Thread) => true,
             (Cause::Deadline(a), Cause::Deadline(b)) => a == b,
             (Cause::Error(a), Cause::Error(b)) => Arc::ptr_eq(a, b),
             _ => false,
@@ -45,6 +62,7 @@ impl std::fmt::Display for Cause {
             Cause::Cancel => f.write_str("canceled"),
             Cause::Deadline(_) => f.write_str("its deadline passed"),
             Cause::Error(e) => write!(f, "canceled: {e}"),
+            Cause::Thread => f.write_str("its thread was canceled"),
         }
     }
 }
@@ -308,6 +326,7 @@ impl<R> std::fmt::Display for Canceled<R> {
             Cause::Cancel => "operation canceled".to_string(),
             Cause::Deadline(_) => "operation canceled: its deadline passed".to_string(),
             Cause::Error(e) => format!("operation canceled: {e}"),
+            Cause::Thread => "operation canceled: its thread was canceled".to_string(),
         };
         f.write_str(&what)?;
         if !self.acted {

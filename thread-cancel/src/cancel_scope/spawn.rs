@@ -13,6 +13,9 @@ impl CancelScope {
     /// canceled operation. (A thread started by plain [`crate::spawn`] inside a run is not in
     /// the run's scope: nothing of the scope reaches it.)
     ///
+    /// The join is the thread's [`Outcome`] around its run's result;
+    /// [`Outcome::flatten`] makes it one `Result` (`h.join().flatten()?`).
+    ///
     /// # Errors
     /// The system's error if it refused a thread (the closure is dropped, not run).
     ///
@@ -21,7 +24,7 @@ impl CancelScope {
     /// let scope = thread_cancel::CancelScope::new();
     /// let h = scope.spawn(|| thread_cancel::sleep(Duration::from_secs(60))).unwrap();
     /// scope.cancel();
-    /// let e = h.join().unwrap().unwrap_err(); // the thread returned; its run was canceled
+    /// let e = h.join().flatten().unwrap_err(); // the thread's run was canceled
     /// assert!(e.acted());
     /// ```
     pub fn spawn<F, T>(&self, f: F) -> io::Result<JoinHandle<Result<T, Canceled<T>>>>
