@@ -51,14 +51,13 @@ fn s7_nursery_tasks_say_what_each_returned_or_which_was_canceled() {
     assert!(sibling.result().expect("ended").is_err());
 }
 
+/// The handle of a thread of a scope whose body is a read.
+type ScopedRead =
+    thread_cancel::JoinHandle<Result<std::io::Result<usize>, Canceled<std::io::Result<usize>>>>;
+
 /// A thread of `scope` that reads a pipe nobody writes, blocked in that read when this
 /// returns (the write end is returned: keep it open).
-fn blocked_in_scope(
-    scope: &CancelScope,
-) -> (
-    thread_cancel::JoinHandle<Result<std::io::Result<usize>, Canceled<std::io::Result<usize>>>>,
-    std::io::PipeWriter,
-) {
+fn blocked_in_scope(scope: &CancelScope) -> (ScopedRead, std::io::PipeWriter) {
     let (r, w) = std::io::pipe().unwrap();
     let fd = r.as_raw_fd();
     let tid = common::Tid::new();
