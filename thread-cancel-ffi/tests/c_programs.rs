@@ -492,6 +492,24 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
         let so = build_shared(&lib, mode, &exe.with_extension("so"));
         cc.arg(format!("-DTC_TEST_LIB=\"{}\"", so.display()));
     }
+    // A preloaded half (`tests/c/preload/<same name>`): a plain shared library (no header,
+    // nothing of ours), which `run_with` preloads (`LD_PRELOAD`) before every other library,
+    // so that it stands between the library and the C library. Through the header only (a
+    // plain-glibc build interposes in the program itself).
+    let preload = src
+        .parent()
+        .unwrap()
+        .join("preload")
+        .join(src.file_name().unwrap());
+    let preload_so = preloaded(&exe);
+    if preload.exists() && mode != Mode::PlainGlibc {
+        let mut pc = Command::new(compiler(false));
+        pc.args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]);
+        pc.args(["-shared", "-fPIC"]).arg(&preload).arg("-ldl");
+        compile(pc, &preload, &preload_so);
+    } else {
+        let _ = std::fs::remove_file(&preload_so);
+    }
     cc.arg(src);
     if cxx {
         // A C half (`<stem>.c` beside the `.cpp`), compiled as C, for frames of both languages.
@@ -561,6 +579,15 @@ fn run_shared(exe: &Path) -> String {
 fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
     let mut cmd = target_command(exe);
     cmd.envs(env.iter().copied());
+    let preload = preloaded(exe);
+    if preload.exists() {
+        cmd.env("LD_PRELOAD", &preload);
+        // AddressSanitizer insists on coming first; the preloaded library intercepts nothing
+        // of its.
+        if let Some((_, asan)) = env.iter().find(|(k, _)| *k == "ASAN_OPTIONS") {
+            cmd.env("ASAN_OPTIONS", format!("{asan}:verify_asan_link_order=0"));
+        }
+    }
     let out = if target().runner.is_empty() {
         cmd.output().expect("run a C test program")
     } else {
@@ -576,6 +603,13 @@ fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+/// The library a program `exe` runs with preloaded, if it exists (see `build`).
+fn preloaded(exe: &Path) -> PathBuf {
+    let mut name = exe.file_name().unwrap().to_os_string();
+    name.push(".preload.so");
+    exe.with_file_name(name)
 }
 
 /// `cmd`'s output, run in a process group of its own that is killed once `cmd` has ended: a
@@ -634,12 +668,16 @@ fn cxx_programs() -> Vec<PathBuf> {
     sources("tests/cxx", "cpp")
 }
 
+/// The programs of `dir` with extension `ext`; with `TC_C_ONLY` set (a contributor's run of
+/// some programs), those whose name contains it.
 fn sources(dir: &str, ext: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let only = std::env::var("TC_C_ONLY").unwrap_or_default();
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .filter(|p| file_name(p).contains(&only))
         .collect();
     v.sort();
     v
