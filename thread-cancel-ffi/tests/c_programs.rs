@@ -226,6 +226,18 @@ fn skip_reason(src: &Path, mode: Mode) -> Option<String> {
             }
         }
     }
+    if let Some(libs) = linked_libraries(src) {
+        if t.cross {
+            return Some(format!(
+                "links {libs}, a library of the distribution installed for this machine only"
+            ));
+        }
+        if let Some(missing) = libs.split_whitespace().find(|l| !library_installed(l)) {
+            return Some(format!(
+                "links {missing}, which is not installed here (`.ci/run` installs it)"
+            ));
+        }
+    }
     if src.extension().is_some_and(|x| x == "cpp") {
         if let Err(why) = cxx_compiler_runs() {
             return Some(why.clone());
@@ -237,6 +249,23 @@ fn skip_reason(src: &Path, mode: Mode) -> Option<String> {
         }
     }
     None
+}
+
+/// The libraries of the distribution a program links besides the C library, from its line
+/// `TC_LINK: -lsqlite3 -lz` (a real library whose blocking calls are reached).
+fn linked_libraries(src: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(src).ok()?;
+    let line = text.lines().find_map(|l| l.split_once("TC_LINK:"))?.1;
+    Some(line.trim().trim_end_matches("*/").trim().to_string())
+}
+
+/// Whether `-lNAME` links here: the compiler finds `libNAME.so`.
+fn library_installed(flag: &str) -> bool {
+    let name = flag.trim_start_matches("-l");
+    Command::new(compiler(false))
+        .arg(format!("-print-file-name=lib{name}.so"))
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim().starts_with('/'))
 }
 
 /// Whether the C++ compiler exists (natively it is required: no check).
@@ -520,6 +549,9 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
     }
     if mode != Mode::PlainGlibc {
         cc.arg(lib_dir().join("libthread_cancel.a"));
+    }
+    if let Some(libs) = linked_libraries(src) {
+        cc.args(libs.split_whitespace());
     }
     cc.args(["-lpthread", "-ldl", "-lm"]);
     compile(cc, src, &exe);
