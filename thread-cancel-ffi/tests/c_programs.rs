@@ -610,6 +610,10 @@ fn run_shared(exe: &Path) -> String {
 /// status 0 and returns stdout.
 fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
     let mut cmd = target_command(exe);
+    if target().cross {
+        // The never-both stress programs: 2,000 races under emulation (100,000 natively).
+        cmd.env("R10_RACES", "2000");
+    }
     cmd.envs(env.iter().copied());
     let preload = preloaded(exe);
     if preload.exists() {
