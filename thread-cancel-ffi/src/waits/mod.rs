@@ -152,7 +152,10 @@ unsafe fn valid_time(t: *const libc::timespec) -> bool {
     (0..1_000_000_000).contains(&unsafe { (*t).tv_nsec })
 }
 
-#[cfg(all(target_env = "gnu", not(all(target_os = "linux", target_pointer_width = "64"))))]
+#[cfg(all(
+    target_env = "gnu",
+    not(all(target_os = "linux", target_pointer_width = "64"))
+))]
 extern "C" {
     /// glibc 2.30 and later.
     fn pthread_cond_clockwait(
@@ -167,7 +170,10 @@ extern "C" {
 ///
 /// # Safety
 /// As `pthread_cond_clockwait`.
-#[cfg(all(target_env = "gnu", not(all(target_os = "linux", target_pointer_width = "64"))))]
+#[cfg(all(
+    target_env = "gnu",
+    not(all(target_os = "linux", target_pointer_width = "64"))
+))]
 unsafe fn system_cond_clockwait(
     cond: *mut libc::pthread_cond_t,
     mutex: *mut libc::pthread_mutex_t,
