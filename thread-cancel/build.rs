@@ -10,7 +10,8 @@ fn main() {
     // refuses the feature). The one condition: the code
     // (`lib.rs`, `control/tls.rs`), its tests (`tests/interpose.rs`, `tests/w01_table.rs`) and
     // the shims below all follow it. `thread_cancel_tls_slot`: and on x86_64, the thread's
-    // link to its control block is the initial-exec slot of `sys/linux/arch/x86_64.rs`.
+    // link to its control block is the initial-exec slot of `sys/linux/arch/x86_64.rs`
+    // (not with feature `c-abi`: see below).
     let var = |k: &str| std::env::var(k).unwrap_or_default();
     let interpose = std::env::var_os("CARGO_FEATURE_INTERPOSE").is_some()
         && var("CARGO_CFG_TARGET_OS") == "linux"
@@ -20,7 +21,12 @@ fn main() {
         && std::env::var_os("CARGO_CFG_THREAD_CANCEL_PORTABLE").is_none();
     if interpose {
         println!("cargo:rustc-cfg=thread_cancel_interpose");
-        if var("CARGO_CFG_TARGET_ARCH") == "x86_64" {
+        // Not for the C ABI's library: it may be loaded with `dlopen` (a plugin that links
+        // `libthread_cancel.a`, a program that opens `libthread_cancel.so`), where the
+        // initial-exec model's static TLS is not to be had.
+        if var("CARGO_CFG_TARGET_ARCH") == "x86_64"
+            && std::env::var_os("CARGO_FEATURE_C_ABI").is_none()
+        {
             println!("cargo:rustc-cfg=thread_cancel_tls_slot");
         }
         compile_shims();

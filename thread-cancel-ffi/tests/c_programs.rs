@@ -226,6 +226,18 @@ fn skip_reason(src: &Path, mode: Mode) -> Option<String> {
             }
         }
     }
+    if let Some(libs) = linked_libraries(src) {
+        if t.cross {
+            return Some(format!(
+                "links {libs}, a library of the distribution installed for this machine only"
+            ));
+        }
+        if let Some(missing) = libs.split_whitespace().find(|l| !library_installed(l)) {
+            return Some(format!(
+                "links {missing}, which is not installed here (`.ci/run` installs it)"
+            ));
+        }
+    }
     if src.extension().is_some_and(|x| x == "cpp") {
         if let Err(why) = cxx_compiler_runs() {
             return Some(why.clone());
@@ -237,6 +249,23 @@ fn skip_reason(src: &Path, mode: Mode) -> Option<String> {
         }
     }
     None
+}
+
+/// The libraries of the distribution a program links besides the C library, from its line
+/// `TC_LINK: -lsqlite3 -lz` (a real library whose blocking calls are reached).
+fn linked_libraries(src: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(src).ok()?;
+    let line = text.lines().find_map(|l| l.split_once("TC_LINK:"))?.1;
+    Some(line.trim().trim_end_matches("*/").trim().to_string())
+}
+
+/// Whether `-lNAME` links here: the compiler finds `libNAME.so`.
+fn library_installed(flag: &str) -> bool {
+    let name = flag.trim_start_matches("-l");
+    Command::new(compiler(false))
+        .arg(format!("-print-file-name=lib{name}.so"))
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim().starts_with('/'))
 }
 
 /// Whether the C++ compiler exists (natively it is required: no check).
@@ -492,6 +521,24 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
         let so = build_shared(&lib, mode, &exe.with_extension("so"));
         cc.arg(format!("-DTC_TEST_LIB=\"{}\"", so.display()));
     }
+    // A preloaded half (`tests/c/preload/<same name>`): a plain shared library (no header,
+    // nothing of ours), which `run_with` preloads (`LD_PRELOAD`) before every other library,
+    // so that it stands between the library and the C library. Through the header only (a
+    // plain-glibc build interposes in the program itself).
+    let preload = src
+        .parent()
+        .unwrap()
+        .join("preload")
+        .join(src.file_name().unwrap());
+    let preload_so = preloaded(&exe);
+    if preload.exists() && mode != Mode::PlainGlibc {
+        let mut pc = Command::new(compiler(false));
+        pc.args(["-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"]);
+        pc.args(["-shared", "-fPIC"]).arg(&preload).arg("-ldl");
+        compile(pc, &preload, &preload_so);
+    } else {
+        let _ = std::fs::remove_file(&preload_so);
+    }
     cc.arg(src);
     if cxx {
         // A C half (`<stem>.c` beside the `.cpp`), compiled as C, for frames of both languages.
@@ -502,6 +549,9 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
     }
     if mode != Mode::PlainGlibc {
         cc.arg(lib_dir().join("libthread_cancel.a"));
+    }
+    if let Some(libs) = linked_libraries(src) {
+        cc.args(libs.split_whitespace());
     }
     cc.args(["-lpthread", "-ldl", "-lm"]);
     compile(cc, src, &exe);
@@ -560,7 +610,20 @@ fn run_shared(exe: &Path) -> String {
 /// status 0 and returns stdout.
 fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
     let mut cmd = target_command(exe);
+    if target().cross {
+        // The never-both stress programs: 2,000 races under emulation (100,000 natively).
+        cmd.env("R10_RACES", "2000");
+    }
     cmd.envs(env.iter().copied());
+    let preload = preloaded(exe);
+    if preload.exists() {
+        cmd.env("LD_PRELOAD", &preload);
+        // AddressSanitizer insists on coming first; the preloaded library intercepts nothing
+        // of its.
+        if let Some((_, asan)) = env.iter().find(|(k, _)| *k == "ASAN_OPTIONS") {
+            cmd.env("ASAN_OPTIONS", format!("{asan}:verify_asan_link_order=0"));
+        }
+    }
     let out = if target().runner.is_empty() {
         cmd.output().expect("run a C test program")
     } else {
@@ -576,6 +639,13 @@ fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+/// The library a program `exe` runs with preloaded, if it exists (see `build`).
+fn preloaded(exe: &Path) -> PathBuf {
+    let mut name = exe.file_name().unwrap().to_os_string();
+    name.push(".preload.so");
+    exe.with_file_name(name)
 }
 
 /// `cmd`'s output, run in a process group of its own that is killed once `cmd` has ended: a
@@ -634,12 +704,16 @@ fn cxx_programs() -> Vec<PathBuf> {
     sources("tests/cxx", "cpp")
 }
 
+/// The programs of `dir` with extension `ext`; with `TC_C_ONLY` set (a contributor's run of
+/// some programs), those whose name contains it.
 fn sources(dir: &str, ext: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let only = std::env::var("TC_C_ONLY").unwrap_or_default();
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .filter(|p| file_name(p).contains(&only))
         .collect();
     v.sort();
     v
@@ -708,7 +782,10 @@ fn c_programs_under_asan_and_ubsan() {
 #[test]
 fn cxx_programs_run_destructors_on_cancel_as_glibc() {
     let programs = cxx_programs();
-    assert!(!programs.is_empty(), "no C++ test program in tests/cxx");
+    assert!(
+        !programs.is_empty() || std::env::var_os("TC_C_ONLY").is_some(),
+        "no C++ test program in tests/cxx"
+    );
     let mut tally = Tally::new("cxx_programs_run_destructors_on_cancel_as_glibc");
     for src in programs {
         if !tally.runs(&src, Mode::Ours) {

@@ -59,9 +59,10 @@ fn w01_the_c_abi_exports_a_tc_point_for_exactly_the_rows_that_say_so() {
     );
 }
 
-/// Built with the Rust crate's `interpose` on (feature unification in a workspace build), the
-/// library links, and the C library functions it defines are the table's interposed rows, each
-/// once (the link would fail on a second definition).
+/// Built with the Rust crate's `interpose` on (as on glibc it always is now), the library links,
+/// and the C library functions it defines are the table's interposed rows and its `c_library`
+/// rows (each once: the link would fail on a second definition), every `c_library` row among
+/// them.
 #[test]
 fn w01_the_c_abi_with_interpose_links_and_defines_only_interposed_rows() {
     let so = build(
@@ -72,9 +73,18 @@ fn w01_the_c_abi_with_interpose_links_and_defines_only_interposed_rows() {
     let libc = exported(&thread_cancel_fixtures::libc_path());
     let rows: BTreeSet<&str> = ROWS
         .iter()
-        .filter(|r| r.interposed())
+        .filter(|r| r.interposed() || r.c_library_only())
         .map(|r| r.name)
         .collect();
+    let missing: Vec<&str> = ROWS
+        .iter()
+        .filter(|r| r.c_library_only() && !syms.contains(r.name))
+        .map(|r| r.name)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "libthread_cancel.so does not define its `c_library` rows: {missing:?}"
+    );
     let defined: Vec<&String> = syms.intersection(&libc).collect();
     let outside: Vec<_> = defined
         .iter()

@@ -106,6 +106,19 @@ pub fn on_cancel<F: FnOnce() + Send + 'static>(f: F) -> OnCancelGuard {
     }
 }
 
+/// [`on_cancel`] for the calling thread's own cancellation only (registered outside every run:
+/// a scope's cancel never runs it). For the C ABI's waits in code that handles no error.
+#[cfg(feature = "c-abi")]
+pub(crate) fn on_thread_cancel<F: FnOnce() + Send + 'static>(f: F) -> OnCancelGuard {
+    let control = current_control();
+    let id = control.add_callback(Box::new(f), 0, || None);
+    OnCancelGuard {
+        control,
+        id,
+        _not_send: PhantomData,
+    }
+}
+
 /// Unregisters an [`on_cancel`] callback when dropped (if it has not run).
 #[derive(Debug)]
 pub struct OnCancelGuard {

@@ -26,12 +26,36 @@
  * std::condition_variable::wait, std::ostream::write) are the program's. To call the C
  * library's own function, declare it under a name of your own with its symbol:
  * `extern int sys_nanosleep(const struct timespec *, struct timespec *) __asm__("nanosleep");`.
- * A program that defines one of these functions itself (to interpose on the C library's: it
- * is then the function the library's tc_ call reaches) defines it under its symbol the same
- * way: `int my_cond_wait(pthread_cond_t *, pthread_mutex_t *) __asm__("pthread_cond_wait");`
- * then `int my_cond_wait(...) { ... }`. Written `int pthread_cond_wait(...) { ... }`, the
- * definition is tc_cond_wait's (the link fails: multiple definition), and #undef changes
- * nothing (no macros).
+ * Written `int pthread_cond_wait(...) { ... }` in the program, a definition is tc_cond_wait's
+ * (the link fails: multiple definition), and #undef changes nothing (no macros).
+ *
+ * Calls made by other libraries (glibc on 64-bit Linux): code built without this header — the
+ * C++ standard library, libcurl, sqlite, zlib, libuv, a plugin — calls the C library's own
+ * names, and libthread_cancel defines them too: read, write, poll, select, nanosleep, usleep,
+ * sleep, accept, connect, recv, send, waitpid, the other system-call points of its table, and
+ * pthread_cond_wait, pthread_cond_timedwait and pthread_cond_clockwait. So a blocking call made
+ * inside any library is a cancellation point of a thread the library manages (created with
+ * pthread_create through this header, or the main thread), acting as with glibc: the C and C++
+ * frames are unwound, the cleanup handlers and destructors run (std::condition_variable::wait,
+ * curl_easy_perform, a sqlite busy wait, gzread are canceled). Inside tc_scope_run, such a call
+ * fails with the scope's error (ECANCELED, ETIMEDOUT) instead of unwinding code that was not
+ * written for it, and a condition wait made by another library is never woken nor failed by a
+ * scope's cancel (libuv aborts on such an error; POSIX gives the wait none): only the thread's
+ * own cancellation acts there. A thread the library does not manage calls the C library's own
+ * definition (one thread-local read more: 1.05x glibc's read of one byte, measured by
+ * `cargo bench -p thread-cancel-ffi --bench foreign_read`). Not reached: stdio and iostreams
+ * used inside other libraries (std::cin, std::getline, fprintf in libcurl: the C library's
+ * stdio calls its own internal read and write), open, openat and fcntl from other libraries
+ * with the shared library (variadic: the static library defines them), and a library linked
+ * with -Bsymbolic or statically against the C library. Because the library defines these
+ * names, a program that defines one of them itself (its own pthread_cond_wait, read, ...) and
+ * links the static library fails to link (multiple definition); with the shared library the
+ * program's definition is the one every other library reaches, and the library's own waits
+ * call the C library's (the first definition after libthread_cancel: a preloaded object's, if
+ * any). pthread_cond_wait references bound to glibc's pre-2003 version (GLIBC_2.2.5, binaries
+ * linked before glibc 2.3.2) reach the current condition variable: such binaries are not
+ * supported. Under AddressSanitizer (libasan first, then libthread_cancel, then libc), ASan's
+ * interceptors call libthread_cancel's definitions, which call the C library's.
  * The variadic calls (open, openat, fcntl, printf, fprintf, dprintf, scanf, fscanf) reach
  * static helpers here that call the va_list or mode-taking tc_ function. Still macros, as in
  * the C library itself: pthread_cleanup_push/pop (they open and close a block) and

@@ -93,7 +93,10 @@ pub extern "C" fn tc_raise(sig: c_int) -> c_int {
 mod sys {
     use libc::c_int;
     extern "C" {
-        #[cfg(not(target_os = "android"))]
+        #[cfg(not(any(
+            target_os = "android",
+            all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")
+        )))]
         pub(super) fn sigset(sig: c_int, disp: libc::sighandler_t) -> libc::sighandler_t;
         #[cfg(not(target_os = "android"))]
         pub(super) fn bsd_signal(sig: c_int, handler: libc::sighandler_t) -> libc::sighandler_t;
@@ -127,8 +130,67 @@ pub unsafe extern "C" fn tc_sigset(sig: c_int, disp: libc::sighandler_t) -> libc
     if sig == ours() {
         return handler_einval();
     }
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    {
+        // The C library's `sigset` reads the old action with its internal `sigaction`, which
+        // would report the handler the library installs behind the program's (the program's
+        // `sigaction` is the library's, which reports the program's own): glibc's `sigset`,
+        // made of the public calls.
+        // SAFETY: the caller's arguments.
+        unsafe { sigset_public(sig, disp) }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
     // SAFETY: the caller's arguments.
-    unsafe { sys::sigset(sig, disp) }
+    unsafe {
+        sys::sigset(sig, disp)
+    }
+}
+
+/// glibc's `SIG_HOLD` (`<signal.h>`), which the `libc` crate does not name.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+const SIG_HOLD: libc::sighandler_t = 2;
+
+/// glibc's `sigset`, made of `sigaction` and `sigprocmask` (the library's: the program's view).
+///
+/// # Safety
+/// As `sigset`.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+unsafe fn sigset_public(sig: c_int, disp: libc::sighandler_t) -> libc::sighandler_t {
+    // SAFETY: plain values; every pointer below is to a local.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut oset: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        if libc::sigaddset(&mut set, sig) < 0 {
+            return libc::SIG_ERR;
+        }
+        let mut old: libc::sigaction = std::mem::zeroed();
+        if disp == SIG_HOLD {
+            if libc::sigprocmask(libc::SIG_BLOCK, &set, &mut oset) < 0 {
+                return libc::SIG_ERR;
+            }
+            if libc::sigismember(&oset, sig) == 1 {
+                return SIG_HOLD;
+            }
+            if libc::sigaction(sig, std::ptr::null(), &mut old) < 0 {
+                return libc::SIG_ERR;
+            }
+            return old.sa_sigaction;
+        }
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = disp;
+        libc::sigemptyset(&mut act.sa_mask);
+        if libc::sigaction(sig, &act, &mut old) < 0
+            || libc::sigprocmask(libc::SIG_UNBLOCK, &set, &mut oset) < 0
+        {
+            return libc::SIG_ERR;
+        }
+        if libc::sigismember(&oset, sig) == 1 {
+            SIG_HOLD
+        } else {
+            old.sa_sigaction
+        }
+    }
 }
 
 /// `bsd_signal`: as `tc_signal` (the same BSD semantics).

@@ -14,6 +14,19 @@ pub(crate) fn act() -> ! {
     finish_in_region()
 }
 
+/// At load (an `.init_array` entry, before any constructor of the program can make a call):
+/// a blocking call of another library, reached by interposition, acts on the calling C
+/// thread's cancellation as the library's own points do ([`act`]).
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+#[used]
+#[link_section = ".init_array"]
+static SET_FOREIGN_CALL_ACT: extern "C" fn() = {
+    extern "C" fn set() {
+        c_abi::set_foreign_call_act(act);
+    }
+    set
+};
+
 /// Unwinds the C and C++ frames, running the cleanup handlers and destructors, and leaves the
 /// C region (cancellation or exit already begun); a thread the library did not create (no
 /// region) is unwound to the end of its stack and ended by [`foreign_thread_ends`].

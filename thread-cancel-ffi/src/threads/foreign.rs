@@ -87,6 +87,9 @@ pub(super) fn cancel_unknown(reg: &mut Registry, thread: u64) -> i32 {
 
 /// The thread ids of the process (`/proc/self/task`), if they can be read.
 fn threads_alive() -> Option<Vec<libc::pid_t>> {
+    // The library's own reads: not cancellation points of the calling thread.
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    let _own = thread_cancel::c_abi::LibraryCode::enter();
     let tasks = std::fs::read_dir("/proc/self/task").ok()?;
     Some(
         tasks

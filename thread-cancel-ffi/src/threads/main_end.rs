@@ -220,6 +220,9 @@ pub(super) fn only_the_library_threads_left(me: Option<libc::pid_t>) -> bool {
     // SAFETY: no preconditions.
     let main = unsafe { libc::getpid() };
     let mut left = false;
+    // The library's own reads: not cancellation points of the calling thread.
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    let _own = thread_cancel::c_abi::LibraryCode::enter();
     for_each_task(|tid| {
         if left || tid == main || Some(tid) == me || is_not_the_programs(tid) {
             return;

@@ -152,7 +152,10 @@ unsafe fn valid_time(t: *const libc::timespec) -> bool {
     (0..1_000_000_000).contains(&unsafe { (*t).tv_nsec })
 }
 
-#[cfg(target_env = "gnu")]
+#[cfg(all(
+    target_env = "gnu",
+    not(all(target_os = "linux", target_pointer_width = "64"))
+))]
 extern "C" {
     /// glibc 2.30 and later.
     fn pthread_cond_clockwait(
@@ -167,7 +170,10 @@ extern "C" {
 ///
 /// # Safety
 /// As `pthread_cond_clockwait`.
-#[cfg(target_env = "gnu")]
+#[cfg(all(
+    target_env = "gnu",
+    not(all(target_os = "linux", target_pointer_width = "64"))
+))]
 unsafe fn system_cond_clockwait(
     cond: *mut libc::pthread_cond_t,
     mutex: *mut libc::pthread_mutex_t,
@@ -223,6 +229,9 @@ pub(super) fn realtime_deadline(clock: libc::clockid_t, abstime: libc::timespec)
     at
 }
 
+/// The C library's own condition wait (on glibc, where the library defines
+/// `pthread_cond_wait` itself, the C library's definition: `interposed.rs`).
+#[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
 fn system_cond_wait(
     cond: *mut libc::pthread_cond_t,
     mutex: *mut libc::pthread_mutex_t,
@@ -238,6 +247,11 @@ fn system_cond_wait(
     }
 }
 
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+mod interposed;
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+use interposed::system_cond_wait;
+
 fn cond_wait(
     cond: *mut libc::pthread_cond_t,
     mutex: *mut libc::pthread_mutex_t,
@@ -247,7 +261,44 @@ fn cond_wait(
     if !c_abi::in_c_region() {
         return system_cond_wait(cond, mutex, limit);
     }
-    threads::point();
+    cond_wait_with(cond, mutex, limit, Wake::Any)
+}
+
+/// Which requests a condition wait acts on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wake {
+    /// The thread's own, and in the region of a scope's run the scope's (the program's own
+    /// waits, through the header).
+    Any,
+    /// The thread's own only (a wait of code built without the header, `interposed.rs`).
+    #[cfg_attr(
+        not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")),
+        allow(dead_code)
+    )]
+    ThreadOnly,
+}
+
+/// A condition wait of a thread in a C region as a cancellation point for the requests `wake`
+/// says: woken by an `on_cancel` callback, acting with the mutex held again.
+fn cond_wait_with(
+    cond: *mut libc::pthread_cond_t,
+    mutex: *mut libc::pthread_mutex_t,
+    limit: Limit,
+    wake: Wake,
+) -> i32 {
+    let must_act = || match wake {
+        Wake::Any => c_abi::c_must_act(),
+        Wake::ThreadOnly => c_abi::c_must_act_on_thread(),
+    };
+    match wake {
+        Wake::Any => threads::point(),
+        Wake::ThreadOnly => {
+            threads::enter_point();
+            if must_act() {
+                threads::act();
+            }
+        }
+    }
     let w = Arc::new(Waiter {
         cond: SendPtr(cond.cast()),
         mutex: SendPtr(mutex.cast()),
@@ -258,8 +309,11 @@ fn cond_wait(
         changed: Condvar::new(),
     });
     let w2 = w.clone();
-    let guard = thread_cancel::on_cancel(move || wake_waiter(&w2));
-    let r = if c_abi::c_must_act() {
+    let guard = match wake {
+        Wake::Any => thread_cancel::on_cancel(move || wake_waiter(&w2)),
+        Wake::ThreadOnly => c_abi::on_thread_cancel(move || wake_waiter(&w2)),
+    };
+    let r = if must_act() {
         0
     } else {
         system_cond_wait(cond, mutex, limit)
@@ -269,7 +323,7 @@ fn cond_wait(
     // The mutex is held again here: a request is acted on with it held (R22). The wait may
     // have consumed a signal meant for another waiter: pass it on (a spurious wake-up for the
     // others, who re-check their predicate) before acting, so none is lost.
-    if c_abi::c_must_act() {
+    if must_act() {
         // SAFETY: the caller's live condition variable.
         unsafe { libc::pthread_cond_broadcast(cond) };
         drop(w); // nothing of this frame is left to the abandoned stack

@@ -2,11 +2,12 @@
  * the mutex and is not yet queued (a broadcast sent then wakes nobody), still ends the wait;
  * and a thread that cancels while holding the wait's mutex is not blocked by that.
  *
- * The window is made wide on purpose: this program defines the symbol pthread_cond_wait itself,
- * which the library's condition wait (linked statically from libthread_cancel.a) then calls; it
- * spins
- * 200 µs with the mutex held before it calls the C library's own wait, as a waiter preempted
- * there would. 3,000 rounds, three kinds: (a) the cancel is sent inside that window; (b) after
+ * The window is made wide on purpose: a shared library preloaded before every other
+ * (preload/r22_..., LD_PRELOAD: the test runner builds and preloads it) defines
+ * pthread_cond_wait, which the library's condition wait (whose lookup of the C library's
+ * definition finds the first after its own object) then calls; when told to, it spins 200 µs
+ * with the mutex held before it calls the C library's own wait, as a waiter preempted there
+ * would. Against plain glibc, this program defines the symbol itself. 3,000 rounds, three kinds: (a) the cancel is sent inside that window; (b) after
  * a delay of 0 to ~3 µs from the start of the wait; (c) with the mutex held by the canceler
  * across pthread_cancel. The waiter must end canceled each time, its cleanup handler run with
  * the mutex held again.
@@ -24,37 +25,33 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static atomic_int entering, in_window, slow, cleaned_with_mutex;
+static atomic_int entering, cleaned_with_mutex;
+
+#ifdef TC_PLAIN_GLIBC
+static atomic_int in_window_here, slow_here;
+static atomic_int *in_window = &in_window_here, *slow = &slow_here;
 
 /* The C library's wait, reached past this program's definition below. */
 static int real_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
-#ifdef __GLIBC__
     static int (*real)(pthread_cond_t *, pthread_mutex_t *);
     if (!real) real = (int (*)(pthread_cond_t *, pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_cond_wait");
     return real(c, m);
-#else
-    /* The C library's, named by its symbol (the header redirects the name itself to ours). */
-    extern int sys_cond_timedwait(pthread_cond_t *, pthread_mutex_t *, const struct timespec *)
-        __asm__("pthread_cond_timedwait");
-    return sys_cond_timedwait(c, m, NULL); /* musl: a wait without a time limit */
-#endif
 }
 
-/* This program's pthread_cond_wait, defined under the C library's symbol: the header redirects
- * the name pthread_cond_wait itself (a call, the address, a definition) to tc_cond_wait, the
- * library's, so a definition written `int pthread_cond_wait(...)` would define tc_cond_wait
- * (the link fails: multiple definition). The header's top comment says so. */
-int slow_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) __asm__("pthread_cond_wait");
-int slow_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
-    if (atomic_load(&slow)) {
+int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+    if (atomic_load(slow)) {
         struct timespec t0, t;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        atomic_store(&in_window, 1);
+        atomic_store(in_window, 1);
         do clock_gettime(CLOCK_MONOTONIC, &t);
         while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 200000);
     }
     return real_cond_wait(c, m);
 }
+#else
+/* The preloaded library's flags (it defines them: see the top comment). */
+static atomic_int *in_window, *slow;
+#endif
 
 static void on_alarm(int sig) {
     (void)sig;
@@ -83,17 +80,22 @@ static void *waiter(void *arg) {
 int main(void) {
     signal(SIGALRM, on_alarm);
     alarm(60);
+#ifndef TC_PLAIN_GLIBC
+    in_window = dlsym(RTLD_DEFAULT, "r22_in_window");
+    slow = dlsym(RTLD_DEFAULT, "r22_slow");
+    CHECK(in_window && slow); /* the preloaded library is there */
+#endif
     const char *env = getenv("R22_ROUNDS");
     int n = env ? atoi(env) : 3000;
     for (int i = 0; i < n; i++) {
         int kind = i % 3;
         atomic_store(&entering, 0);
-        atomic_store(&in_window, 0);
-        atomic_store(&slow, kind == 0);
+        atomic_store(in_window, 0);
+        atomic_store(slow, kind == 0);
         pthread_t w;
         CHECK(pthread_create(&w, NULL, waiter, NULL) == 0);
         if (kind == 0) {
-            while (!atomic_load(&in_window)) {
+            while (!atomic_load(in_window)) {
             }
         } else {
             while (!atomic_load(&entering)) {

@@ -25,29 +25,18 @@
         }                                                                               \
     } while (0)
 
-/* The system's nanosleep (not a cancellation point of ours): the compat header redirects every
- * reference to `nanosleep`, a call or its address, to tc_nanosleep, so this names the C
- * library's symbol itself. */
-#ifdef __cplusplus
-extern "C" {
-#endif
-extern int tc_test_sys_nanosleep(const struct timespec *, struct timespec *) __asm__("nanosleep");
-#ifdef __cplusplus
-}
-#endif
-
-/* Sleeps `ms` milliseconds with the system's nanosleep. */
+/* Sleeps `ms` milliseconds, never a cancellation point: the system call itself (the C
+ * library's nanosleep is a cancellation point with glibc, and with libthread_cancel, which
+ * defines it for every library of the process). */
 static inline void test_msleep(long ms) {
-    int (*sys_nanosleep)(const struct timespec *, struct timespec *) = &tc_test_sys_nanosleep;
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    sys_nanosleep(&ts, NULL);
+    syscall(SYS_nanosleep, &ts, NULL);
 }
 
 /* The same in microseconds. */
 static inline void test_usleep(long us) {
-    int (*sys_nanosleep)(const struct timespec *, struct timespec *) = &tc_test_sys_nanosleep;
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
-    sys_nanosleep(&ts, NULL);
+    syscall(SYS_nanosleep, &ts, NULL);
 }
 
 /* Waits (without a cancellation point) until `*flag >= value`. A hang is caught by the

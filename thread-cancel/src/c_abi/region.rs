@@ -180,6 +180,12 @@ pub fn c_must_act() -> bool {
     with_current(|c| c_decide(c, c.word.load()) != CAct::No).unwrap_or(false) && in_c_region()
 }
 
+/// Whether the calling thread, in a C region, must act on its own request now (enabled,
+/// pending, not already terminating); a scope's request is not looked at.
+pub fn c_must_act_on_thread() -> bool {
+    with_current(|c| word::thread_acts(c.word.load())).unwrap_or(false) && in_c_region()
+}
+
 /// Begins acting on the pending request: from now on cancellation is disabled. In the region
 /// of a scope's run with only a scope's request pending, begins the scope's unwind instead.
 /// Nothing if an unwind has begun already (the thread's termination, or a scope's: it goes on).
@@ -364,4 +370,86 @@ pub fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
 /// The calling thread's `errno` slot (`__errno_location`; bionic's `__errno`).
 pub fn errno_location() -> *mut libc::c_int {
     crate::sys::errno_location()
+}
+
+/// How the C side acts on a thread's cancellation from inside a call: `threads::act` of
+/// `thread-cancel-ffi` (cleanup handlers, the forced unwind of the C and C++ frames), set once
+/// at load by [`set_foreign_call_act`]; 0 before.
+static FOREIGN_CALL_ACT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Sets how a blocking call made by C code the library did not compile (another library's
+/// `read`, reached by interposition) acts on the calling thread's cancellation, where the
+/// thread acts in C code: `act` runs the cleanup handlers and unwinds the C and C++ frames (it
+/// must start from a frame holding nothing, as every C point's).
+pub fn set_foreign_call_act(act: fn() -> !) {
+    FOREIGN_CALL_ACT.store(act as usize, Ordering::Relaxed);
+}
+
+thread_local! {
+    /// How deep the calling thread is in the library's own code that calls the C library's
+    /// blocking functions from Rust frames ([`LibraryCode`]): its calls never act by unwinding.
+    static IN_LIBRARY: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// While alive, the calling thread's interposed calls act as a Rust thread's (they fail with
+/// `ECANCELED`), never by the C side's forced unwind: the library's own code that reaches the
+/// C library's blocking functions through `std` (reading `/proc`) holds Rust values that an
+/// unwind from inside those calls would have to pass.
+pub struct LibraryCode(std::marker::PhantomData<*const ()>);
+
+impl LibraryCode {
+    /// Enters the library's own code.
+    pub fn enter() -> LibraryCode {
+        IN_LIBRARY.with(|d| d.set(d.get() + 1));
+        LibraryCode(std::marker::PhantomData)
+    }
+}
+
+impl Drop for LibraryCode {
+    fn drop(&mut self) {
+        IN_LIBRARY.with(|d| d.set(d.get() - 1));
+    }
+}
+
+/// What an interposed call that a request stopped does on a thread of the C ABI
+/// ([`foreign_call`]).
+#[cfg(thread_cancel_interpose)]
+pub(crate) enum ForeignCall {
+    /// As on any thread of the crate (the interposed call fails, or is made plainly).
+    AsRust,
+    /// The plain call: the library's own code ([`LibraryCode`]), or a thread that acts in C
+    /// code and has begun to act (its cleanup handlers' calls work, as under glibc).
+    Plain,
+    /// Act on the thread's own cancellation here: the C side's act (its cleanup handlers, the
+    /// forced unwind of its C and C++ frames).
+    Act(fn() -> !),
+}
+
+/// For an interposed call of the calling thread, whose control block is `c`, stopped by a
+/// request (the word `s`): what it does (see [`ForeignCall`]).
+#[cfg(thread_cancel_interpose)]
+pub(crate) fn foreign_call(c: &Control, s: u32) -> ForeignCall {
+    if IN_LIBRARY.with(std::cell::Cell::get) != 0 {
+        return ForeignCall::Plain;
+    }
+    let f = FOREIGN_CALL_ACT.load(Ordering::Relaxed);
+    let acts_now = word::thread_acts(s);
+    if f == 0 || !(acts_now || s & word::TERMINATING != 0) {
+        return ForeignCall::AsRust;
+    }
+    if !(in_region(c) || (c.exit_type.is_none() && foreign_stack_is_c())) {
+        return ForeignCall::AsRust;
+    }
+    if !acts_now {
+        return ForeignCall::Plain;
+    }
+    // SAFETY: only `set_foreign_call_act` stores a non-zero value: a `fn() -> !`.
+    ForeignCall::Act(unsafe { std::mem::transmute::<usize, fn() -> !>(f) })
+}
+
+/// Registers `f` to run when the calling thread's own cancellation is requested (never for a
+/// scope's cancel), or at once if it is pending: the wake-up of a wait in code that handles no
+/// error for a scope's cancel. Unregistered when the guard is dropped.
+pub fn on_thread_cancel<F: FnOnce() + Send + 'static>(f: F) -> crate::OnCancelGuard {
+    crate::on_cancel::on_thread_cancel(f)
 }

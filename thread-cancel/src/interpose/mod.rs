@@ -73,7 +73,16 @@ enum Verdict {
     Plain,
     /// Make the call again as a point: a deadline tick stopped it and no deadline had passed.
     Again,
+    /// A thread that acts in C code acts on its own cancellation here, as at a C point: the
+    /// caller calls this (the C side's act: the forced unwind of the C and C++ frames) once
+    /// nothing of its own is live (feature `c-abi`, the C ABI's library).
+    #[cfg(feature = "c-abi")]
+    ActInC(fn() -> !),
 }
+
+/// The errno slot [`after_call`] returns for [`Verdict::ActInC`], which no call fails with.
+#[cfg(feature = "c-abi")]
+const ACT_IN_C: c_int = c_int::MIN;
 
 /// How a call acts: `Stdio` calls (writes to descriptors 1 and 2) never fail because of a
 /// cancel.
@@ -294,6 +303,8 @@ unsafe fn after_call(
     // The interposed functions are `extern "C-unwind"` (the C library's cancel of a foreign
     // thread unwinds through them, `next.rs`): a panic here must not unwind into C.
     let abort = AbortOnUnwind;
+    #[cfg(feature = "c-abi")]
+    let mut act_in_c = None;
     let v = loop {
         break match r {
             CpResult::Done(r) if r != -(libc::EINTR as c_long) => Ok(r),
@@ -317,10 +328,23 @@ unsafe fn after_call(
                     r = unsafe { in_call(c, nr, a) };
                     continue;
                 }
+                #[cfg(feature = "c-abi")]
+                Verdict::ActInC(act) => {
+                    act_in_c = Some(act);
+                    Err(ACT_IN_C)
+                }
             },
         };
     };
     std::mem::forget(abort);
+    #[cfg(feature = "c-abi")]
+    if let Some(act) = act_in_c {
+        // The call had no effect. Nothing of this function (nor of its callers in this module,
+        // up to the interposed symbol) is live with a destructor: the C side's forced unwind
+        // passes these frames as C frames, and runs the C and C++ cleanup of its caller's.
+        children::kill(Some(0));
+        act();
+    }
     v
 }
 
@@ -416,6 +440,15 @@ fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
         if let CpResult::Done(r) = r {
             return Verdict::Done(r);
         }
+    }
+    // A thread of the C ABI that acts in C code acts on its own cancellation here, in another
+    // library's call, as glibc acts in its own (a write to descriptor 1 or 2 included: a point
+    // for C); its cleanup handlers' calls are the plain calls.
+    #[cfg(feature = "c-abi")]
+    match crate::c_abi::foreign_call(c, s) {
+        crate::c_abi::ForeignCall::AsRust => {}
+        crate::c_abi::ForeignCall::Plain => return Verdict::Plain,
+        crate::c_abi::ForeignCall::Act(act) => return Verdict::ActInC(act),
     }
     if s & word::TERMINATING != 0 {
         // The thread acts on its own cancel or exit: its cleanup I/O works (R19); a

@@ -32,6 +32,8 @@
 //! `off64_t` is `off_t`). Both C faces have them: the interposed symbol, and `tc_` and the C
 //! name (`tc___recv_chk`), which the C ABI's compatibility header redirects the C name to. The `unreached` rows are what a
 //! program meets that interposition does not reach (the user docs list them, with the reason).
+//! The `c_library` rows are defined by the C ABI's library only, written by hand there (the
+//! condition waits: not system calls, and points for a C thread's own cancellation only).
 //!
 //! The table is a macro that hands its rows to a face's macro (`$face! { points { ... } chk
 //! { ... } unreached { ... } }`), so each face expands the rows it has and the others are
@@ -157,8 +159,15 @@ macro_rules! __thread_cancel_points {
             ioctl, sendfile, copy_file_range, system, popen, pclose, wordexp, getaddrinfo,
             gethostbyname, getnameinfo, fopen, fread, fgets, getline, fwrite, fflush, fclose,
             syslog, __open_2, __open64_2, __openat_2, __openat64_2, __xpg_sigpause, sem_wait,
-            sem_timedwait, sem_clockwait, pthread_cond_wait, pthread_cond_timedwait,
-            pthread_join, vfork, clone, syscall, io_uring_enter, futex, sigset, sigvec, rt_sigaction,
+            sem_timedwait, sem_clockwait, pthread_join, vfork, clone, syscall, io_uring_enter,
+            futex, sigset, sigvec, rt_sigaction,
+        }
+        c_library {
+            // Defined by the C ABI's library only (`thread-cancel-ffi/src/waits/interposed.rs`):
+            // a condition wait of another library is a point for a C thread's own cancellation
+            // (never a scope's: its callers handle no error). Not reached in Rust (listed as
+            // not reached in its docs: the C library's own wait).
+            pthread_cond_wait, pthread_cond_timedwait, pthread_cond_clockwait,
         }
         }
     };
@@ -172,10 +181,12 @@ macro_rules! __thread_cancel_points {
         chk { $( $cname:ident ( $($carg:ident : $ct:ty),* ) -> $cret:ty
             = $base:ident ( $($barg:expr),* ) if $cond:block ; )* }
         unreached { $($un:ident),* $(,)? }
+        c_library { $($cl:ident),* $(,)? }
     ) => {
         $( $face! { row [$rs $ip $tc] $name ( $($arg : $t),* ) -> $ret = $nr ( $($reg),* ) } )*
         $( $face! { chk $cname ( $($carg : $ct),* ) -> $cret = $base ( $($barg),* ) if $cond } )*
         $( $face! { unreached $un } )*
+        $( $face! { c_library $cl } )*
     };
 }
 pub(crate) use __thread_cancel_points as table;
@@ -221,7 +232,12 @@ pub struct Row {
 impl Row {
     /// Whether the crate defines this C library symbol with feature `interpose`.
     pub fn interposed(&self) -> bool {
-        !matches!(self.interpose, "no" | "never")
+        !matches!(self.interpose, "no" | "never" | "clib")
+    }
+
+    /// Whether only the C ABI's library defines this C library symbol (a `c_library` row).
+    pub fn c_library_only(&self) -> bool {
+        self.interpose == "clib"
     }
 }
 
@@ -232,9 +248,10 @@ macro_rules! rows_as_data {
         chk { $( $cname:ident ( $($carg:ident : $ct:ty),* ) -> $cret:ty
             = $base:ident ( $($barg:expr),* ) if $cond:block ; )* }
         unreached { $($un:ident),* $(,)? }
+        c_library { $($cl:ident),* $(,)? }
     ) => {
         /// Every row of the table, as data: the points, then the checked forms, then what is
-        /// not reached.
+        /// not reached, then what only the C ABI's library defines.
         #[doc(hidden)]
         pub const ROWS: &[Row] = &[
             $( Row {
@@ -246,6 +263,7 @@ macro_rules! rows_as_data {
             $( Row { name: stringify!($cname), rust: "no", interpose: "chk", tc: "chk" }, )*
             // (What the other faces do with these is not the table's: `-`.)
             $( Row { name: stringify!($un), rust: "-", interpose: "no", tc: "-" }, )*
+            $( Row { name: stringify!($cl), rust: "-", interpose: "clib", tc: "-" }, )*
         ];
     };
 }

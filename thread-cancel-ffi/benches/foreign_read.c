@@ -1,0 +1,100 @@
+/* The cost row of the C library's reach: a read of one byte (/dev/zero) on a thread that never
+ * met the library, in a program built WITHOUT the compatibility header that merely has
+ * libthread_cancel.so loaded (linked with -lthread_cancel: the library defines `read`, so every
+ * `read` of the process is the library's), beside glibc's own `read` and the raw system call,
+ * sampled interleaved in one process run. Driven by benches/foreign_read.rs.
+ *
+ * Prints each series' median ns per call over the samples, and the ratios. FOREIGN_SAMPLES
+ * (default 2000) samples of 1000 calls each. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCH 1000
+
+typedef ssize_t (*read_fn)(int, void *, size_t);
+static int fd;
+static char buf[1];
+static read_fn glibc_read;
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static double ours(void) {
+    double t = now_ns();
+    for (int i = 0; i < BATCH; i++) {
+        if (read(fd, buf, 1) != 1) abort();
+        __asm__ volatile("" ::: "memory");
+    }
+    return (now_ns() - t) / BATCH;
+}
+
+static double glibc(void) {
+    double t = now_ns();
+    for (int i = 0; i < BATCH; i++) {
+        if (glibc_read(fd, buf, 1) != 1) abort();
+        __asm__ volatile("" ::: "memory");
+    }
+    return (now_ns() - t) / BATCH;
+}
+
+static double raw(void) {
+    double t = now_ns();
+    for (int i = 0; i < BATCH; i++) {
+        if (syscall(SYS_read, fd, buf, 1) != 1) abort();
+        __asm__ volatile("" ::: "memory");
+    }
+    return (now_ns() - t) / BATCH;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(void) {
+    const char *env = getenv("FOREIGN_SAMPLES");
+    int n = env ? atoi(env) : 2000;
+    if (n < 1) n = 1;
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    glibc_read = libc ? (read_fn)dlsym(libc, "read") : NULL;
+    void *ours_sym = dlsym(RTLD_DEFAULT, "read");
+    Dl_info info;
+    if (!glibc_read || !ours_sym || !dladdr(ours_sym, &info)) {
+        fprintf(stderr, "symbols not found\n");
+        return 1;
+    }
+    printf("`read` of this process is defined in: %s\n", info.dli_fname);
+    fd = open("/dev/zero", O_RDONLY);
+    if (fd < 0) return 1;
+    double *a = malloc(sizeof(double) * (size_t)n), *b = malloc(sizeof(double) * (size_t)n),
+           *c = malloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < 200; i++) ours(), glibc(), raw(); /* warm up */
+    for (int i = 0; i < n; i++) {
+        a[i] = ours();
+        b[i] = glibc();
+        c[i] = raw();
+    }
+    double ma = median(a, n), mb = median(b, n), mc = median(c, n);
+    printf("read of 1 byte on a thread that never met the library, median of %d samples of %d "
+           "calls:\n",
+           n, BATCH);
+    printf("  libthread_cancel's read   %7.2f ns   %.3fx glibc's read   %.3fx the raw call\n", ma,
+           ma / mb, ma / mc);
+    printf("  glibc's read              %7.2f ns   %.3fx the raw call\n", mb, mb / mc);
+    printf("  raw syscall(SYS_read)     %7.2f ns\n", mc);
+    return 0;
+}
