@@ -560,7 +560,12 @@ fn build(src: &Path, mode: Mode) -> PathBuf {
 
 /// Compiles `src` as a shared library `so` (`-shared -fPIC`) in `mode`: through the header and
 /// with `libthread_cancel.a` linked in, or against plain glibc.
+///
+/// A library whose source says `TC_PLAIN_LIBRARY` is built without the header and without
+/// the library in every mode: a library of the distribution, built for plain glibc.
 fn build_shared(src: &Path, mode: Mode, so: &Path) -> PathBuf {
+    let plain = std::fs::read_to_string(src).is_ok_and(|t| t.contains("TC_PLAIN_LIBRARY"));
+    let mode = if plain { Mode::PlainGlibc } else { mode };
     let mut cc = Command::new(compiler(false));
     cc.args([
         "-std=gnu11",

@@ -100,7 +100,7 @@ pub(crate) use linux::{
         abandoning_frames, boundary as region_boundary, has_act as region_has_act,
         leave as region_leave, resolve_sanitizer_hook,
     },
-    syscall_cp::default_signal,
+    syscall_cp::{default_signal, sigrtmin},
 };
 
 #[cfg(any(

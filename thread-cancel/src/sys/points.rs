@@ -33,7 +33,8 @@
 //! name (`tc___recv_chk`), which the C ABI's compatibility header redirects the C name to. The `unreached` rows are what a
 //! program meets that interposition does not reach (the user docs list them, with the reason).
 //! The `c_library` rows are defined by the C ABI's library only, written by hand there (the
-//! condition waits: not system calls, and points for a C thread's own cancellation only).
+//! condition waits: not system calls, and points for a C thread's own cancellation only; the
+//! C library's `SIGRTMIN`).
 //!
 //! The table is a macro that hands its rows to a face's macro (`$face! { points { ... } chk
 //! { ... } unreached { ... } }`), so each face expands the rows it has and the others are
@@ -163,11 +164,14 @@ macro_rules! __thread_cancel_points {
             futex, sigset, sigvec, rt_sigaction,
         }
         c_library {
-            // Defined by the C ABI's library only (`thread-cancel-ffi/src/waits/interposed.rs`):
-            // a condition wait of another library is a point for a C thread's own cancellation
-            // (never a scope's: its callers handle no error). Not reached in Rust (listed as
-            // not reached in its docs: the C library's own wait).
+            // Defined by the C ABI's library only, for the code of the process built without
+            // its header: a condition wait of another library is a point for a C thread's own
+            // cancellation (never a scope's: its callers handle no error;
+            // `thread-cancel-ffi/src/waits/interposed.rs`; not reached in Rust, listed as not
+            // reached in its docs); `__libc_current_sigrtmin` (glibc's `SIGRTMIN`) is the
+            // program's, above the cancel signal (`syscalls/signal.rs` there).
             pthread_cond_wait, pthread_cond_timedwait, pthread_cond_clockwait,
+            __libc_current_sigrtmin,
         }
         }
     };
