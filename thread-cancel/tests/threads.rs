@@ -786,7 +786,10 @@ fn r17_push_and_pop_pair_in_one_scope() {
             true
         }
     }
-    assert!(Probe::<u8>(std::marker::PhantomData).is_send(), "the probe sees Send");
+    assert!(
+        Probe::<u8>(std::marker::PhantomData).is_send(),
+        "the probe sees Send"
+    );
     assert!(
         !Probe::<thread_cancel::CleanupGuard<fn()>>(std::marker::PhantomData).is_send(),
         "a cleanup guard can be sent to another thread"
