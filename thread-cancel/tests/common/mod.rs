@@ -164,10 +164,13 @@ fn in_read_of(tid: i32, fd: i32) -> bool {
     nr == Some(libc::SYS_read) && arg0 == Some(i64::from(fd))
 }
 
-/// Whether thread `tid` sleeps in a `futex` wait on a word in `range` (the addresses of a lock,
-/// say). Under an emulator (`THREAD_CANCEL_TEST_RUNNER`) `/proc` cannot tell: says yes.
+/// Whether thread `tid` sleeps in a `futex` wait on a word in `range` (the addresses of a lock
+/// of the crate's, say). It cannot tell, and says yes, under an emulator
+/// (`THREAD_CANCEL_TEST_RUNNER`: `/proc` shows the host's calls) and in the portable layer
+/// (`--cfg thread_cancel_portable`: the crate's futex is emulated on `std`'s condition
+/// variables, so the kernel's futex word is not the lock's).
 pub fn in_futex_wait_within(tid: i32, range: std::ops::Range<usize>) -> bool {
-    if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() {
+    if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() || cfg!(thread_cancel_portable) {
         return true;
     }
     let sc = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).unwrap_or_default();
