@@ -700,8 +700,27 @@ fn exe_name(cmd: &Command) -> String {
         .into_owned()
 }
 
+/// The C test programs (`tests/c/*.c`); with `THREAD_CANCEL_C_PROGRAMS` set, only those whose
+/// file name starts with one of its comma-separated prefixes (`r07_`, `c07_canceled_scope`):
+/// how `.ci/mutants` runs the one program named after a requirement.
 fn programs() -> Vec<PathBuf> {
-    sources("tests/c", "c")
+    let mut v = sources("tests/c", "c");
+    if let Ok(only) = std::env::var("THREAD_CANCEL_C_PROGRAMS") {
+        let prefixes: Vec<&str> = only
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        v.retain(|p| {
+            let name = file_name(p);
+            prefixes.iter().any(|pre| name.starts_with(pre))
+        });
+        assert!(
+            !v.is_empty(),
+            "THREAD_CANCEL_C_PROGRAMS={only}: no program matches"
+        );
+    }
+    v
 }
 
 /// The C++ test programs (`tests/cxx/*.cpp`).
