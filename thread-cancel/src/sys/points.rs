@@ -1,7 +1,7 @@
 //! The table of points: what "this C library function is a cancellation point here" means, once.
 //!
 //! Each row is one C library function: its name, its C signature (written once, here), the
-//! system call it is made as (by the platform's name, [`calls`](super::calls)) with the
+//! system call it is made as (by the platform's name, `sys::calls`) with the
 //! registers its arguments go to, and one column per face of the library:
 //!
 //! | column | face | made from the row where it says `point` |
