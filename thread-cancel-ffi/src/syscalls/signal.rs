@@ -37,17 +37,6 @@ pub extern "C" fn tc_current_sigrtmin() -> c_int {
     }
 }
 
-/// glibc (64-bit Linux): the C library's `__libc_current_sigrtmin`, which glibc's `SIGRTMIN`
-/// macro calls, defined by the library for every module of the process — code built without
-/// the header (another library, a plugin) sees the program's `SIGRTMIN`, above the cancel
-/// signal, as the program does ([`tc_current_sigrtmin`]): a handler it installs on its
-/// `SIGRTMIN` never takes the cancel signal, and the program's `raise(SIGRTMIN)` reaches it.
-#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-#[no_mangle]
-pub extern "C" fn __libc_current_sigrtmin() -> c_int {
-    tc_current_sigrtmin()
-}
-
 /// `-1` with `EINVAL`, as glibc answers for its own signals.
 fn einval() -> c_int {
     crate::set_errno(libc::EINVAL);

@@ -33,8 +33,7 @@
 //! name (`tc___recv_chk`), which the C ABI's compatibility header redirects the C name to. The `unreached` rows are what a
 //! program meets that interposition does not reach (the user docs list them, with the reason).
 //! The `c_library` rows are defined by the C ABI's library only, written by hand there (the
-//! condition waits: not system calls, and points for a C thread's own cancellation only; the
-//! C library's `SIGRTMIN`).
+//! condition waits: not system calls, and points for a C thread's own cancellation only).
 //!
 //! The table is a macro that hands its rows to a face's macro (`$face! { points { ... } chk
 //! { ... } unreached { ... } }`), so each face expands the rows it has and the others are
@@ -135,6 +134,7 @@ macro_rules! __thread_cancel_points {
             bsd_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own own];
             sysv_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own own];
             __sysv_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own no];
+            __libc_current_sigrtmin() -> c_int = NONE() [no own no];
             posix_spawn(pid: *mut pid_t, path: *const c_char, actions: *const posix_spawn_file_actions_t, attr: *const posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int = NONE() [no own no];
             posix_spawnp(pid: *mut pid_t, file: *const c_char, actions: *const posix_spawn_file_actions_t, attr: *const posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int = NONE() [no own no];
             msgrcv(qid: c_int, msg: *mut c_void, size: size_t, typ: c_long, flags: c_int) -> ssize_t = MSGRCV(qid, msg, size, typ, flags) [point no point];
@@ -168,10 +168,8 @@ macro_rules! __thread_cancel_points {
             // its header: a condition wait of another library is a point for a C thread's own
             // cancellation (never a scope's: its callers handle no error;
             // `thread-cancel-ffi/src/waits/interposed.rs`; not reached in Rust, listed as not
-            // reached in its docs); `__libc_current_sigrtmin` (glibc's `SIGRTMIN`) is the
-            // program's, above the cancel signal (`syscalls/signal.rs` there).
+            // reached in its docs).
             pthread_cond_wait, pthread_cond_timedwait, pthread_cond_clockwait,
-            __libc_current_sigrtmin,
         }
         }
     };

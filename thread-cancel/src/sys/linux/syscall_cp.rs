@@ -251,18 +251,24 @@ static INSTALL: Mutex<()> = Mutex::new(());
 /// The default cancel signal: `SIGRTMIN + 7` (glibc keeps the first two real-time signals for
 /// itself; applications that use real-time signals usually count up from `SIGRTMIN`). The C
 /// library chooses the system's `SIGRTMIN` instead, before `main`, and hides it from C programs
-/// (`io::set_signal`'s docs).
+/// (`io::set_signal`'s docs). With `interpose` the crate defines the C library's
+/// `__libc_current_sigrtmin` for the whole process, so it takes the C library's first
+/// real-time signal and every module's `SIGRTMIN` is the next one (`interpose/calls.rs`).
 pub(crate) fn default_signal() -> i32 {
-    sigrtmin() + 7
+    if cfg!(thread_cancel_interpose) {
+        sigrtmin()
+    } else {
+        sigrtmin() + 7
+    }
 }
 
-/// The C library's `SIGRTMIN`, as its own `__libc_current_sigrtmin` answers. The C ABI's
-/// library on glibc defines that function itself (so that every module of a C program sees the
-/// program's `SIGRTMIN`, above the cancel signal: `thread-cancel-ffi`); the crate reads the C
-/// library's definition behind it, found once (the first call is on the thread that installs
-/// the handler, never in a signal handler).
+/// The C library's `SIGRTMIN`, as its own `__libc_current_sigrtmin` answers. With `interpose`
+/// the crate defines that function itself (so that every module of the process sees one
+/// `SIGRTMIN`, above the cancel signal: `interpose/calls.rs`) and reads the C library's
+/// definition behind it, found once, at load (`interpose` resolves it from an `.init_array`
+/// entry: never first in a signal handler).
 pub(crate) fn sigrtmin() -> i32 {
-    #[cfg(all(feature = "c-abi", thread_cancel_interpose))]
+    #[cfg(thread_cancel_interpose)]
     {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let mut p = NEXT.load(Ordering::Relaxed);
@@ -279,7 +285,7 @@ pub(crate) fn sigrtmin() -> i32 {
         let f = unsafe { std::mem::transmute::<usize, extern "C" fn() -> libc::c_int>(p) };
         f()
     }
-    #[cfg(not(all(feature = "c-abi", thread_cancel_interpose)))]
+    #[cfg(not(thread_cancel_interpose))]
     libc::SIGRTMIN()
 }
 
