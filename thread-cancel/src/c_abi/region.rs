@@ -396,6 +396,8 @@ static FOREIGN_CALL_ACT: std::sync::atomic::AtomicUsize = std::sync::atomic::Ato
 /// must start from a frame holding nothing, as every C point's).
 pub fn set_foreign_call_act(act: fn() -> !) {
     FOREIGN_CALL_ACT.store(act as usize, Ordering::Relaxed);
+    #[cfg(thread_cancel_interpose)]
+    crate::interpose::set_foreign_call_decider(foreign_call);
 }
 
 thread_local! {
@@ -424,19 +426,8 @@ impl Drop for LibraryCode {
     }
 }
 
-/// What an interposed call that a request stopped does on a thread of the C ABI
-/// ([`foreign_call`]).
 #[cfg(thread_cancel_interpose)]
-pub(crate) enum ForeignCall {
-    /// As on any thread of the crate (the interposed call fails, or is made plainly).
-    AsRust,
-    /// The plain call: the library's own code ([`LibraryCode`]), or a thread that acts in C
-    /// code and has begun to act (its cleanup handlers' calls work, as under glibc).
-    Plain,
-    /// Act on the thread's own cancellation here: the C side's act (its cleanup handlers, the
-    /// forced unwind of its C and C++ frames).
-    Act(fn() -> !),
-}
+use crate::interpose::ForeignCall;
 
 /// For an interposed call of the calling thread, whose control block is `c`, stopped by a
 /// request (the word `s`): what it does (see [`ForeignCall`]).

@@ -80,6 +80,44 @@ enum Verdict {
     ActInC(fn() -> !),
 }
 
+/// What an interposed call that a request stopped does on a thread of the C ABI (feature
+/// `c-abi`; decided there, by the function it registers with [`set_foreign_call_decider`], so
+/// that this lower layer does not import the C ABI's support).
+#[cfg(feature = "c-abi")]
+pub(crate) enum ForeignCall {
+    /// As on any thread of the crate (the interposed call fails, or is made plainly).
+    AsRust,
+    /// The plain call: the library's own code, or a thread that acts in C code and has begun to
+    /// act (its cleanup handlers' calls work, as under glibc).
+    Plain,
+    /// Act on the thread's own cancellation here: the C side's act (its cleanup handlers, the
+    /// forced unwind of its C and C++ frames).
+    Act(fn() -> !),
+}
+
+/// The C ABI's decision for a stopped call of the thread whose control block and word are
+/// given ([`ForeignCall`]).
+#[cfg(feature = "c-abi")]
+pub(crate) type ForeignCallDecider = fn(&Control, u32) -> ForeignCall;
+
+/// The registered [`ForeignCallDecider`] (0: none: every thread as Rust's).
+#[cfg(feature = "c-abi")]
+static FOREIGN_CALL_DECIDER: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// Registers how the C ABI decides a stopped call on its threads (once, at load).
+#[cfg(feature = "c-abi")]
+pub(crate) fn set_foreign_call_decider(f: ForeignCallDecider) {
+    FOREIGN_CALL_DECIDER.store(f as usize, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[cfg(feature = "c-abi")]
+fn foreign_call_decider() -> Option<ForeignCallDecider> {
+    let f = FOREIGN_CALL_DECIDER.load(std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: only `set_foreign_call_decider` stores a non-zero value: a `ForeignCallDecider`.
+    (f != 0).then(|| unsafe { std::mem::transmute::<usize, ForeignCallDecider>(f) })
+}
+
 /// The errno slot [`after_call`] returns for [`Verdict::ActInC`], which no call fails with.
 #[cfg(feature = "c-abi")]
 const ACT_IN_C: c_int = c_int::MIN;
@@ -445,10 +483,12 @@ fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
     // library's call, as glibc acts in its own (a write to descriptor 1 or 2 included: a point
     // for C); its cleanup handlers' calls are the plain calls.
     #[cfg(feature = "c-abi")]
-    match crate::c_abi::foreign_call(c, s) {
-        crate::c_abi::ForeignCall::AsRust => {}
-        crate::c_abi::ForeignCall::Plain => return Verdict::Plain,
-        crate::c_abi::ForeignCall::Act(act) => return Verdict::ActInC(act),
+    if let Some(decide_c) = foreign_call_decider() {
+        match decide_c(c, s) {
+            ForeignCall::AsRust => {}
+            ForeignCall::Plain => return Verdict::Plain,
+            ForeignCall::Act(act) => return Verdict::ActInC(act),
+        }
     }
     if s & word::TERMINATING != 0 {
         // The thread acts on its own cancel or exit: its cleanup I/O works (R19); a

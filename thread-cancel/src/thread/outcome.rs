@@ -1,6 +1,5 @@
 //! [`Outcome`]: how a thread ended, as its join reports it.
 
-use crate::{Canceled, Cause};
 use std::any::Any;
 
 /// How a thread ended, as reported by [`JoinHandle::join`](crate::JoinHandle::join).
@@ -140,63 +139,6 @@ impl<T> Outcome<T> {
         match self {
             Outcome::Returned(v) | Outcome::Exited(v) => v,
             Outcome::Canceled => panic!("called `Outcome::unwrap()` on a canceled thread"),
-            Outcome::Panicked(p) => std::panic::resume_unwind(p),
-        }
-    }
-}
-
-impl<T> Outcome<Result<T, Canceled<T>>> {
-    /// The join of a thread started in a scope ([`CancelScope::spawn`](crate::CancelScope::spawn))
-    /// as one `Result`: the thread's value, or the cancel that stopped it — so `?` passes it on
-    /// (into `io::Error`, `Box<dyn Error>`, `anyhow::Error`, as any [`Canceled`]).
-    ///
-    /// Nothing is lost on the way: a cancel of the scope (or its deadline) is the run's own
-    /// [`Canceled`], with its cause, whether it [acted](Canceled::acted), and the closure's
-    /// value if it returned after the cancel (a late return stays an error; take the value by
-    /// name: [`into_value`](Canceled::into_value)); a cancel of the thread itself (its
-    /// [`JoinHandle::cancel`](crate::JoinHandle::cancel)) is a [`Canceled`] whose cause is
-    /// [`Cause::Thread`]; a value given to [`exit`](crate::exit) is taken as the thread's
-    /// return. Match on the `Outcome` instead to handle a panic as a value.
-    ///
-    /// # Errors
-    /// The [`Canceled`] of the scope's cancel or deadline, if either came before the run ended,
-    /// or one with cause [`Cause::Thread`] if the thread was canceled as a thread.
-    ///
-    /// # Panics
-    /// If the thread panicked: its panic is resumed in the caller with the same payload (as
-    /// [`unwrap`](Self::unwrap) and `std::thread::scope` do).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use thread_cancel::{CancelScope, Canceled};
-    ///
-    /// fn checksum(scope: &CancelScope, data: Vec<u8>) -> std::io::Result<u32> {
-    ///     let h = scope.spawn(move || data.iter().map(|&b| u32::from(b)).sum::<u32>())?;
-    ///     Ok(h.join().flatten()?)
-    /// }
-    /// let scope = CancelScope::new();
-    /// assert_eq!(checksum(&scope, vec![1, 2, 3]).unwrap(), 6);
-    ///
-    /// // A scope's cancel stops a thread blocked in a cancellation point: one `Err`.
-    /// let h = scope.spawn(|| thread_cancel::sleep(Duration::from_secs(60))).unwrap();
-    /// scope.cancel();
-    /// let e = h.join().flatten().unwrap_err();
-    /// assert!(e.acted() && e.value().is_none());
-    /// let e = checksum(&scope, vec![1]).unwrap_err(); // the scope is canceled: never started
-    /// assert!(Canceled::from_io_error(&e).is_some());
-    ///
-    /// // A late return stays an error, its value kept.
-    /// let late = CancelScope::new();
-    /// let l = late.clone();
-    /// let h = late.spawn(move || { l.cancel(); "done anyway" }).unwrap(); // no point after
-    /// let e = h.join().flatten().unwrap_err();
-    /// assert!(!e.acted());
-    /// assert_eq!(e.into_value(), Some("done anyway"));
-    /// ```
-    pub fn flatten(self) -> Result<T, Canceled<T>> {
-        match self {
-            Outcome::Returned(r) | Outcome::Exited(r) => r,
-            Outcome::Canceled => Err(Canceled::new(Cause::Thread, true, None)),
             Outcome::Panicked(p) => std::panic::resume_unwind(p),
         }
     }
