@@ -341,6 +341,14 @@ pub fn set_disabled(disabled: bool) -> bool {
     crate::current::with_own(|c| c.word.set_disabled(disabled))
 }
 
+/// `pthread_setcancelstate`'s view: sets the calling thread's cancel state as
+/// [`set_disabled`] does, and returns the state it had last set itself, which acting on a
+/// cancellation (or `exit`) does not change, as glibc (its cleanup handlers see the state the
+/// thread had; acting still never happens twice, R19).
+pub fn set_cancel_state(disabled: bool) -> bool {
+    crate::current::with_own(|c| c.word.set_state(disabled) & crate::word::SET_DISABLED != 0)
+}
+
 /// Sets the calling thread's cancel type (`asynchronous`) without acting; returns the previous
 /// one.
 pub fn set_async(asynchronous: bool) -> bool {
