@@ -141,6 +141,7 @@ pub unsafe extern "C" fn tc_create(
         ended: false,
         foreign: false,
         native: None,
+        left_in_parent: false,
     }) else {
         return libc::EAGAIN;
     };
