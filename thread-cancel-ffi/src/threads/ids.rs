@@ -54,7 +54,7 @@ impl Entry {
     /// The system's id of a thread that has not gone (an ended foreign thread has).
     pub(super) fn live_native(&self) -> Option<libc::pthread_t> {
         self.native
-            .filter(|_| !(self.foreign && self.ended) && !self.left_in_parent)
+            .filter(|_| !(self.left_in_parent || self.foreign && self.ended))
             .map(|n| n.0)
     }
 }
