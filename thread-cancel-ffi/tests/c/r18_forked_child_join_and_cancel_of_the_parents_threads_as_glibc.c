@@ -1,6 +1,6 @@
 /* In a child forked by a thread other than main, the parent's other threads do not exist; the
  * ids the child inherited answer as glibc's (R18, R09):
- *   - pthread_cancel and pthread_kill(…, 0) of the parent's main thread: ESRCH;
+ *   - pthread_cancel and pthread_kill(..., 0) of the parent's main thread: ESRCH;
  *   - pthread_cancel of another thread of the parent (blocked in read there): 0, nothing
  *     happens (glibc's descriptor of it says it has ended);
  *   - pthread_join of that thread: returns 0 at once, with a NULL value;
