@@ -12,6 +12,7 @@ fn main() {
     println!("cargo:rerun-if-changed=c/signal_handlers.c");
     println!("cargo:rerun-if-changed=c/w03_plugin.c");
     println!("cargo:rerun-if-changed=c/w03_preload_read.c");
+    println!("cargo:rerun-if-changed=c/w05_library.c");
     // Only where the tests that link it run (interposition on glibc): no C compiler is needed
     // for another target (musl, where `cargo test` of the crate runs without it).
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux")
@@ -37,8 +38,9 @@ fn main() {
         .status()
         .is_ok_and(|s| s.success());
     assert!(ok, "building {} failed", so.display());
-    // Two shared objects that are never linked: a plugin the tests load with `dlopen`, and
-    // another interposer of `read` they preload into a child process. Their paths are given
+    // Shared objects that are never linked: a plugin the tests load with `dlopen`, another
+    // interposer of `read` they preload into a child process, and a library that handles its
+    // own `SIGRTMIN`. Their paths are given
     // to the crate as environment variables at its build.
     for (name, src, var) in [
         ("libw03_plugin.so", "c/w03_plugin.c", "W03_PLUGIN"),
@@ -47,6 +49,7 @@ fn main() {
             "c/w03_preload_read.c",
             "W03_PRELOAD_READ",
         ),
+        ("libw05_library.so", "c/w05_library.c", "W05_LIBRARY"),
     ] {
         let path = out.join(name);
         let ok = cc::Build::new()

@@ -213,7 +213,7 @@ impl Running {
     }
 
     fn ask(&mut self, side: Side) -> io::Result<Duration> {
-        let cpu = crate::wait_latency::target_cpu_c();
+        let cpu = crate::target::target_cpu_c();
         writeln!(self.stdin, "{} {cpu}", side.command())?;
         self.stdin.flush()?;
         let mut line = String::new();

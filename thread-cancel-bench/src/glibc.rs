@@ -10,7 +10,7 @@
 //! assert!(d < std::time::Duration::from_secs(10));
 //! ```
 
-use crate::wait_latency::{target_cpu_c, wait_blocked, SETTLE};
+use crate::target::{target_cpu_c, wait_blocked, SETTLE};
 use crate::{c_started, ns_or_errno};
 use std::io;
 use std::marker::PhantomData;
@@ -120,7 +120,7 @@ pub struct GlibcTarget<'fd> {
 }
 
 impl<'fd> GlibcTarget<'fd> {
-    /// Creates the thread (on [`crate::wait_latency::target_cpu`], if set); returns once it is about to
+    /// Creates the thread (on [`crate::target::target_cpu`], if set); returns once it is about to
     /// block (or spin).
     ///
     /// # Errors

@@ -49,6 +49,7 @@ pub mod scope_latency;
 pub mod stats;
 pub mod syscall_latency;
 pub mod table;
+pub mod target;
 pub mod wait_latency;
 
 mod ffi {

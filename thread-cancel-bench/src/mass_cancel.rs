@@ -27,7 +27,8 @@
 //! ```
 
 use crate::stats::{num, us, Stats};
-use crate::wait_latency::{futex_wait, futex_wake, is_blocked, SETTLE};
+use crate::target::{is_blocked, SETTLE};
+use crate::wait_latency::{futex_wait, futex_wake};
 use crate::{c_started, ns_or_errno};
 use std::io;
 use std::marker::PhantomData;

@@ -10,7 +10,7 @@
 //! no `--bench` at all (`cargo test --benches`) a quick run ([`QUICK_SAMPLES`]); `--list` lists
 //! the bench and exits. `<ENV>_SAMPLES=n` and `<ENV>_WARMUP=n` override the samples and warm-up
 //! rounds, `<ENV>_ONLY=text` keeps only the rows whose name contains `text` (`<ENV>` is `P3` or
-//! `P4`); `P3_TARGET_CPU=n` pins every target thread to CPU `n` (see [`crate::wait_latency::target_cpu`]).
+//! `P4`); `P3_TARGET_CPU=n` pins every target thread to CPU `n` (see [`crate::target::target_cpu`]).
 //!
 //! Where the woken target runs matters as much as what it does: on a small VM the scheduler
 //! often queues it on the canceler's CPU (it runs once the canceler blocks in the join), and
@@ -22,7 +22,7 @@
 use crate::perf_targets::{verdict, Target};
 use crate::rounds::{interleave, Plan};
 use crate::stats::{env_usize, ratio, Mode, Stats};
-use crate::wait_latency::{target_cpu, SETTLE};
+use crate::target::{target_cpu, SETTLE};
 use std::io;
 use std::time::Duration;
 

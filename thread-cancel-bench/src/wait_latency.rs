@@ -17,15 +17,12 @@
 //! ```
 
 use crate::glibc;
+use crate::target::pin_to_target_cpu;
+pub use crate::target::{target_cpu, wait_blocked, SETTLE};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-
-/// How long a target stays blocked (after it was first seen blocked, and checked again after)
-/// before it is canceled: long enough for it to be asleep for good, as a thread blocked "for a
-/// long time" would be; the same for every scenario.
-pub const SETTLE: Duration = Duration::from_micros(100);
 
 /// The name of every Rust target thread (its `comm`, e.g. for `perf report --comm`).
 pub const TARGET_NAME: &str = "p3-target";
@@ -256,114 +253,6 @@ impl Tid {
             );
             std::thread::yield_now();
         }
-    }
-}
-
-/// The CPU every target thread moves to before it blocks: `P3_TARGET_CPU`, if set to a CPU
-/// number. Unset (the default), targets run wherever the scheduler puts them. With the
-/// measuring thread pinned elsewhere (`taskset -c 0` on the process, `P3_TARGET_CPU=1`), every
-/// wake-up crosses CPUs; with both on one CPU (`taskset -c 0`, no variable), none does.
-pub fn target_cpu() -> Option<usize> {
-    static CPU: OnceLock<Option<usize>> = OnceLock::new();
-    *CPU.get_or_init(|| {
-        std::env::var("P3_TARGET_CPU")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-    })
-}
-
-/// Pins the calling thread to [`target_cpu`], if set.
-///
-/// # Panics
-///
-/// If the CPU number is out of range or the kernel refuses it (not in the process's cpuset).
-fn pin_to_target_cpu() {
-    let Some(cpu) = target_cpu() else {
-        return;
-    };
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    assert!(cpu < max, "P3_TARGET_CPU={cpu}: at most {}", max - 1);
-    // SAFETY: an all-zero `cpu_set_t` (a plain bit array) is the empty set; `CPU_SET` is given
-    // an index below the set's size (checked above); `sched_setaffinity(0, ..)` reads the set
-    // for the calling thread only.
-    let rc = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    assert!(
-        rc == 0,
-        "P3_TARGET_CPU={cpu}: sched_setaffinity: {}",
-        io::Error::last_os_error()
-    );
-}
-
-/// [`target_cpu`] for the C shim: -1 for none.
-pub(crate) fn target_cpu_c() -> libc::c_int {
-    target_cpu()
-        .and_then(|c| libc::c_int::try_from(c).ok())
-        .unwrap_or(-1)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Waiting until a thread is blocked.
-
-/// Cleared the first time `/proc/self/task/TID/syscall` cannot be read (a kernel without it):
-/// from then on only the scheduler state is checked.
-static SYSCALL_FILE_WORKS: AtomicBool = AtomicBool::new(true);
-
-/// Whether thread `tid` is asleep (`S`) in one of `syscalls` (any, if `syscalls` is empty or
-/// the kernel does not say).
-pub(crate) fn is_blocked(tid: i32, syscalls: &[libc::c_long]) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")) else {
-        return false;
-    };
-    // The state follows the command name, which is in parentheses and may contain anything.
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next());
-    if state != Some("S") {
-        return false;
-    }
-    if syscalls.is_empty() || !SYSCALL_FILE_WORKS.load(Ordering::Relaxed) {
-        return true;
-    }
-    match std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")) {
-        // "NR arg1 ... sp pc" while blocked in a system call; "running" or "-1 sp pc" otherwise.
-        Ok(s) => s
-            .split_whitespace()
-            .next()
-            .and_then(|nr| nr.parse::<libc::c_long>().ok())
-            .is_some_and(|nr| syscalls.contains(&nr)),
-        Err(_) => {
-            SYSCALL_FILE_WORKS.store(false, Ordering::Relaxed);
-            true
-        }
-    }
-}
-
-/// Waits until thread `tid` of this process is asleep in one of `syscalls`, stays so for
-/// [`SETTLE`], and is still asleep in it.
-///
-/// # Errors
-///
-/// If it does not block within 10 s.
-pub fn wait_blocked(tid: i32, syscalls: &[libc::c_long]) -> io::Result<()> {
-    let start = Instant::now();
-    loop {
-        if is_blocked(tid, syscalls) {
-            std::thread::sleep(SETTLE);
-            if is_blocked(tid, syscalls) {
-                return Ok(());
-            }
-        }
-        if start.elapsed() > BLOCK_TIMEOUT {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!("thread {tid} did not block in {syscalls:?}"),
-            ));
-        }
-        std::thread::sleep(Duration::from_micros(10));
     }
 }
 

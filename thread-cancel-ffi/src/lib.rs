@@ -97,7 +97,7 @@ fn cancel_signal() -> libc::c_int {
     static CHOSEN: std::sync::Once = std::sync::Once::new();
     CHOSEN.call_once(|| {
         // An error leaves the crate's own choice (see above).
-        let _ = thread_cancel::io::set_signal(libc::SIGRTMIN());
+        let _ = thread_cancel::io::set_signal(thread_cancel::c_abi::system_sigrtmin());
     });
     thread_cancel::c_abi::cancel_signal()
 }

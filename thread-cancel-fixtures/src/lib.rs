@@ -55,6 +55,12 @@ pub const PLUGIN: &str = env!("W03_PLUGIN");
 #[cfg(target_env = "gnu")]
 pub const PRELOAD_READ: &str = env!("W03_PRELOAD_READ");
 
+/// The path of a C library built for plain glibc that installs a handler on its own `SIGRTMIN`
+/// (`c/w05_library.c`: `lib_sigrtmin`, `lib_install`, `lib_got`), for a test to load with
+/// `dlopen`.
+#[cfg(target_env = "gnu")]
+pub const W05_LIBRARY: &str = env!("W05_LIBRARY");
+
 /// The global function symbols an ELF file defines, by `nm` (binutils): with `dynamic`, those
 /// of its dynamic table (what a shared object exports). The version suffix of a dynamic
 /// symbol (`read@@GLIBC_2.2.5`) is not part of its name.

@@ -57,6 +57,11 @@ fn r06_compute_loop_in_region_is_canceled_and_joined() {
     });
     wait_for_progress(&progress, 1000);
     h.cancel().unwrap();
+    // The loop has no point: only acting inside the region ends it (a failure, not a hang).
+    assert!(
+        common::wait_for(|| h.is_finished()),
+        "the compute loop in the region was not canceled"
+    );
     assert!(h.join().is_canceled());
     assert!(
         cleaned.load(Ordering::SeqCst),

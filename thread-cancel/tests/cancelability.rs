@@ -124,22 +124,44 @@ fn r04_type_only_matters_while_enabled() {
 
 #[test]
 fn r05_deferred_acts_only_at_a_cancellation_point() {
-    let go = Arc::new(AtomicBool::new(false));
-    let g = go.clone();
-    let h = spawn(move || {
-        spin_until(&g);
-        // The request is already pending; code without a point keeps running.
+    fn compute() {
         let mut x = 0u64;
         for i in 0..1_000_000u64 {
             x = x.wrapping_mul(31).wrapping_add(i);
         }
         std::hint::black_box(x);
+    }
+    let log = Log::default();
+    let go = Arc::new(AtomicBool::new(false));
+    let (g, l) = (go.clone(), log.clone());
+    let h = spawn(move || {
+        spin_until(&g);
+        // The request is already pending; code without a point keeps running.
+        compute();
+        l.push("reached the point");
         testcancel();
         unreachable!()
     });
     h.cancel().unwrap();
     go.store(true, Ordering::SeqCst);
     assert!(h.join().is_canceled());
+    assert_eq!(log.get(), ["reached the point"]);
+    // The same with a request the thread queued itself: `cancel` is no point, nor are the
+    // state and type calls that change nothing.
+    let log = Log::default();
+    let l = log.clone();
+    let h = spawn(move || {
+        current().cancel().unwrap();
+        l.push("cancel returned");
+        set_cancel_state(CancelState::Enabled);
+        set_cancel_type(CancelType::Deferred);
+        compute();
+        l.push("reached the point");
+        testcancel();
+        unreachable!()
+    });
+    assert!(h.join().is_canceled());
+    assert_eq!(log.get(), ["cancel returned", "reached the point"]);
 }
 
 #[test]
@@ -246,6 +268,11 @@ fn r19_acting_disables_cancellation_in_handlers_and_destructors() {
         move |_: u8| {
             testcancel();
             enable_and_test();
+            // Enabling changed nothing: still disabled.
+            l.push(format!(
+                "state in destructor: {:?}",
+                set_cancel_state(CancelState::Enabled)
+            ));
             l.push("destructor finished");
         }
     }));
@@ -261,6 +288,11 @@ fn r19_acting_disables_cancellation_in_handlers_and_destructors() {
             current().cancel().unwrap(); // a new request changes nothing
             testcancel();
             enable_and_test();
+            // Enabling changed nothing: still disabled.
+            l.push(format!(
+                "state after enabling: {:?}",
+                set_cancel_state(CancelState::Enabled)
+            ));
             l.push("handler finished");
         });
         current().cancel().unwrap();
@@ -271,7 +303,9 @@ fn r19_acting_disables_cancellation_in_handlers_and_destructors() {
         log.get(),
         [
             "state in handler: Disabled",
+            "state after enabling: Disabled",
             "handler finished",
+            "state in destructor: Disabled",
             "destructor finished"
         ]
     );

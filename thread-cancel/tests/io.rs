@@ -426,6 +426,12 @@ fn r23_stdout_writer_is_a_cancellation_point() {
     // Canceled once it prints (the request is then acted on at a later write).
     common::wait_flag(&printed, "the thread printed");
     h.cancel().unwrap();
+    // Its only points are the writes: a failure, not a hang, if they are none.
+    assert!(
+        h.wait_timeout(common::HANG),
+        "the printing thread was not canceled within {:?}",
+        common::HANG
+    );
     assert!(h.join().is_canceled());
 }
 
@@ -524,6 +530,164 @@ fn r24_every_spec_cancellation_point_is_offered() {
         "the list of R24 and this table name the same points, in order"
     );
     assert!(ours.iter().all(|(_, f)| *f != 0));
+}
+
+/// R24: the points of the list above act on a request pending at their entry. Each runs in a
+/// thread that queued a request for itself first, with arguments that make it return at once
+/// if it were no point (data ready, a zero timeout, a file): the thread must end canceled, with
+/// nothing after the call. (The points that can only block — `pause`, `sigsuspend` — are shown
+/// woken by a cancel in `r05_blocked_pause_epoll_wait_waitpid_are_woken_by_cancel`.)
+#[test]
+fn r24_each_offered_point_acts_on_a_request_pending_at_its_entry() {
+    let _serial = serial();
+    use thread_cancel::{net, sync};
+    let dir = std::env::temp_dir().join(format!("tc-r24-points-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("f");
+    std::fs::write(&file, b"0123456789").unwrap();
+    let rw = || {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&file)
+            .unwrap()
+    };
+    let ready_pipe = || {
+        let (r, mut w) = std::io::pipe().unwrap();
+        w.write_all(b"x").unwrap();
+        (r, w)
+    };
+    type Point = Box<dyn FnOnce() + Send>;
+    let mut points: Vec<(&str, Point)> = Vec::new();
+    let (r, w) = ready_pipe();
+    points.push((
+        "read",
+        Box::new(move || drop(io::read(r.as_fd(), &mut [0u8; 1]).map(|_| &w))),
+    ));
+    let (r, w) = ready_pipe();
+    points.push((
+        "write",
+        Box::new(move || drop(io::write(w.as_fd(), b"y").map(|_| &r))),
+    ));
+    let (r, w) = ready_pipe();
+    points.push((
+        "readv",
+        Box::new(move || {
+            let mut b = [0u8; 1];
+            drop(io::readv(r.as_fd(), &mut [IoSliceMut::new(&mut b)]).map(|_| &w))
+        }),
+    ));
+    let (r, w) = ready_pipe();
+    points.push((
+        "writev",
+        Box::new(move || drop(io::writev(w.as_fd(), &[std::io::IoSlice::new(b"y")]).map(|_| &r))),
+    ));
+    let f = rw();
+    points.push((
+        "pread",
+        Box::new(move || drop(io::pread(f.as_fd(), &mut [0u8; 1], 0))),
+    ));
+    let f = rw();
+    points.push((
+        "pwrite",
+        Box::new(move || drop(io::pwrite(f.as_fd(), b"0", 0))),
+    ));
+    let f = rw();
+    points.push((
+        "preadv",
+        Box::new(move || {
+            let mut b = [0u8; 1];
+            drop(io::preadv(f.as_fd(), &mut [IoSliceMut::new(&mut b)], 0))
+        }),
+    ));
+    let f = rw();
+    points.push((
+        "pwritev",
+        Box::new(move || drop(io::pwritev(f.as_fd(), &[std::io::IoSlice::new(b"0")], 0))),
+    ));
+    let f = rw();
+    points.push(("fsync", Box::new(move || drop(io::fsync(f.as_fd())))));
+    let f = rw();
+    points.push((
+        "fdatasync",
+        Box::new(move || drop(io::fdatasync(f.as_fd()))),
+    ));
+    let f = rw();
+    points.push(("close", Box::new(move || drop(io::close(f.into())))));
+    let p = file.clone();
+    points.push((
+        "open",
+        Box::new(move || drop(io::open(&p, libc::O_RDONLY, 0))),
+    ));
+    let p = dir.join("created");
+    points.push(("creat", Box::new(move || drop(io::creat(&p, 0o600)))));
+    let (a, b) = UnixStream::pair().unwrap();
+    (&b).write_all(b"x").unwrap();
+    points.push((
+        "recv",
+        Box::new(move || drop(io::recv(a.as_fd(), &mut [0u8; 1], 0).map(|_| &b))),
+    ));
+    let (a, b) = UnixStream::pair().unwrap();
+    points.push((
+        "send",
+        Box::new(move || drop(io::send(a.as_fd(), b"x", 0).map(|_| &b))),
+    ));
+    points.push(("poll", Box::new(|| drop(io::poll(&mut [], 0)))));
+    // Our own process id: never a child (ECHILD), so a call that is no point reaps no child of
+    // another test.
+    let me = std::process::id() as i32;
+    points.push((
+        "waitpid",
+        Box::new(move || drop(io::waitpid(me, libc::WNOHANG))),
+    ));
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    points.push(("accept", Box::new(move || drop(io::accept(l.as_fd())))));
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    points.push((
+        "connect",
+        Box::new(move || drop(net::connect_tcp(addr).map(|_| &l))),
+    ));
+    points.push(("sleep", Box::new(|| thread_cancel::sleep(Duration::ZERO))));
+    points.push((
+        "sigtimedwait",
+        Box::new(|| {
+            // SAFETY: `set` is a valid sigset_t for sigemptyset to initialise.
+            let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+            unsafe { libc::sigemptyset(&mut set) };
+            drop(io::sigtimedwait(&set, Some(Duration::ZERO)))
+        }),
+    ));
+    let done = spawn(|| ());
+    while !done.is_finished() {
+        std::thread::yield_now();
+    }
+    points.push(("join", Box::new(move || drop(done.join()))));
+    points.push((
+        "condition wait",
+        Box::new(|| {
+            let (m, c) = (sync::Mutex::new(()), sync::Condvar::new());
+            drop(c.wait_timeout(m.lock().unwrap(), Duration::ZERO));
+        }),
+    ));
+    points.push(("sem_wait", Box::new(|| sync::Semaphore::new(1).acquire())));
+    points.push(("testcancel", Box::new(thread_cancel::testcancel)));
+    let mut not_points = Vec::new();
+    for (name, point) in points {
+        let h = spawn(move || {
+            thread_cancel::current().cancel().unwrap();
+            point();
+        });
+        if !h.join().is_canceled() {
+            not_points.push(name);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        not_points.is_empty(),
+        "returned with a request pending: {not_points:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -73,8 +73,22 @@ fn installed(sig: i32) -> usize {
     old.sa_sigaction
 }
 
+#[cfg(not(thread_cancel_interpose))]
 fn default_cancel_signal() -> i32 {
     libc::SIGRTMIN() + 7
+}
+
+/// With `interpose`, the C library's first real-time signal (the crate defines
+/// `__libc_current_sigrtmin`, which `libc::SIGRTMIN` calls here: the C library's is looked up
+/// behind it).
+#[cfg(thread_cancel_interpose)]
+fn default_cancel_signal() -> i32 {
+    // SAFETY: a nul-terminated name; `RTLD_NEXT` is a valid handle for `dlsym`.
+    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"__libc_current_sigrtmin".as_ptr()) };
+    assert!(!p.is_null(), "the C library's __libc_current_sigrtmin");
+    // SAFETY: the C library's function of this signature.
+    let f = unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn() -> libc::c_int>(p) };
+    f()
 }
 
 /// Whether `sig` is blocked in thread `tid`'s signal mask (`SigBlk` in its status).

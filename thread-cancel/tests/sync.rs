@@ -724,19 +724,30 @@ fn r22_canceled_condvar_wait_reacquires_the_mutex_before_the_first_cleanup_handl
     let pair = Arc::new((Mutex::new(()), Condvar::new()));
     let released = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(AtomicBool::new(false));
-    let (p, r, s) = (pair.clone(), released.clone(), seen.clone());
+    let ran = Arc::new(AtomicBool::new(false));
+    let (p, r, s, rn) = (pair.clone(), released.clone(), seen.clone(), ran.clone());
     let (h, tid) = common::spawn_watched(move || {
         let g = p.0.lock().unwrap();
-        let _c = cleanup_push(move || s.store(r.load(Ordering::SeqCst), Ordering::SeqCst));
+        let _c = cleanup_push(move || {
+            s.store(r.load(Ordering::SeqCst), Ordering::SeqCst);
+            rn.store(true, Ordering::SeqCst);
+        });
         let _g = p.1.wait(g);
     });
     tid.wait_blocked(); // in wait(): it released the mutex
     let held = pair.0.lock().unwrap();
     h.cancel().unwrap();
-    // Time for the woken waiter to block re-acquiring the mutex held here. Not an order the
-    // test needs to pass: if the release comes first, the handler still sees it (the test is
-    // then only weaker); /proc cannot tell the mutex's wait from the condvar's.
-    std::thread::sleep(Duration::from_millis(30));
+    // The woken waiter blocks re-acquiring the mutex held here: a futex wait on a word of the
+    // mutex (the condvar's wait is on another word). A waiter that ran its handler without the
+    // mutex ends the wait too: the handler then sees `released` still false.
+    let mutex = &pair.0 as *const Mutex<()> as usize;
+    let mutex = mutex..mutex + std::mem::size_of_val(&pair.0);
+    assert!(
+        common::wait_for(
+            || ran.load(Ordering::SeqCst) || common::in_futex_wait_within(tid.get(), mutex.clone())
+        ),
+        "the canceled waiter neither blocked on the mutex nor ran its handler"
+    );
     released.store(true, Ordering::SeqCst);
     drop(held);
     assert!(h.join().is_canceled());

@@ -771,6 +771,29 @@ fn r17_push_and_pop_pair_in_one_scope() {
     });
     assert!(h.join().is_canceled());
     assert_eq!(log.get(), ["live"]);
+    // The guard cannot leave its thread (not `Send`), so it cannot be popped elsewhere: the
+    // compile_fail doctest on CleanupGuard shows it to the compiler, this probe at run time
+    // (the inherent method applies only when `T: Send`, else the trait's).
+    struct Probe<T>(std::marker::PhantomData<T>);
+    trait NotSend {
+        fn is_send(&self) -> bool {
+            false
+        }
+    }
+    impl<T> NotSend for Probe<T> {}
+    impl<T: Send> Probe<T> {
+        fn is_send(&self) -> bool {
+            true
+        }
+    }
+    assert!(
+        Probe::<u8>(std::marker::PhantomData).is_send(),
+        "the probe sees Send"
+    );
+    assert!(
+        !Probe::<thread_cancel::CleanupGuard<fn()>>(std::marker::PhantomData).is_send(),
+        "a cleanup guard can be sent to another thread"
+    );
 }
 
 #[test]

@@ -81,6 +81,9 @@ fn w01_every_row_is_in_the_user_docs_as_reached_or_not_reached() {
         let listed = covered.contains(r.name);
         let ok = if r.interposed() {
             listed
+        } else if r.c_library_only() {
+            // The C ABI's own definitions (condition waits, `SIGRTMIN`): never covered here.
+            !listed
         } else {
             !listed && unreached.contains(&format!("`{}`", r.name))
         };

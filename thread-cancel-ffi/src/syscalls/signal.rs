@@ -31,7 +31,7 @@ fn ours() -> c_int {
 /// first real-time signal (as it is unless the crate had started with another).
 #[no_mangle]
 pub extern "C" fn tc_current_sigrtmin() -> c_int {
-    let min = libc::SIGRTMIN();
+    let min = thread_cancel::c_abi::system_sigrtmin();
     if ours() == min {
         min + 1
     } else {

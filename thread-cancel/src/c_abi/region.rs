@@ -369,6 +369,13 @@ pub fn is_async() -> bool {
     with_current(|c| c.word.load() & word::ASYNC != 0).unwrap_or(false)
 }
 
+/// The C library's own `SIGRTMIN`: on glibc the C ABI's library defines
+/// `__libc_current_sigrtmin` itself (every module then sees the program's), so `libc::SIGRTMIN`
+/// there is the library's answer; this is the C library's behind it.
+pub fn system_sigrtmin() -> i32 {
+    crate::sys::sigrtmin()
+}
+
 /// The cancel signal: the one in use (the C library chooses it with `io::set_signal` before
 /// `main`), or, before any is chosen, the default one that the first thread spawned or adopted
 /// will install. Masks that C code sets or passes to a call never block it, signal waits never

@@ -692,6 +692,34 @@ interpose_signal!(
     __sysv_signal, true
 );
 
+/// `__libc_current_sigrtmin`, which the C library's `SIGRTMIN` calls in every module of the
+/// process: the C library's first real-time signal is the crate's cancel signal by default with
+/// this feature, and `SIGRTMIN` is then the next one for everyone — Rust code (`libc::SIGRTMIN`)
+/// and C libraries built for plain glibc alike — so a module's handler on its `SIGRTMIN` never
+/// takes the cancel signal. If the program chose another signal (`io::set_signal`), the C
+/// library's `SIGRTMIN` as it is. Async-signal-safe: two atomic loads (the C library's
+/// definition is found at load, [`RESOLVE_SIGRTMIN`]).
+#[no_mangle]
+pub extern "C" fn __libc_current_sigrtmin() -> c_int {
+    let min = crate::sys::sigrtmin();
+    if crate::sys::signal().unwrap_or_else(crate::sys::default_signal) == min {
+        min + 1
+    } else {
+        min
+    }
+}
+
+/// At load: finds the C library's `__libc_current_sigrtmin` behind the crate's (a lookup takes
+/// the dynamic loader's lock, which a signal handler's call must not).
+#[used]
+#[link_section = ".init_array"]
+static RESOLVE_SIGRTMIN: extern "C" fn() = {
+    extern "C" fn resolve() {
+        let _ = crate::sys::sigrtmin();
+    }
+    resolve
+};
+
 /// Defines `posix_spawn` or `posix_spawnp` (`$file`: the path or file argument): refused in a
 /// canceled run, else the C library's function, its child recorded as the run's ([`spawn`]).
 macro_rules! interpose_spawn {

@@ -44,7 +44,8 @@ use crate::sys::{self, calls, without_cancel_signal};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 
-/// Chooses the real-time signal used to interrupt blocked calls (default `SIGRTMIN + 7`);
+/// Chooses the real-time signal used to interrupt blocked calls (default `SIGRTMIN + 7`; with
+/// the feature `interpose`, the C library's first real-time signal);
 /// only before the crate's first thread: the handler is installed when the first thread is
 /// spawned by the crate or adopted by it (`spawn`, `current()`, ...), so call this first thing
 /// in `main`.
@@ -56,6 +57,13 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 /// the system's `SIGRTMIN` before `main`, and its compatibility header makes the program's
 /// `SIGRTMIN` the next signal, so a C program keeps its whole `SIGRTMIN..=SIGRTMAX`, as with
 /// glibc. A process has one cancel signal: whichever is chosen first stays.
+///
+/// With the feature `interpose` (the crate then defines the C library's functions for the whole
+/// process), the default is the C library's first real-time signal instead, and the crate's
+/// definition of `__libc_current_sigrtmin` — which `libc::SIGRTMIN()` and C's `SIGRTMIN` call —
+/// makes `SIGRTMIN` the next one for every module: Rust code and C libraries built for plain
+/// glibc see one range, above the cancel signal, so a library's handler on its `SIGRTMIN` never
+/// takes it. Choosing another signal here gives the C library's `SIGRTMIN` back as it is.
 ///
 /// The signal belongs to the crate from then on:
 ///

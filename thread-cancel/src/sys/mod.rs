@@ -66,8 +66,26 @@ mod linux;
     not(thread_cancel_portable)
 ))]
 pub use linux::calls;
+/// What only the C ABI's support (`c_abi`, feature `c-abi`) uses.
+#[cfg(all(
+    feature = "c-abi",
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
+pub(crate) use linux::region::{
+    abandoning_frames, boundary as region_boundary, has_act as region_has_act,
+    leave as region_leave, resolve_sanitizer_hook,
+};
 #[cfg(thread_cancel_interpose)]
 pub(crate) use linux::syscall_cp::is_cancel_handler;
+/// The default cancel signal and the C library's own `SIGRTMIN`: for the C ABI's support and
+/// for the interposed `__libc_current_sigrtmin`.
+#[cfg(all(
+    any(feature = "c-abi", thread_cancel_interpose),
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
+pub(crate) use linux::syscall_cp::{default_signal, sigrtmin};
 /// Feature `interpose` on x86_64 Linux: the calling thread's control-block pointer in an
 /// initial-exec thread-local slot (`control/tls.rs`).
 #[cfg(thread_cancel_tls_slot)]
@@ -88,19 +106,6 @@ pub(crate) use linux::{
         prepare, set_deadline_due, set_decisions, set_signal, signal, syscall_cp,
         without_cancel_signal, CpResult, DeadlineTick, SignalError, Target,
     },
-};
-/// What only the C ABI's support (`c_abi`, feature `c-abi`) uses.
-#[cfg(all(
-    feature = "c-abi",
-    any(target_os = "linux", target_os = "android"),
-    not(thread_cancel_portable)
-))]
-pub(crate) use linux::{
-    region::{
-        abandoning_frames, boundary as region_boundary, has_act as region_has_act,
-        leave as region_leave, resolve_sanitizer_hook,
-    },
-    syscall_cp::default_signal,
 };
 
 #[cfg(any(

@@ -1,7 +1,7 @@
 //! The table of points: what "this C library function is a cancellation point here" means, once.
 //!
 //! Each row is one C library function: its name, its C signature (written once, here), the
-//! system call it is made as (by the platform's name, [`calls`](super::calls)) with the
+//! system call it is made as (by the platform's name, `sys::calls`) with the
 //! registers its arguments go to, and one column per face of the library:
 //!
 //! | column | face | made from the row where it says `point` |
@@ -134,6 +134,7 @@ macro_rules! __thread_cancel_points {
             bsd_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own own];
             sysv_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own own];
             __sysv_signal(sig: c_int, handler: sighandler_t) -> sighandler_t = NONE() [no own no];
+            __libc_current_sigrtmin() -> c_int = NONE() [no own no];
             posix_spawn(pid: *mut pid_t, path: *const c_char, actions: *const posix_spawn_file_actions_t, attr: *const posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int = NONE() [no own no];
             posix_spawnp(pid: *mut pid_t, file: *const c_char, actions: *const posix_spawn_file_actions_t, attr: *const posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int = NONE() [no own no];
             msgrcv(qid: c_int, msg: *mut c_void, size: size_t, typ: c_long, flags: c_int) -> ssize_t = MSGRCV(qid, msg, size, typ, flags) [point no point];
@@ -163,10 +164,11 @@ macro_rules! __thread_cancel_points {
             futex, sigset, sigvec, rt_sigaction,
         }
         c_library {
-            // Defined by the C ABI's library only (`thread-cancel-ffi/src/waits/interposed.rs`):
-            // a condition wait of another library is a point for a C thread's own cancellation
-            // (never a scope's: its callers handle no error). Not reached in Rust (listed as
-            // not reached in its docs: the C library's own wait).
+            // Defined by the C ABI's library only, for the code of the process built without
+            // its header: a condition wait of another library is a point for a C thread's own
+            // cancellation (never a scope's: its callers handle no error;
+            // `thread-cancel-ffi/src/waits/interposed.rs`; not reached in Rust, listed as not
+            // reached in its docs).
             pthread_cond_wait, pthread_cond_timedwait, pthread_cond_clockwait,
         }
         }

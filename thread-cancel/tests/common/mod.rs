@@ -164,6 +164,26 @@ fn in_read_of(tid: i32, fd: i32) -> bool {
     nr == Some(libc::SYS_read) && arg0 == Some(i64::from(fd))
 }
 
+/// Whether thread `tid` sleeps in a `futex` wait on a word in `range` (the addresses of a lock
+/// of the crate's, say). It cannot tell, and says yes, under an emulator
+/// (`THREAD_CANCEL_TEST_RUNNER`: `/proc` shows the host's calls) and in the portable layer
+/// (`--cfg thread_cancel_portable`: the crate's futex is emulated on `std`'s condition
+/// variables, so the kernel's futex word is not the lock's).
+pub fn in_futex_wait_within(tid: i32, range: std::ops::Range<usize>) -> bool {
+    if std::env::var_os("THREAD_CANCEL_TEST_RUNNER").is_some() || cfg!(thread_cancel_portable) {
+        return true;
+    }
+    let sc = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).unwrap_or_default();
+    let mut f = sc.split_whitespace();
+    let nr = f.next().and_then(|n| n.parse::<i64>().ok());
+    let arg0 = f
+        .next()
+        .and_then(|a| usize::from_str_radix(a.trim_start_matches("0x"), 16).ok());
+    thread_state(tid) == Some('S')
+        && nr == Some(libc::SYS_futex)
+        && arg0.is_some_and(|a| range.contains(&a))
+}
+
 /// Waits until thread `tid` sleeps in the kernel (state `S`, seen three times in a row), and,
 /// with `read_fd`, in `read` on that descriptor: a signal or request sent next finds it
 /// blocked, not on its way in. Fails the test after [`HANG`].

@@ -13,9 +13,10 @@ atomic_int r22_in_window, r22_slow;
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
     static int (*real)(pthread_cond_t *, pthread_mutex_t *);
-    if (!real)
+    if (!real) /* x86_64's current version; other architectures have only their first one */
         real = (int (*)(pthread_cond_t *, pthread_mutex_t *))dlvsym(RTLD_NEXT, "pthread_cond_wait",
                                                                     "GLIBC_2.3.2");
+    if (!real) real = (int (*)(pthread_cond_t *, pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_cond_wait");
     if (atomic_load(&r22_slow)) {
         struct timespec t0, t;
         clock_gettime(CLOCK_MONOTONIC, &t0);

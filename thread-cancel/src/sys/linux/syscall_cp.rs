@@ -251,9 +251,42 @@ static INSTALL: Mutex<()> = Mutex::new(());
 /// The default cancel signal: `SIGRTMIN + 7` (glibc keeps the first two real-time signals for
 /// itself; applications that use real-time signals usually count up from `SIGRTMIN`). The C
 /// library chooses the system's `SIGRTMIN` instead, before `main`, and hides it from C programs
-/// (`io::set_signal`'s docs).
+/// (`io::set_signal`'s docs). With `interpose` the crate defines the C library's
+/// `__libc_current_sigrtmin` for the whole process, so it takes the C library's first
+/// real-time signal and every module's `SIGRTMIN` is the next one (`interpose/calls.rs`).
 pub(crate) fn default_signal() -> i32 {
-    libc::SIGRTMIN() + 7
+    if cfg!(thread_cancel_interpose) {
+        sigrtmin()
+    } else {
+        sigrtmin() + 7
+    }
+}
+
+/// The C library's `SIGRTMIN`, as its own `__libc_current_sigrtmin` answers. With `interpose`
+/// the crate defines that function itself (so that every module of the process sees one
+/// `SIGRTMIN`, above the cancel signal: `interpose/calls.rs`) and reads the C library's
+/// definition behind it, found once, at load (`interpose` resolves it from an `.init_array`
+/// entry: never first in a signal handler).
+pub(crate) fn sigrtmin() -> i32 {
+    #[cfg(thread_cancel_interpose)]
+    {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let mut p = NEXT.load(Ordering::Relaxed);
+        if p == 0 {
+            // SAFETY: a nul-terminated name; `RTLD_NEXT` is a valid handle for `dlsym`.
+            p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"__libc_current_sigrtmin".as_ptr()) }
+                as usize;
+            if p == 0 {
+                return libc::SIGRTMIN();
+            }
+            NEXT.store(p, Ordering::Relaxed);
+        }
+        // SAFETY: the C library's `__libc_current_sigrtmin`, of this signature.
+        let f = unsafe { std::mem::transmute::<usize, extern "C" fn() -> libc::c_int>(p) };
+        f()
+    }
+    #[cfg(not(thread_cancel_interpose))]
+    libc::SIGRTMIN()
 }
 
 /// Why the cancel signal could not be chosen.
@@ -280,7 +313,7 @@ impl SignalError {
 
 impl std::fmt::Display for SignalError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let rt = |s: i32| s - libc::SIGRTMIN();
+        let rt = |s: i32| s - sigrtmin();
         match *self {
             Self::NotRealtime(s) => write!(
                 f,
@@ -313,7 +346,7 @@ fn install_lock() -> std::sync::MutexGuard<'static, ()> {
 /// Chooses the cancel signal; only before [`prepare`] (the first thread spawned or adopted).
 /// Choosing the signal already in use is no change.
 pub(crate) fn set_signal(sig: i32) -> Result<(), SignalError> {
-    if !(libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&sig) {
+    if !(sigrtmin()..=libc::SIGRTMAX()).contains(&sig) {
         return Err(SignalError::NotRealtime(sig));
     }
     let _g = install_lock();
@@ -549,7 +582,7 @@ pub(crate) unsafe fn kill(t: Target, sig: i32) {
                  request waits for its next cancellation point). Leave this signal to \
                  thread-cancel, or choose another with thread_cancel::io::set_signal before \
                  the first thread.",
-                sig - libc::SIGRTMIN()
+                sig - sigrtmin()
             );
         }
         return;
