@@ -188,18 +188,17 @@ impl StateWord {
 
     /// Owner: the program sets its cancel state (`set_cancel_state`, `pthread_setcancelstate`):
     /// `DISABLED` as [`set_disabled`](Self::set_disabled) (enabling once the thread acts has no
-    /// effect, I3), and `SET_DISABLED` always (I8). Returns the previous word. (The library's
-    /// own holds, disabled for the length of a call and restored, use `set_disabled`: they
-    /// leave the state the program set alone.)
-    pub(crate) fn set_state(&self, disabled: bool) -> u32 {
-        if disabled {
-            self.0.fetch_or(DISABLED | SET_DISABLED, Ordering::AcqRel)
-        } else if self.load() & TERMINATING != 0 {
-            self.0.fetch_and(!SET_DISABLED, Ordering::AcqRel)
+    /// effect, I3), and `SET_DISABLED` always (I8). Returns whether each was set. (The
+    /// library's own holds, disabled for the length of a call and restored, use `set_disabled`
+    /// alone: they leave the state the program set as it is.)
+    pub(crate) fn set_state(&self, disabled: bool) -> (bool, bool) {
+        let was = self.set_disabled(disabled);
+        let prev = if disabled {
+            self.0.fetch_or(SET_DISABLED, Ordering::AcqRel)
         } else {
-            self.0
-                .fetch_and(!(DISABLED | SET_DISABLED), Ordering::AcqRel)
-        }
+            self.0.fetch_and(!SET_DISABLED, Ordering::AcqRel)
+        };
+        (was, prev & SET_DISABLED != 0)
     }
 
     /// Owner: set or clear `ASYNC`; returns whether it was set.

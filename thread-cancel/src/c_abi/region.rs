@@ -355,7 +355,7 @@ pub fn adopt_without_std_handle() {
 /// cancellation (or `exit`) does not change, as glibc (its cleanup handlers see the state the
 /// thread had; acting still never happens twice, R19).
 pub fn set_cancel_state(disabled: bool) -> bool {
-    crate::current::with_own(|c| c.word.set_state(disabled) & crate::word::SET_DISABLED != 0)
+    crate::current::with_own(|c| c.word.set_state(disabled).1)
 }
 
 /// Sets the calling thread's cancel type (`asynchronous`) without acting; returns the previous
