@@ -97,7 +97,13 @@ fn cancel_signal() -> libc::c_int {
     static CHOSEN: std::sync::Once = std::sync::Once::new();
     CHOSEN.call_once(|| {
         // An error leaves the crate's own choice (see above).
-        let _ = thread_cancel::io::set_signal(thread_cancel::c_abi::system_sigrtmin());
+        // The system's first real-time signal; on glibc, another of the first eight if the
+        // environment chose it (`THREAD_CANCEL_SIGNAL`, read at load: the crate's default).
+        #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+        let sig = thread_cancel::c_abi::default_cancel_signal();
+        #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
+        let sig = thread_cancel::c_abi::system_sigrtmin();
+        let _ = thread_cancel::io::set_signal(sig);
     });
     thread_cancel::c_abi::cancel_signal()
 }

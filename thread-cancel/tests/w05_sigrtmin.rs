@@ -76,3 +76,59 @@ fn w05_a_c_library_sees_the_programs_sigrtmin_above_the_cancel_signal() {
     assert_eq!(unsafe { libc::raise(rtmin) }, 0);
     assert_eq!(lib_got(), 1, "the library's handler ran once");
 }
+
+/// The glibc `SIGRTMIN` behind the crate's definition.
+fn system_sigrtmin() -> i32 {
+    // SAFETY: a nul-terminated name; `RTLD_NEXT` is a valid handle for `dlsym`.
+    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"__libc_current_sigrtmin".as_ptr()) };
+    assert!(!p.is_null(), "the C library's __libc_current_sigrtmin");
+    // SAFETY: the C library's function of this signature.
+    let f = unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn() -> libc::c_int>(p) };
+    f()
+}
+
+/// `THREAD_CANCEL_SIGNAL`, read at load, chooses the cancel signal among the C library's first
+/// eight real-time signals before any module reads `SIGRTMIN` (a program that cannot call
+/// `io::set_signal` first: a C program, or one whose libraries' constructors read it); every
+/// module's `SIGRTMIN` is then the one after it. A value that is not such a signal is said on
+/// stderr, and the default stays.
+#[test]
+fn w05_the_environment_chooses_the_cancel_signal_before_main() {
+    let min = system_sigrtmin();
+    if let Some(v) = common::child_value() {
+        // In the child: the environment said `v`.
+        let chosen: i32 = v.parse().unwrap();
+        let h = thread_cancel::spawn(|| ());
+        assert!(matches!(h.join(), thread_cancel::Outcome::Returned(())));
+        assert!(
+            thread_cancel::io::set_signal(chosen).is_ok(),
+            "the cancel signal is {chosen}"
+        );
+        assert_eq!(libc::SIGRTMIN(), chosen + 1);
+        return;
+    }
+    let name = "w05_the_environment_chooses_the_cancel_signal_before_main";
+    let chosen = (min + 2).to_string();
+    let run = common::run_child_with_env(
+        name,
+        &chosen,
+        common::HANG,
+        &[("THREAD_CANCEL_SIGNAL", &chosen)],
+    );
+    assert!(run.status.success(), "{}", run.stderr);
+    // Out of range: said, and the default stays.
+    let bad = (min + 8).to_string();
+    let run = common::run_child_with_env(
+        name,
+        &min.to_string(),
+        common::HANG,
+        &[("THREAD_CANCEL_SIGNAL", &bad)],
+    );
+    assert!(run.status.success(), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("THREAD_CANCEL_SIGNAL={bad}: not one of")),
+        "{}",
+        run.stderr
+    );
+}

@@ -77,7 +77,12 @@
  * keeps its own signals below the SIGRTMIN it reports. The library's cancel signal is the
  * system's first real-time signal (the SIGRTMIN of the C library's headers), and the program's
  * SIGRTMIN is the next one: the system's macro calls __libc_current_sigrtmin, redirected here
- * to tc_current_sigrtmin. A program may block, wait for and handle each of its real-time
+ * to tc_current_sigrtmin (on glibc the library also defines __libc_current_sigrtmin itself, so
+ * every library of the process, built with the header or not, sees the same SIGRTMIN). To give
+ * the cancel signal another of the system's first eight real-time signals, set the environment
+ * variable THREAD_CANCEL_SIGNAL to its number before the program starts (glibc; read when the
+ * library is loaded, before any constructor): SIGRTMIN is then the one after it, and a value
+ * that is not such a signal is reported on stderr and ignored. A program may block, wait for and handle each of its real-time
  * signals, before its first thread or after, and cancellation is untouched. Our signal is
  * treated as glibc treats its own: sigaction and signal refuse it (EINVAL), and so do sigset,
  * sysv_signal, bsd_signal, sigignore, sighold, sigrelse and siginterrupt; pthread_kill,

@@ -27,13 +27,17 @@ fn ours() -> c_int {
 }
 
 /// `SIGRTMIN` as programs built through the compatibility header see it (the header's name for
-/// `__libc_current_sigrtmin`): the system's, plus one when the cancel signal is the system's
-/// first real-time signal (as it is unless the crate had started with another).
+/// `__libc_current_sigrtmin`): the one after the cancel signal, which is the system's first
+/// real-time signal, or another of its first eight chosen by `THREAD_CANCEL_SIGNAL` (glibc,
+/// read at load); the system's if the crate had started with a signal above those.
 #[no_mangle]
 pub extern "C" fn tc_current_sigrtmin() -> c_int {
     let min = thread_cancel::c_abi::system_sigrtmin();
-    if ours() == min {
-        min + 1
+    let sig = ours();
+    // One of the first eight (the system's first, or the one `THREAD_CANCEL_SIGNAL` chose):
+    // the program's range starts after it; a signal the crate had chosen higher leaves it.
+    if (min..min + 8).contains(&sig) {
+        sig + 1
     } else {
         min
     }

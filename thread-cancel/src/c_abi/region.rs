@@ -376,6 +376,12 @@ pub fn system_sigrtmin() -> i32 {
     crate::sys::sigrtmin()
 }
 
+/// The cancel signal the first thread will install if none is chosen before: with `interpose`,
+/// the C library's first real-time signal, or the one `THREAD_CANCEL_SIGNAL` names.
+pub fn default_cancel_signal() -> i32 {
+    crate::sys::default_signal()
+}
+
 /// The cancel signal: the one in use (the C library chooses it with `io::set_signal` before
 /// `main`), or, before any is chosen, the default one that the first thread spawned or adopted
 /// will install. Masks that C code sets or passes to a call never block it, signal waits never

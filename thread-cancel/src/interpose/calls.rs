@@ -696,26 +696,30 @@ interpose_signal!(
 /// process: the C library's first real-time signal is the crate's cancel signal by default with
 /// this feature, and `SIGRTMIN` is then the next one for everyone — Rust code (`libc::SIGRTMIN`)
 /// and C libraries built for plain glibc alike — so a module's handler on its `SIGRTMIN` never
-/// takes the cancel signal. If the program chose another signal (`io::set_signal`), the C
-/// library's `SIGRTMIN` as it is. Async-signal-safe: two atomic loads (the C library's
-/// definition is found at load, [`RESOLVE_SIGRTMIN`]).
+/// takes the cancel signal. The cancel signal may be another of the C library's first eight
+/// real-time signals (`THREAD_CANCEL_SIGNAL`, `io::set_signal`): `SIGRTMIN` is then the one after
+/// it; a signal chosen higher leaves the C library's `SIGRTMIN` as it is. Async-signal-safe:
+/// atomic loads (the C library's definition is found at load, [`RESOLVE_SIGRTMIN`]).
 #[no_mangle]
 pub extern "C" fn __libc_current_sigrtmin() -> c_int {
     let min = crate::sys::sigrtmin();
-    if crate::sys::signal().unwrap_or_else(crate::sys::default_signal) == min {
-        min + 1
+    let ours = crate::sys::signal().unwrap_or_else(crate::sys::default_signal);
+    if (min..min + crate::sys::CHOOSABLE).contains(&ours) {
+        ours + 1
     } else {
         min
     }
 }
 
 /// At load: finds the C library's `__libc_current_sigrtmin` behind the crate's (a lookup takes
-/// the dynamic loader's lock, which a signal handler's call must not).
+/// the dynamic loader's lock, which a signal handler's call must not), and reads the cancel
+/// signal the environment chooses (`THREAD_CANCEL_SIGNAL`).
 #[used]
 #[link_section = ".init_array"]
 static RESOLVE_SIGRTMIN: extern "C" fn() = {
     extern "C" fn resolve() {
         let _ = crate::sys::sigrtmin();
+        crate::sys::read_signal_from_environment();
     }
     resolve
 };

@@ -63,7 +63,10 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 /// definition of `__libc_current_sigrtmin` — which `libc::SIGRTMIN()` and C's `SIGRTMIN` call —
 /// makes `SIGRTMIN` the next one for every module: Rust code and C libraries built for plain
 /// glibc see one range, above the cancel signal, so a library's handler on its `SIGRTMIN` never
-/// takes it. Choosing another signal here gives the C library's `SIGRTMIN` back as it is.
+/// takes it. Another of the C library's first eight real-time signals, chosen here or by the
+/// environment variable `THREAD_CANCEL_SIGNAL` (its number, read when the program is loaded,
+/// before any library's constructor reads `SIGRTMIN`), moves `SIGRTMIN` to the one after it; a
+/// signal chosen higher gives the C library's `SIGRTMIN` back as it is.
 ///
 /// The signal belongs to the crate from then on:
 ///

@@ -86,6 +86,8 @@ pub(crate) use linux::syscall_cp::is_cancel_handler;
     not(thread_cancel_portable)
 ))]
 pub(crate) use linux::syscall_cp::{default_signal, sigrtmin};
+#[cfg(thread_cancel_interpose)]
+pub(crate) use linux::syscall_cp::{read_signal_from_environment, CHOOSABLE};
 /// Feature `interpose` on x86_64 Linux: the calling thread's control-block pointer in an
 /// initial-exec thread-local slot (`control/tls.rs`).
 #[cfg(thread_cancel_tls_slot)]

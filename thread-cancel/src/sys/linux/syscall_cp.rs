@@ -255,10 +255,69 @@ static INSTALL: Mutex<()> = Mutex::new(());
 /// `__libc_current_sigrtmin` for the whole process, so it takes the C library's first
 /// real-time signal and every module's `SIGRTMIN` is the next one (`interpose/calls.rs`).
 pub(crate) fn default_signal() -> i32 {
-    if cfg!(thread_cancel_interpose) {
-        sigrtmin()
-    } else {
+    #[cfg(thread_cancel_interpose)]
+    {
+        read_signal_from_environment();
+        match ENVIRONMENT_SIGNAL.load(Ordering::Relaxed) {
+            0 => sigrtmin(),
+            s => s,
+        }
+    }
+    #[cfg(not(thread_cancel_interpose))]
+    {
         sigrtmin() + 7
+    }
+}
+
+/// With `interpose`: the signal `THREAD_CANCEL_SIGNAL` names, read at load
+/// ([`read_signal_from_environment`]); 0 if none.
+#[cfg(thread_cancel_interpose)]
+static ENVIRONMENT_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// The real-time signals a program may give the cancel signal from its environment: the C
+/// library's first eight (a module's `SIGRTMIN` is then the one after it).
+#[cfg(thread_cancel_interpose)]
+pub(crate) const CHOOSABLE: i32 = 8;
+
+/// With `interpose`, once, at load or at the first use of the default if that comes first (a
+/// constructor of higher priority, such as the C header's): the environment variable
+/// `THREAD_CANCEL_SIGNAL`, a signal number among the C library's first eight real-time signals,
+/// becomes the default cancel signal (for a program, C or Rust, that cannot call
+/// `io::set_signal` before its libraries read `SIGRTMIN`). A value that is not such a signal is
+/// reported on stderr and the default stays. `getenv` and a parse: no allocation.
+#[cfg(thread_cancel_interpose)]
+pub(crate) fn read_signal_from_environment() {
+    static READ: AtomicBool = AtomicBool::new(false);
+    if READ.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    // SAFETY: a nul-terminated name; at load no other thread changes the environment.
+    let v = unsafe { libc::getenv(c"THREAD_CANCEL_SIGNAL".as_ptr()) };
+    if v.is_null() {
+        return;
+    }
+    // SAFETY: `getenv` returned a nul-terminated string of the environment.
+    let text = unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes();
+    let min = sigrtmin();
+    match std::str::from_utf8(text)
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+    {
+        Some(s) if (min..min + CHOOSABLE).contains(&s) => {
+            ENVIRONMENT_SIGNAL.store(s, Ordering::Relaxed);
+        }
+        _ => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "thread-cancel: THREAD_CANCEL_SIGNAL={}: not one of the C library's first {} \
+                 real-time signals ({}..={}); the cancel signal stays {}",
+                String::from_utf8_lossy(text),
+                CHOOSABLE,
+                min,
+                min + CHOOSABLE - 1,
+                min
+            );
+        }
     }
 }
 
