@@ -10,7 +10,10 @@ pub extern "C-unwind" fn tc_testcancel() {
     threads::point();
 }
 
-/// `pthread_setcancelstate`: `EINVAL` for a value other than ENABLE (0) / DISABLE (1).
+/// `pthread_setcancelstate`: `EINVAL` for a value other than ENABLE (0) / DISABLE (1). The old
+/// state is the one the thread last set, as glibc: in a cleanup handler or a destructor run by a
+/// cancellation or `pthread_exit`, the state it had then (acting disables the thread for good,
+/// R19, without changing what it reports).
 ///
 /// # Safety
 /// `old` must be null or valid for a write.
@@ -19,7 +22,7 @@ pub unsafe extern "C-unwind" fn tc_setcancelstate(state: i32, old: *mut i32) -> 
     let Ok(new) = thread_cancel::CancelState::try_from(state) else {
         return libc::EINVAL;
     };
-    let was = c_abi::set_disabled(new == thread_cancel::CancelState::Disabled);
+    let was = c_abi::set_cancel_state(new == thread_cancel::CancelState::Disabled);
     if !old.is_null() {
         // SAFETY: the caller passes null or a writable int.
         unsafe { *old = i32::from(was) };

@@ -127,7 +127,7 @@ impl From<CancelType> for i32 {
 pub fn set_cancel_state(new: CancelState) -> CancelState {
     // `with_own`: async-cancel-safe (allowed inside an `async_region`).
     let was_disabled = with_own(|c| {
-        let was = c.word.set_disabled(new == CancelState::Disabled);
+        let (was, _) = c.word.set_state(new == CancelState::Disabled);
         if new == CancelState::Enabled {
             act_if_async(c);
         }

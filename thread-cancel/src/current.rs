@@ -128,10 +128,30 @@ pub(crate) fn unlink_unregistered() {
     set_current(std::ptr::null());
 }
 
+/// Threads adopted from now on do not take `std`'s handle at once (set by the C library before
+/// `main`: see [`adopt_without_std_handle`]).
+static NO_STD_HANDLE_ON_ADOPTION: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// From now on, a thread adopted (not spawned by the crate) records `std`'s handle of itself
+/// only when it first parks through `std` ([`park`](crate::park)), not when it is adopted:
+/// the first `std::thread::current()` of a thread that `std` did not start makes `std` create
+/// a thread-specific key of the C library's for the process (its thread-exit guard), one of
+/// the `PTHREAD_KEYS_MAX` a C program counts on. Until then its `Canceler::thread_id()` is
+/// `None`, as for a thread created for the C ABI. The C library calls this before `main`.
+#[cfg(feature = "c-abi")]
+pub(crate) fn adopt_without_std_handle() {
+    NO_STD_HANDLE_ON_ADOPTION.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 fn install(slot: &mut Option<Link>, control: Arc<Control>, adopted: bool) {
     // Before the thread can make a cancellable call: the signal handler and the fence.
     crate::sys::prepare();
-    control.set_thread(std::thread::current());
+    if adopted && NO_STD_HANDLE_ON_ADOPTION.load(std::sync::atomic::Ordering::Relaxed) {
+        control.set_pthread();
+    } else {
+        control.set_thread(std::thread::current());
+    }
     set_current(Arc::as_ptr(&control));
     *slot = Some(Link { control, adopted });
 }

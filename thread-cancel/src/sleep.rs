@@ -29,8 +29,9 @@ pub fn sleep(dur: Duration) {
 /// assert!(h.join().is_canceled());
 /// ```
 pub fn park() {
+    // Adopted, with `std`'s handle: from now on a request unparks it.
+    current_control().record_std_thread();
     crate::testcancel();
-    drop(current_control()); // adopted: from now on a request unparks it
     std::thread::park();
     crate::testcancel();
 }
@@ -41,8 +42,9 @@ pub fn park() {
 /// thread_cancel::park_timeout(std::time::Duration::from_millis(1));
 /// ```
 pub fn park_timeout(dur: Duration) {
+    // Adopted, with `std`'s handle: from now on a request unparks it.
+    current_control().record_std_thread();
     crate::testcancel();
-    drop(current_control()); // adopted: from now on a request unparks it
     std::thread::park_timeout(dur);
     crate::testcancel();
 }

@@ -14,6 +14,7 @@
 //! | 6 | `ROOT` | owner, when the unwind reached the thread's root | never |
 //! | 7 | `FINISHED` | owner, last thing it does | never |
 //! | 8 | `SCOPE` | any thread (`scope_request`), while the owner runs the canceled scope | owner, when a `run` ends |
+//! | 9 | `SET_DISABLED` | owner, when the program disables (`set_state`) | owner, when it enables |
 //!
 //! Invariants:
 //!
@@ -34,6 +35,10 @@
 //!   delivery is under way, and then clears `SCOPE` (setting it again if an enclosing run's
 //!   scope is canceled): after `run` returns, no request of its scope is left in the word, and
 //!   no signal of one is still on its way.
+//! - **I8 (the state as set)**: `SET_DISABLED` is the state the thread last set, which acting
+//!   on a request, `exit()` and the root do not change (they set `DISABLED` only): the C ABI's
+//!   `pthread_setcancelstate` reports it as the old state, as glibc, which marks a thread as
+//!   exiting without changing its visible state. Nothing decides on it (it is in no mask).
 //! - **I7 (the thread cancel wins)**: a point decides a thread request before a scope request
 //!   (`classify`), and `SCOPE_UNWIND` never hides `PENDING`: a scope's unwind in progress ends
 //!   at its `run`, and the next point acts on the thread's request.
@@ -49,6 +54,7 @@ pub(crate) const SCOPE_UNWIND: u32 = 1 << 5;
 pub(crate) const ROOT: u32 = 1 << 6;
 pub(crate) const FINISHED: u32 = 1 << 7;
 pub(crate) const SCOPE: u32 = 1 << 8;
+pub(crate) const SET_DISABLED: u32 = 1 << 9;
 
 /// A request to act on: the thread's own (`PENDING`) or a scope's (`SCOPE`).
 pub(crate) const REQUEST: u32 = PENDING | SCOPE;
@@ -178,6 +184,21 @@ impl StateWord {
             self.0.fetch_and(!DISABLED, Ordering::AcqRel)
         };
         prev & DISABLED != 0
+    }
+
+    /// Owner: the program sets its cancel state (`set_cancel_state`, `pthread_setcancelstate`):
+    /// `DISABLED` as [`set_disabled`](Self::set_disabled) (enabling once the thread acts has no
+    /// effect, I3), and `SET_DISABLED` always (I8). Returns whether each was set. (The
+    /// library's own holds, disabled for the length of a call and restored, use `set_disabled`
+    /// alone: they leave the state the program set as it is.)
+    pub(crate) fn set_state(&self, disabled: bool) -> (bool, bool) {
+        let was = self.set_disabled(disabled);
+        let prev = if disabled {
+            self.0.fetch_or(SET_DISABLED, Ordering::AcqRel)
+        } else {
+            self.0.fetch_and(!SET_DISABLED, Ordering::AcqRel)
+        };
+        (was, prev & SET_DISABLED != 0)
     }
 
     /// Owner: set or clear `ASYNC`; returns whether it was set.

@@ -94,6 +94,21 @@
  * Rust thread of the crate started first in the process, its signal stays and SIGRTMIN is the
  * system's.
  *
+ * Also as glibc (2.36), each checked against it by a test program: pthread_create applies the
+ * signal mask of the attribute (pthread_attr_setsigmask_np, glibc >= 2.32; without one, the
+ * creator's), less the cancel signal (pthread_attr_getsigmask_np reads the attribute back as
+ * the program set it; sigaddset and sigfillset never put our signal in it). Inside a cleanup
+ * handler or a destructor run by a cancel or pthread_exit, pthread_setcancelstate and
+ * pthread_setcanceltype report the state and type the thread last set (glibc does not change
+ * them when it acts), yet no second cancel acts there, whatever the handler sets. In a child
+ * forked by a thread, the parent's other threads count as ended: pthread_cancel returns 0 and
+ * does nothing, pthread_join returns 0 at once with a NULL value (the id then ends), except the
+ * parent's main thread (when another thread forked), whose id has ended: ESRCH for every call
+ * (glibc's join of it waits for ever; pthread_kill of the other threads returns 0 here, EINVAL
+ * with glibc, whose descriptor of them holds no thread id). A program gets as many
+ * thread-specific keys (PTHREAD_KEYS_MAX, less the C library's) as with glibc alone: the
+ * library takes none of them for itself.
+ *
  * Feature macros: force-included, this header is read before the program's first line, where
  * programs define _GNU_SOURCE, _XOPEN_SOURCE, ... So it reads the system headers it needs
  * (those thread_cancel.h includes, <stdio.h> and <unistd.h> among them, and <fcntl.h>) with

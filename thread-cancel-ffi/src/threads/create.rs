@@ -17,6 +17,36 @@ use thread_cancel::c_abi;
 
 extern "C" {
     fn pthread_attr_getdetachstate(attr: *const libc::pthread_attr_t, state: *mut i32) -> i32;
+    /// glibc >= 2.32: 0 and the attribute's mask, or `PTHREAD_ATTR_NO_SIGMASK_NP` (-1) if it
+    /// has none.
+    fn pthread_attr_getsigmask_np(
+        attr: *const libc::pthread_attr_t,
+        mask: *mut libc::sigset_t,
+    ) -> i32;
+}
+
+/// The mask a new thread starts its start routine with: the one `attr` carries
+/// (`pthread_attr_setsigmask_np`), as glibc >= 2.32, else its creator's (`inherited`); never
+/// with the cancel signal blocked.
+///
+/// # Safety
+/// `attr` must be null or an initialised attribute object.
+unsafe fn start_mask(
+    attr: *const libc::pthread_attr_t,
+    inherited: libc::sigset_t,
+) -> libc::sigset_t {
+    if attr.is_null() {
+        return inherited;
+    }
+    // SAFETY: plain data, written by the call before it is read.
+    let mut m: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `attr` is an initialised attribute object (the caller's contract); `m` is
+    // writable.
+    if unsafe { pthread_attr_getsigmask_np(attr, &mut m) } == 0 {
+        c_abi::without_cancel_signal(&m)
+    } else {
+        inherited
+    }
 }
 
 /// Runs when a created thread's closure ends (returned or unwinding): frees a detached
@@ -63,7 +93,10 @@ const GO: u8 = 1;
 const ABANDON: u8 = 2;
 
 /// `pthread_create`: honours the whole of `attr` as the system's does (`c_abi::spawn_c` gives it
-/// to `pthread_create`: stack size, stack, guard size, scheduling), and its detach state. `EAGAIN` if the thread cannot be created, memory included:
+/// to `pthread_create`: stack size, stack, guard size, scheduling), its detach state, and its
+/// signal mask (`pthread_attr_setsigmask_np`, glibc >= 2.32: the thread starts with it, else
+/// with its creator's; the cancel signal is never blocked). `EAGAIN` if the thread cannot be
+/// created, memory included:
 /// the thread is created with `pthread_create` itself (`c_abi::spawn_c`), an allocation that
 /// fails on the way (the registry, the control block) is served from the allocator's reserve
 /// (`oom.rs`) and undone, and a thread already started by then returns without running `start`.
@@ -108,6 +141,7 @@ pub unsafe extern "C" fn tc_create(
         ended: false,
         foreign: false,
         native: None,
+        left_in_parent: false,
     }) else {
         return libc::EAGAIN;
     };
@@ -116,9 +150,11 @@ pub unsafe extern "C" fn tc_create(
     let theirs = verdict.clone();
     // The new thread starts with every signal blocked (as glibc's): a handler that runs before
     // its id is set would see no id and make it a foreign thread's (`pthread_self` in a signal
-    // sent right after `pthread_create`). It takes the creator's mask once its id is set.
+    // sent right after `pthread_create`). It takes its mask once its id is set: the one the
+    // attribute carries, else its creator's.
     let mask = SigMask::block_all();
-    let inherited = mask.old;
+    // SAFETY: `attr` is null or an initialised attribute object (the caller's contract).
+    let inherited = unsafe { start_mask(attr, mask.old) };
     let body = move || {
         // A `const` thread-local without a destructor.
         MY_ID.set(id);

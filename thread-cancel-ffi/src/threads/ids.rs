@@ -34,6 +34,12 @@ pub(super) struct Entry {
     /// `ended` (the main thread after `tc_exit`, whose slot stays). `None` while `tc_create`
     /// fills the slot.
     pub(super) native: Option<Native>,
+    /// In a forked child: a thread of the parent other than the forking one, which the child
+    /// does not have (`Registry::forked`). It counts as ended: cancel and kill return 0 and do
+    /// nothing, join returns 0 at once with a null value (as glibc's, whose descriptor of such a
+    /// thread says it has ended), and its system id is never used (the C library may give it
+    /// to a thread the child creates).
+    pub(super) left_in_parent: bool,
 }
 
 /// A system thread id kept in the registry: an integer on glibc, a pointer on musl and bionic.
@@ -48,7 +54,7 @@ impl Entry {
     /// The system's id of a thread that has not gone (an ended foreign thread has).
     pub(super) fn live_native(&self) -> Option<libc::pthread_t> {
         self.native
-            .filter(|_| !(self.foreign && self.ended))
+            .filter(|_| !(self.left_in_parent || self.foreign && self.ended))
             .map(|n| n.0)
     }
 }
@@ -151,6 +157,33 @@ impl Registry {
     /// from now on, join and detach `EINVAL` (`ended_detached`).
     pub(super) fn release_detached(&mut self, id: u64) {
         self.free_slot(id, true);
+    }
+
+    /// In a forked child (its only thread is the forking one, whose id is `keep`): the
+    /// parent's main thread (`main`) has no descriptor left to answer for it, so its id ends
+    /// (`ESRCH`, as glibc's cancel and kill of it); every other thread of the parent is
+    /// `left_in_parent`, its join handle forgotten (its system thread is not in this process:
+    /// neither joined nor detached with the C library). Cancels queued for system ids not yet
+    /// known are dropped: those threads are not in the child either.
+    fn forked(&mut self, keep: u64, main: u64) {
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            let id = OURS | (u64::from(slot.generation) << 32) | (i as u64 + 1);
+            if id == keep || id == main {
+                continue;
+            }
+            if let Some(e) = slot.entry.as_mut() {
+                e.left_in_parent = true;
+                e.ended = true;
+                if let Some(h) = e.handle.take() {
+                    std::mem::forget(h);
+                }
+            }
+        }
+        if main != keep {
+            self.release(main);
+        }
+        self.pending.clear();
+        PENDING.store(0, Ordering::Relaxed);
     }
 
     fn free_slot(&mut self, id: u64, detached: bool) {
@@ -289,6 +322,7 @@ fn register_at_fork() {
 /// is the forking thread (its `tc_exit` then ends the child at once, as glibc's last thread, and
 /// does not wait for the parent's threads, which the child does not have).
 fn in_forked_child(reg: &mut Registry, p: &mut Process) {
+    reg.forked(MY_ID.get(), MAIN_ID.load(Ordering::Relaxed));
     let created_here = reg.get(MY_ID.get()).is_some_and(|e| !e.foreign);
     p.live = usize::from(created_here);
     p.main_ended = !FORKER_IS_MAIN.load(Ordering::Relaxed);
@@ -350,6 +384,7 @@ pub(super) fn give_id(lock: impl FnOnce() -> Option<MutexGuard<'static, Registry
         ended: false,
         foreign: true,
         native: Some(Native(native)),
+        left_in_parent: false,
     }) else {
         eprintln!("thread-cancel: out of memory for pthread_self's id; aborting");
         std::process::abort()

@@ -134,6 +134,16 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32>
         let Some(target) = e.canceler.clone() else {
             return Some(libc::ESRCH); // not reached: filled under the registry lock
         };
+        if e.left_in_parent && !e.detached {
+            // In a forked child, a thread of the parent: ended, as glibc's descriptor of it
+            // says (`tid` 0): 0 at once, a null value, and the id ends.
+            reg.release(thread);
+            if !retval.is_null() {
+                // SAFETY: the caller passes null or a writable pointer.
+                unsafe { *retval = std::ptr::null_mut() };
+            }
+            return Some(0);
+        }
         // glibc looks at "ended" before "detached".
         if trying && !target.is_finished() {
             return Some(libc::EBUSY);

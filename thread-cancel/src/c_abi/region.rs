@@ -341,6 +341,23 @@ pub fn set_disabled(disabled: bool) -> bool {
     crate::current::with_own(|c| c.word.set_disabled(disabled))
 }
 
+/// For the C library, before `main`: threads adopted from now on (the main thread, threads
+/// created without the compatibility header) do not take `std`'s handle of themselves until
+/// they park through `std` (`thread_cancel::park`), so that `std` creates no thread-specific
+/// key of the C library's: a C program gets every one of its `PTHREAD_KEYS_MAX` keys, as with
+/// glibc alone. Their `Canceler::thread_id()` is `None` until then.
+pub fn adopt_without_std_handle() {
+    crate::current::adopt_without_std_handle();
+}
+
+/// `pthread_setcancelstate`'s view: sets the calling thread's cancel state as
+/// [`set_disabled`] does, and returns the state it had last set itself, which acting on a
+/// cancellation (or `exit`) does not change, as glibc (its cleanup handlers see the state the
+/// thread had; acting still never happens twice, R19).
+pub fn set_cancel_state(disabled: bool) -> bool {
+    crate::current::with_own(|c| c.word.set_state(disabled).1)
+}
+
 /// Sets the calling thread's cancel type (`asynchronous`) without acting; returns the previous
 /// one.
 pub fn set_async(asynchronous: bool) -> bool {

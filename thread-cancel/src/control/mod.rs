@@ -203,7 +203,14 @@ impl Control {
         if parked && !scope {
             self.parker.wake_parked();
         }
-        if let Some(t) = self.thread.get() {
+        // An adopted thread may record its handle only when it first parks through `std`
+        // (`record_std_thread`): not seen yet, look again after a fence that pairs with that
+        // one (either it sees this request at its next point, or this sees its handle).
+        let t = self.thread.get().or_else(|| {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            self.thread.get()
+        });
+        if let Some(t) = t {
             t.unpark();
         }
         // The flag looked clear: make sure (the fence's heavy side), after the wake-ups
@@ -222,6 +229,17 @@ impl Control {
     /// thread created for the C ABI).
     pub(crate) fn std_thread(&self) -> Option<&std::thread::Thread> {
         self.thread.get()
+    }
+
+    /// Owner, before it parks through `std` (`thread_cancel::park`): records its `std` handle
+    /// if it was adopted without one (`current::adopt_without_std_handle`), then a fence that
+    /// pairs with `wake`'s: a request made from here on unparks it, and one made before is
+    /// seen by its next point (which the caller makes before it parks).
+    pub(crate) fn record_std_thread(&self) {
+        if self.thread.get().is_none() {
+            let _ = self.thread.set(std::thread::current());
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        }
     }
 
     pub(crate) fn set_thread(&self, t: std::thread::Thread) {
