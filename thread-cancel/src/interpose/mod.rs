@@ -380,7 +380,6 @@ unsafe fn after_call(
         // The call had no effect. Nothing of this function (nor of its callers in this module,
         // up to the interposed symbol) is live with a destructor: the C side's forced unwind
         // passes these frames as C frames, and runs the C and C++ cleanup of its caller's.
-        children::kill(Some(0));
         act();
     }
     v
@@ -487,7 +486,11 @@ fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
         match decide_c(c, s) {
             ForeignCall::AsRust => {}
             ForeignCall::Plain => return Verdict::Plain,
-            ForeignCall::Act(act) => return Verdict::ActInC(act),
+            ForeignCall::Act(act) => {
+                // As for any thread cancel: the children its runs started are killed.
+                children::kill(Some(0));
+                return Verdict::ActInC(act);
+            }
         }
     }
     if s & word::TERMINATING != 0 {
