@@ -103,7 +103,14 @@ fn cancel_signal() -> libc::c_int {
         let sig = thread_cancel::c_abi::default_cancel_signal();
         #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
         let sig = thread_cancel::c_abi::system_sigrtmin();
-        let _ = thread_cancel::io::set_signal(sig);
+        if thread_cancel::io::set_signal(sig)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::ResourceBusy)
+        {
+            // Another copy of the library in the process (a plugin that links
+            // `libthread_cancel.a`) has that signal: this copy takes the one seven above it, as
+            // a Rust program without `interpose` would.
+            let _ = thread_cancel::io::set_signal(thread_cancel::c_abi::system_sigrtmin() + 7);
+        }
     });
     thread_cancel::c_abi::cancel_signal()
 }

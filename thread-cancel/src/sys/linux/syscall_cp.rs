@@ -465,17 +465,7 @@ fn prepare_cold() {
     if SIGNAL.load(Ordering::Acquire) != 0 {
         return;
     }
-    let mut r = install(default_signal());
-    // With `interpose` the default is the C library's first real-time signal; a second copy of
-    // the crate in the process (a plugin that links the C library's static archive) finds the
-    // first copy's handler there, and takes the default of a build without the feature.
-    #[cfg(thread_cancel_interpose)]
-    if let Err(SignalError::HasHandler(s)) = r {
-        if s == sigrtmin() {
-            r = install(sigrtmin() + 7);
-        }
-    }
-    if let Err(e) = r {
+    if let Err(e) = install(default_signal()) {
         drop(g);
         panic!("thread-cancel: {e}");
     }
