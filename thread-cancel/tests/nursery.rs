@@ -76,6 +76,10 @@ fn blocked_in_scope(scope: &CancelScope) -> (ScopedRead, std::io::PipeWriter) {
 /// `scope.spawn(f)?.join().flatten()`: one `Result`, each way a scoped thread can end, with
 /// what the two layers said kept.
 #[test]
+#[cfg_attr(
+    thread_cancel_portable,
+    ignore = "the portable layer does not interrupt blocked system calls"
+)]
 fn s7_a_scoped_threads_join_flattens_into_one_result_nothing_lost() {
     common::quiet_expected_panics();
     let scope = CancelScope::new();
