@@ -2,7 +2,8 @@
  * last pushed first, also when called from a nested function), and on pop(nonzero); they do
  * not run when the thread returns normally from its start function (its handlers were popped
  * with pop(0) on the way out). pthread_exit in main runs main's handlers too, then the process
- * exits 0 once the other threads have ended (checked in a forked child). */
+ * exits 0 once the other threads have ended (checked in a forked child, whose other thread
+ * waits until main's handler has run, then reports and ends). */
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,13 +69,18 @@ static void run(enum how how, void *want_ret, const char *want_trace, const char
 }
 
 static int report_fd;
+static atomic_int main_handler_ran;
 
 static void main_handler(void *arg) {
     (void)arg;
     CHECK((write)(report_fd, "H", 1) == 1);
+    atomic_store(&main_handler_ran, 1);
 }
 
+/* Reports "T" once main's handler has reported "H" (main is then in its pthread_exit), and a
+ * moment later, so that the process still has this thread to wait for after main's exit. */
 static void *short_lived(void *arg) {
+    test_wait_ge(&main_handler_ran, 1);
     test_msleep(50);
     CHECK((write)(report_fd, "T", 1) == 1);
     return arg;
