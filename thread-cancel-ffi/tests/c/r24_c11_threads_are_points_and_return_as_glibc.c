@@ -112,10 +112,12 @@ static void on_alarm(int sig) {
 }
 
 static int sleeper_result, sleeper_left;
+static atomic_int sleeper_tid;
 
 static int interrupted_sleeper(void *arg) {
     (void)arg;
     struct timespec left = {0, 0};
+    atomic_store(&sleeper_tid, test_gettid());
     atomic_store(&started, 1);
     sleeper_result = thrd_sleep(&(struct timespec){30, 0}, &left);
     sleeper_left = left.tv_sec > 20 && left.tv_sec <= 30;
@@ -196,7 +198,7 @@ int main(void) {
     atomic_store(&started, 0);
     CHECK(thrd_create(&t, interrupted_sleeper, NULL) == thrd_success);
     test_wait_ge(&started, 1);
-    test_msleep(100);
+    test_wait_blocked(atomic_load(&sleeper_tid)); /* in thrd_sleep: the signal interrupts it */
     CHECK(pthread_kill(t, SIGUSR1) == 0);
     CHECK(thrd_join(t, NULL) == thrd_success);
     printf("thrd_sleep interrupted by a signal: %d, time left set %d\n", sleeper_result,
