@@ -1,8 +1,9 @@
 /* pthread_cond_clockwait and sem_clockwait (glibc >= 2.30) are cancellation points, as in glibc,
  * on CLOCK_REALTIME and CLOCK_MONOTONIC:
- *   - a thread canceled while blocked in one (a 3 s timeout) returns at once: its cleanup
- *     handler runs (for the condition wait with the mutex held again) and join reports
- *     PTHREAD_CANCELED;
+ *   - a thread canceled while blocked in one (a 20 s timeout) returns before its timeout: its
+ *     cleanup handler runs (for the condition wait with the mutex held again) and join reports
+ *     PTHREAD_CANCELED (the time is only bounded by the timeout, generous for a loaded machine;
+ *     a longer one is reported on stderr with what was measured);
  *   - a loop of short clock waits (C++'s wait_for) ends with the cancel;
  *   - they work as waits: a timeout is ETIMEDOUT (sem_clockwait: -1 and errno), a signal or a
  *     post wakes them (0), a token already there is taken at once;
@@ -24,6 +25,10 @@ static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 static sem_t s;
 static atomic_int tid, handler_ran, handler_unlock, waits;
 static clockid_t clock_used;
+
+/* The timeout of the blocked waits, in seconds: the bound of a canceled one's return (and of a
+ * canceled loop's, a hang bound there). */
+#define TIMEOUT_S 20
 
 static double now_s(void) {
     struct timespec t;
@@ -73,7 +78,7 @@ static void *cond_blocked(void *arg) {
     (void)arg;
     CHECK(pthread_mutex_lock(&m) == 0);
     pthread_cleanup_push(unlock_handler, NULL);
-    struct timespec t = in_ms(clock_used, 3000);
+    struct timespec t = in_ms(clock_used, TIMEOUT_S * 1000);
     atomic_store(&tid, test_gettid());
     while (pthread_cond_clockwait(&c, &m, clock_used, &t) != ETIMEDOUT) continue;
     pthread_cleanup_pop(1);
@@ -96,7 +101,7 @@ static void *cond_loop(void *arg) {
 static void *sem_blocked(void *arg) {
     (void)arg;
     pthread_cleanup_push(sem_handler, NULL);
-    struct timespec t = in_ms(clock_used, 3000);
+    struct timespec t = in_ms(clock_used, TIMEOUT_S * 1000);
     atomic_store(&tid, test_gettid());
     while (sem_clockwait(&s, clock_used, &t) == 0 || errno != ETIMEDOUT) continue;
     pthread_cleanup_pop(0);
@@ -130,13 +135,15 @@ static void canceled(void *(*body)(void *), const char *what, int loop) {
     void *ret = NULL;
     CHECK(pthread_join(t, &ret) == 0);
     double took = now_s() - start;
-    printf("%s on %s, canceled: %s, handler ran %d%s, at once (< 1 s): %s\n", what,
+    if (took >= TIMEOUT_S)
+        fprintf(stderr, "%s on %s: the cancel took %.3f s\n", what, clock_name(clock_used), took);
+    printf("%s on %s, canceled: %s, handler ran %d%s, ended within %d s: %s\n", what,
            clock_name(clock_used), ret == PTHREAD_CANCELED ? "PTHREAD_CANCELED" : "not canceled",
            atomic_load(&handler_ran),
            atomic_load(&handler_unlock) == -1 ? ""
            : atomic_load(&handler_unlock) == 0 ? ", with the mutex held"
                                                : ", without the mutex",
-           took < 1.0 ? "yes" : "no");
+           TIMEOUT_S, took < TIMEOUT_S ? "yes" : "no");
 }
 
 static void *poster(void *arg) {
@@ -218,7 +225,7 @@ static void invalid(void) {
 }
 
 int main(void) {
-    alarm(60);
+    alarm(6 * TIMEOUT_S); /* even if every blocked wait ran to its timeout */
     setvbuf(stdout, NULL, _IOLBF, 0);
     pthread_mutexattr_t ma;
     CHECK(pthread_mutexattr_init(&ma) == 0);
