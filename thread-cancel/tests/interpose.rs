@@ -60,9 +60,12 @@ fn e02_std_thread_sleep_ends_at_the_deadline_without_a_panic() {
 fn e02_std_tcp_read_to_string_ends_at_the_deadline_and_loses_nothing() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
+    // The server stays silent until the run has ended (the test's word, not a time; at most
+    // `BOUND`, so that a deadline that does not act fails the test rather than hangs it).
+    let (reply, silent) = std::sync::mpsc::channel::<()>();
     let server = std::thread::spawn(move || {
         let (mut s, _) = listener.accept().unwrap();
-        std::thread::sleep(Duration::from_millis(600));
+        let _ = silent.recv_timeout(BOUND);
         // The client has given up and closed: the reply goes nowhere (EPIPE is fine).
         let _ = s.write_all(b"late reply");
     });
@@ -71,6 +74,7 @@ fn e02_std_tcp_read_to_string_ends_at_the_deadline_and_loses_nothing() {
         let mut s = TcpStream::connect(addr)?;
         s.read_to_string(&mut got)
     });
+    drop(reply);
     assert_deadline_error(&r.unwrap_err());
     assert_eq!(
         got, "",
@@ -96,13 +100,16 @@ fn e01_std_fs_read_of_a_fifo_with_a_silent_writer_ends_at_the_deadline() {
     let fifo = dir.join("f");
     mkfifo(&fifo);
     let path = fifo.clone();
-    // The writer opens (which waits for the reader), then writes nothing for 600 ms.
+    // The writer opens (which waits for the reader), then writes nothing until the run has
+    // ended (the test's word, not a time; at most `BOUND`, as above).
+    let (late, silent) = std::sync::mpsc::channel::<()>();
     let writer = std::thread::spawn(move || {
         let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        std::thread::sleep(Duration::from_millis(600));
+        let _ = silent.recv_timeout(BOUND);
         let _ = w.write_all(b"late");
     });
     let r = timed_out(|| std::fs::read(&fifo));
+    drop(late);
     assert_deadline_error(&r.unwrap_err());
     writer.join().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
@@ -712,9 +719,12 @@ fn e01_select_pselect_flock_and_waitid_end_at_the_deadline() {
 fn e02_a_blocking_http_client_from_crates_io_ends_at_the_deadline() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
+    // Never answers: it closes the connection once the run has ended (the test's word, not a
+    // time; at most `BOUND`, so that a deadline that does not act fails the test, not hangs).
+    let (done, silent) = std::sync::mpsc::channel::<()>();
     let server = std::thread::spawn(move || {
         let (s, _) = listener.accept().unwrap();
-        std::thread::sleep(Duration::from_secs(2)); // never answers in time
+        let _ = silent.recv_timeout(BOUND);
         drop(s);
     });
     let r = timed_out(|| {
@@ -722,6 +732,7 @@ fn e02_a_blocking_http_client_from_crates_io_ends_at_the_deadline() {
             .call()
             .map_err(Box::new)
     });
+    drop(done);
     let e = r.expect_err("the server never answered");
     eprintln!("ureq at the deadline: {e}");
     assert!(matches!(*e, ureq::Error::Transport(_)), "{e}");
