@@ -1457,13 +1457,14 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 // E08: the crate's own calls for code that passes budgets on.
 
-/// An address whose resolution blocks for 5 s (as a slow DNS server would) and then fails.
-struct SlowName;
+/// An address whose resolution blocks (as a slow DNS server would) until the test says (it
+/// sends on, or drops, the other end of the channel), at most [`HANG`], and then fails.
+struct SlowName(std::sync::mpsc::Receiver<()>);
 
 impl std::net::ToSocketAddrs for SlowName {
     type Iter = std::vec::IntoIter<std::net::SocketAddr>;
     fn to_socket_addrs(&self) -> std::io::Result<Self::Iter> {
-        std::thread::sleep(Duration::from_secs(5));
+        let _ = self.0.recv_timeout(HANG);
         Err(std::io::Error::other("no such name"))
     }
 }
@@ -1473,11 +1474,15 @@ impl std::net::ToSocketAddrs for SlowName {
 #[test]
 fn e08_net_connect_name_resolution_ends_at_the_deadline() {
     let _g = serial();
+    // The resolution answers only once the run has ended: the deadline acts first, whatever
+    // the delays (a deadline that did not act would see "no such name" after `HANG`).
+    let (answer, held) = std::sync::mpsc::channel();
     let t = std::time::Instant::now();
     let r = thread_cancel::with_timeout(Duration::from_millis(100), || {
-        thread_cancel::net::connect(SlowName)
+        thread_cancel::net::connect(SlowName(held))
     });
     let took = t.elapsed();
+    drop(answer);
     let e = r.unwrap_err();
     assert!(e.deadline_passed() && e.acted() && !e.completed(), "{e:?}");
     assert!(took < HANG, "not ended by the deadline: {took:?}");
