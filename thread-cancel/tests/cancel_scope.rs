@@ -1415,9 +1415,12 @@ fn c09_a_forked_child_canceling_a_scope_runs_no_scope_hook_of_the_parent() {
     );
 }
 
-/// C06: a deadline's `on_cancel` callback that blocks for seconds does not hold up another
-/// deadline. Before the fix the timer thread ran the callbacks itself: the second deadline,
-/// 50 ms after the first, fired when the 3 s callback returned (the read ended after ~3 s).
+/// C06: a deadline's `on_cancel` callback that blocks does not hold up another deadline.
+/// Before the fix the timer thread ran the callbacks itself: the second deadline fired when the
+/// slow callback returned. Here the callback blocks from before the second run starts until
+/// that run has ended (the test's word, not a time), or `2 * HANG` at most: a second deadline
+/// held up by it would come after `2 * HANG`, one not held up comes within `HANG` (a bound for
+/// a loaded machine: no requirement bounds the latency here).
 #[test]
 #[cfg_attr(
     thread_cancel_portable,
@@ -1426,20 +1429,27 @@ fn c09_a_forked_child_canceling_a_scope_runs_no_scope_hook_of_the_parent() {
 fn c06_a_slow_on_cancel_callback_does_not_delay_another_deadline() {
     use std::io::Read;
     use std::os::unix::net::UnixStream;
-    // The guide's recipe for a std read: `on_cancel` shuts the socket down. Here it first takes
-    // 3 s (a slow callback, or one that waits for a lock).
+    // The guide's recipe for a std read: `on_cancel` shuts the socket down. Here it first
+    // blocks (a slow callback, or one that waits for a lock).
     let (_peer, conn) = UnixStream::pair().unwrap();
-    let slow = std::thread::spawn(move || {
-        with_timeout(Duration::from_millis(50), || {
-            let shut = conn.try_clone().unwrap();
-            let _g = thread_cancel::on_cancel(move || {
-                std::thread::sleep(Duration::from_secs(3));
-                let _ = shut.shutdown(std::net::Shutdown::Both);
-            });
-            let mut b = [0u8; 1];
-            (&conn).read(&mut b).map(|_| ())
+    let in_callback = Arc::new(AtomicBool::new(false));
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let slow = {
+        let in_callback = in_callback.clone();
+        std::thread::spawn(move || {
+            with_timeout(Duration::from_millis(50), || {
+                let shut = conn.try_clone().unwrap();
+                let _g = thread_cancel::on_cancel(move || {
+                    in_callback.store(true, Ordering::SeqCst);
+                    let _ = held.recv_timeout(2 * HANG);
+                    let _ = shut.shutdown(std::net::Shutdown::Both);
+                });
+                let mut b = [0u8; 1];
+                (&conn).read(&mut b).map(|_| ())
+            })
         })
-    });
+    };
+    common::wait_flag(&in_callback, "the slow run's deadline ran its callback");
     let (r, _w) = std::io::pipe().unwrap();
     let t = Instant::now();
     let res = with_timeout(Duration::from_millis(100), || {
@@ -1447,11 +1457,11 @@ fn c06_a_slow_on_cancel_callback_does_not_delay_another_deadline() {
         io::read(r.as_fd(), &mut b)
     });
     let late = t.elapsed().saturating_sub(Duration::from_millis(100));
+    drop(release);
     assert!(res.is_err_and(|e| e.acted() && !e.completed()));
-    // A bound fit for a loaded two-core machine: the callback blocks for 3 s.
     assert!(
-        late < Duration::from_millis(500),
-        "the deadline fired {late:?} late"
+        late < HANG,
+        "the deadline fired {late:?} late: held up by the other deadline's callback"
     );
     // The slow run ends when its callback has shut the socket down.
     slow.join().unwrap().ok();
