@@ -14,10 +14,15 @@ mod common;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::time::{Duration, Instant};
 
-/// The deadline of the runs below, and the bound they must end within on a loaded 2-core
-/// machine (a requirement's bound: the deadline acted on, not a measure of speed).
+/// The deadline of the runs below, and the bound they must end within: `HANG`, generous for a
+/// loaded machine (a requirement's bound: the deadline acted on, not a measure of speed; no
+/// requirement bounds the latency).
 const DEADLINE: Duration = Duration::from_millis(100);
-const BOUND: Duration = Duration::from_millis(1500);
+const BOUND: Duration = common::HANG;
+
+/// How long the calls below would block if nothing acted on the deadline, in seconds: longer
+/// than `BOUND`, so that a call that ran to its end fails the bound.
+const LONG_S: u32 = 3 * BOUND.as_secs() as u32;
 
 extern "C" {
     // The C library's functions, declared here as glibc declares them (the crate defines them
@@ -39,9 +44,9 @@ fn set_errno(e: i32) {
     unsafe { *libc::__errno_location() = e };
 }
 
-/// Runs `f` under `with_timeout(DEADLINE)`: checks that the run ended within `BOUND`, that it
-/// reports the deadline and that an interposed call acted on it; returns the closure's value
-/// and how long the run took.
+/// Runs `f` under `with_timeout(DEADLINE)`: checks that the run ended within `BOUND` and never
+/// before its deadline, that it reports the deadline and that an interposed call acted on it;
+/// returns the closure's value and how long the run took.
 fn timed_out<R>(what: &str, f: impl FnOnce() -> R) -> (R, Duration) {
     let t = Instant::now();
     let r = thread_cancel::with_timeout(DEADLINE, f);
@@ -49,6 +54,10 @@ fn timed_out<R>(what: &str, f: impl FnOnce() -> R) -> (R, Duration) {
     assert!(
         took < BOUND,
         "{what}: the run took {took:?}, its deadline was {DEADLINE:?}"
+    );
+    assert!(
+        took >= DEADLINE,
+        "{what}: the run ended before its deadline {DEADLINE:?}: {took:?}"
     );
     let e = r
         .err()
@@ -84,12 +93,12 @@ fn w03_sleep_usleep_and_thrd_sleep_return_early_in_a_canceled_run() {
                 let t = Instant::now();
                 let (r, rem) = match name {
                     // SAFETY: plain integer arguments.
-                    "sleep" => (i64::from(unsafe { sleep(10) }), None),
+                    "sleep" => (i64::from(unsafe { sleep(LONG_S) }), None),
                     // SAFETY: as above.
-                    "usleep" => (i64::from(unsafe { usleep(10_000_000) }), None),
+                    "usleep" => (i64::from(unsafe { usleep(LONG_S * 1_000_000) }), None),
                     _ => {
                         let req = libc::timespec {
-                            tv_sec: 10,
+                            tv_sec: LONG_S.into(),
                             tv_nsec: 0,
                         };
                         let mut rem = libc::timespec {
@@ -104,7 +113,7 @@ fn w03_sleep_usleep_and_thrd_sleep_return_early_in_a_canceled_run() {
                 got.push((name, r, errno(), rem, t.elapsed()));
             }
             // A loop that sleeps again for the seconds left ends too.
-            let mut left = 10;
+            let mut left = LONG_S;
             let mut rounds = 0;
             while left > 0 {
                 // SAFETY: an integer argument.
@@ -128,7 +137,7 @@ fn w03_sleep_usleep_and_thrd_sleep_return_early_in_a_canceled_run() {
             if i > 0 {
                 assert!(
                     t < BOUND,
-                    "{name} after the deadline returns at once: {t:?}"
+                    "{name} after the deadline returns at once (within {BOUND:?}): {t:?}"
                 );
             }
         }
@@ -479,12 +488,13 @@ fn tempdir(name: &str) -> std::path::PathBuf {
 }
 
 /// The system's SQLite waiting on a locked database (another connection holds it locked;
-/// `sqlite3_busy_timeout(10 s)`) inside `with_timeout(100 ms)` ends soon after the deadline: its
-/// busy handler sleeps with `usleep`, a point now, and the run reports its deadline.
+/// `sqlite3_busy_timeout(LONG_S)`, longer than `BOUND`) inside `with_timeout(100 ms)` ends soon
+/// after the deadline: its busy handler sleeps with `usleep`, a point now, and the run reports
+/// its deadline.
 ///
 /// - A reader waiting for an exclusive lock (a writer committing): between two sleeps SQLite
 ///   only tries the lock (no read), so before `usleep` was a point nothing stopped the wait: the
-///   run took the whole 10 s. Now SQLite's busy handler, whose sleeps return at once, counts its
+///   run took the whole busy timeout. Now SQLite's busy handler, whose sleeps return at once, counts its
 ///   timeout out in a moment and reports `SQLITE_BUSY` ("database is locked").
 /// - A writer waiting for the write lock: between two sleeps SQLite takes its shared lock again
 ///   and reads the database's header; after the deadline that read fails, and SQLite reports
@@ -515,12 +525,13 @@ fn w03_system_sqlite_waiting_on_a_locked_database_ends_at_the_deadline() {
         a.ok("CREATE TABLE t(x); INSERT INTO t VALUES (1);");
         a.ok(hold);
         let b = Conn::open(&lib, &path);
+        let ms = c_int::try_from(LONG_S * 1000).unwrap();
         // SAFETY: an open handle.
-        assert_eq!(unsafe { (lib.busy_timeout)(b.db, 10_000) }, 0);
+        assert_eq!(unsafe { (lib.busy_timeout)(b.db, ms) }, 0);
         let ((rc, ext, msg), took) = timed_out(run, || b.exec(run));
         println!(
-            "{hold:?} held, {run:?} with busy_timeout 10 s in with_timeout({DEADLINE:?}): the \
-             run took {took:?}; SQLite returned {rc} (extended {ext}): {msg:?}"
+            "{hold:?} held, {run:?} with busy_timeout {LONG_S} s in with_timeout({DEADLINE:?}): \
+             the run took {took:?}; SQLite returned {rc} (extended {ext}): {msg:?}"
         );
         assert_eq!(rc & 0xff, want, "{run}: {msg}");
         // `b` holds nothing: `a` commits, and the database is whole.
@@ -546,7 +557,7 @@ fn w03_system_sqlite_reports_a_deadline_as_a_disk_io_error_and_the_database_stay
     c.ok("CREATE TABLE t(x); INSERT INTO t VALUES (1);");
     let ((rc, ext, msg, sys, deadline_seen), took) = timed_out("sqlite write", || {
         // Returns at the deadline (interposed `nanosleep`).
-        std::thread::sleep(Duration::from_secs(5));
+        std::thread::sleep(Duration::from_secs(LONG_S.into()));
         let (rc, ext, msg) = c.exec("BEGIN; INSERT INTO t VALUES (2); COMMIT;");
         let sys = c.system_errno();
         // How the caller tells the deadline from a failing disk: its run's deadline passed.
