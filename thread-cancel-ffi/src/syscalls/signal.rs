@@ -16,6 +16,7 @@ use thread_cancel::c_abi::{self, calls};
 pub extern "C" fn tc_signal_init() {
     // Before main, as this is called: which threads are not the program's.
     crate::threads::note_threads_before_main();
+    crate::threads::keep_process_definitions();
     // Adopting a thread must not make `std` take one of the program's keys (R20).
     c_abi::adopt_without_std_handle();
     crate::cancel_signal();
@@ -32,15 +33,7 @@ fn ours() -> c_int {
 /// read at load); the system's if the crate had started with a signal above those.
 #[no_mangle]
 pub extern "C" fn tc_current_sigrtmin() -> c_int {
-    let min = thread_cancel::c_abi::system_sigrtmin();
-    let sig = ours();
-    // One of the first eight (the system's first, or the one `THREAD_CANCEL_SIGNAL` chose):
-    // the program's range starts after it; a signal the crate had chosen higher leaves it.
-    if (min..min + 8).contains(&sig) {
-        sig + 1
-    } else {
-        min
-    }
+    thread_cancel::c_abi::program_sigrtmin(ours())
 }
 
 /// `-1` with `EINVAL`, as glibc answers for its own signals.

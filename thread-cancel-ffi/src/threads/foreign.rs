@@ -40,6 +40,15 @@ pub(crate) fn enter() {
     }
 }
 
+/// At the start of a thread created by code built without the header (`adopt.rs`): an id of ours
+/// for its system id at once, and a cancel queued for that id since its creator got it.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+pub(super) fn adopt() {
+    if MY_ID.get() == 0 {
+        give_id(|| Some(super::ids::registry()));
+    }
+}
+
 #[cold]
 fn first_point() {
     if MAIN.get() || is_main_thread() {

@@ -376,6 +376,18 @@ pub fn system_sigrtmin() -> i32 {
     crate::sys::sigrtmin()
 }
 
+/// `SIGRTMIN` as every module sees it when the cancel signal is `cancel_signal`: the one after
+/// it if it is among the C library's first eight real-time signals, else the C library's own.
+///
+/// ```
+/// let min = thread_cancel::c_abi::system_sigrtmin();
+/// assert_eq!(thread_cancel::c_abi::program_sigrtmin(min), min + 1);
+/// assert_eq!(thread_cancel::c_abi::program_sigrtmin(min + 8), min);
+/// ```
+pub fn program_sigrtmin(cancel_signal: i32) -> i32 {
+    crate::sys::program_sigrtmin(crate::sys::sigrtmin(), cancel_signal)
+}
+
 /// The cancel signal the first thread will install if none is chosen before: with `interpose`,
 /// the C library's first real-time signal, or the one `THREAD_CANCEL_SIGNAL` names.
 pub fn default_cancel_signal() -> i32 {

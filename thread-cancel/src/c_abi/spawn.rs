@@ -78,7 +78,7 @@ pub unsafe fn spawn_c<T: Send + 'static>(
     // SAFETY: `attr_ptr` is null or an initialised attribute object alive for the call;
     // `c_start` matches the start routine's C signature and is given a pointer from
     // `Box::into_raw`, which it takes back exactly once; `id` is valid for writes.
-    let rc = unsafe { libc::pthread_create(&mut id, attr_ptr, c_start, arg.cast()) };
+    let rc = unsafe { crate::sys::pthread::create(&mut id, attr_ptr, c_start, arg.cast()) };
     drop(copy);
     if rc != 0 {
         // SAFETY: the thread was not created, so `arg` is still ours, and unused.
@@ -174,4 +174,27 @@ impl<T> CJoinHandle<T> {
             .take();
         o.unwrap_or(Outcome::Canceled) // the root always stores one before it ends
     }
+}
+
+/// Whether the calling thread is creating one of the library's own threads ([`spawn_c`]'s, the
+/// Rust API's): a `pthread_create` defined for the whole process (the C library's, which adopts
+/// the threads other code creates) passes such a creation to the system's as it is.
+///
+/// ```
+/// assert!(!thread_cancel::c_abi::creating_own_thread());
+/// ```
+pub fn creating_own_thread() -> bool {
+    crate::sys::pthread::creating_own()
+}
+
+/// Process-wide set-up that a thread the library adopts at its start (created by code built
+/// without the header) needs, done in the creating thread, a normal context: the sanitizer's
+/// "no return" hook, which its unwind calls (the lookup takes the dynamic loader's lock, which
+/// neither a signal handler nor the new thread, whose creator may hold it, may wait for).
+///
+/// ```
+/// thread_cancel::c_abi::before_adopted_thread();
+/// ```
+pub fn before_adopted_thread() {
+    crate::sys::resolve_sanitizer_hook();
 }

@@ -702,13 +702,8 @@ interpose_signal!(
 /// atomic loads (the C library's definition is found at load, [`RESOLVE_SIGRTMIN`]).
 #[no_mangle]
 pub extern "C" fn __libc_current_sigrtmin() -> c_int {
-    let min = crate::sys::sigrtmin();
     let ours = crate::sys::signal().unwrap_or_else(crate::sys::default_signal);
-    if (min..min + crate::sys::CHOOSABLE).contains(&ours) {
-        ours + 1
-    } else {
-        min
-    }
+    crate::sys::program_sigrtmin(crate::sys::sigrtmin(), ours)
 }
 
 /// At load: finds the C library's `__libc_current_sigrtmin` behind the crate's (a lookup takes

@@ -78,6 +78,8 @@ pub(crate) use linux::region::{
 };
 #[cfg(thread_cancel_interpose)]
 pub(crate) use linux::syscall_cp::is_cancel_handler;
+#[cfg(thread_cancel_interpose)]
+pub(crate) use linux::syscall_cp::read_signal_from_environment;
 /// The default cancel signal and the C library's own `SIGRTMIN`: for the C ABI's support and
 /// for the interposed `__libc_current_sigrtmin`.
 #[cfg(all(
@@ -85,9 +87,7 @@ pub(crate) use linux::syscall_cp::is_cancel_handler;
     any(target_os = "linux", target_os = "android"),
     not(thread_cancel_portable)
 ))]
-pub(crate) use linux::syscall_cp::{default_signal, sigrtmin};
-#[cfg(thread_cancel_interpose)]
-pub(crate) use linux::syscall_cp::{read_signal_from_environment, CHOOSABLE};
+pub(crate) use linux::syscall_cp::{default_signal, program_sigrtmin, sigrtmin};
 /// Feature `interpose` on x86_64 Linux: the calling thread's control-block pointer in an
 /// initial-exec thread-local slot (`control/tls.rs`).
 #[cfg(thread_cancel_tls_slot)]

@@ -118,7 +118,10 @@ impl Builder {
         let builder = self.std_builder()?;
         let control = new_control::<T>();
         let c = control.clone();
-        let inner = builder.spawn(move || root(c, f))?;
+        let inner = {
+            let _own = crate::sys::pthread::OwnThread::enter();
+            builder.spawn(move || root(c, f))?
+        };
         Ok(JoinHandle {
             inner: Native::Std(inner),
             control,

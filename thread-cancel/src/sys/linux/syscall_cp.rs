@@ -276,7 +276,7 @@ static ENVIRONMENT_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 /// The real-time signals a program may give the cancel signal from its environment: the C
 /// library's first eight (a module's `SIGRTMIN` is then the one after it).
-#[cfg(thread_cancel_interpose)]
+#[cfg(any(feature = "c-abi", thread_cancel_interpose))]
 pub(crate) const CHOOSABLE: i32 = 8;
 
 /// With `interpose`, once, at load or at the first use of the default if that comes first (a
@@ -318,6 +318,19 @@ pub(crate) fn read_signal_from_environment() {
                 min
             );
         }
+    }
+}
+
+/// `SIGRTMIN` as every module of the process sees it (the crate's `__libc_current_sigrtmin`,
+/// the C header's): the one after the cancel signal `ours` when that is among the C library's
+/// first [`CHOOSABLE`] real-time signals (its first, or the one `THREAD_CANCEL_SIGNAL` chose),
+/// so the program's range lies above it; the C library's own (`min`) for a signal chosen higher.
+#[cfg(any(feature = "c-abi", thread_cancel_interpose))]
+pub(crate) fn program_sigrtmin(min: i32, ours: i32) -> i32 {
+    if (min..min + CHOOSABLE).contains(&ours) {
+        ours + 1
+    } else {
+        min
     }
 }
 
