@@ -49,6 +49,41 @@ fn next() -> Option<Create> {
 struct Routine {
     start: Body,
     arg: *mut c_void,
+    /// The C library's key whose destructor ends the adoption ([`end_adopted`]).
+    key: libc::pthread_key_t,
+}
+
+/// The C library's thread-specific-data key whose destructor ends an adopted thread
+/// ([`end_adopted`]), created by the first [`create_adopted`]: a key destructor runs at every
+/// end of a thread (its start routine returned, the C library's `pthread_exit`, a cancellation)
+/// and, unlike a thread-local destructor, does not take the dynamic loader's lock. `None` if the
+/// C library has no key left: threads are then created as they are, and met at their first
+/// mapped call.
+fn end_key() -> Option<libc::pthread_key_t> {
+    static KEY: std::sync::OnceLock<Option<libc::pthread_key_t>> = std::sync::OnceLock::new();
+    *KEY.get_or_init(|| {
+        let mut key: libc::pthread_key_t = 0;
+        // SAFETY: `key` is writable; `end_adopted` is a key destructor of the C signature.
+        (unsafe { libc::pthread_key_create(&mut key, Some(end_adopted)) } == 0).then_some(key)
+    })
+}
+
+/// What an adopted thread's key holds: its control block and its id.
+struct Adopted {
+    thread: c_abi::AdoptedThread,
+    id: u64,
+}
+
+/// The destructor of [`end_key`]: the adopted thread's end (its id freed, its control block
+/// finished).
+///
+/// # Safety
+/// `p` is the `Adopted` that [`adopt_start`] stored under the key, for this thread alone.
+unsafe extern "C" fn end_adopted(p: *mut c_void) {
+    // SAFETY: the caller's contract; the C library calls each destructor once per value.
+    let a = unsafe { Box::from_raw(p.cast::<Adopted>()) };
+    super::foreign::adopted_thread_ends(a.id, false);
+    a.thread.end();
 }
 
 /// A start routine: a POSIX thread's, or a C11 thread's (`thrd_start_t`, an `int` result).
@@ -73,6 +108,16 @@ unsafe fn create_adopted(
     let Some(create) = next() else {
         return libc::EAGAIN; // no C library below: nothing can create a thread
     };
+    let Some(key) = end_key() else {
+        return match body {
+            // SAFETY: the caller's arguments, as given: a thread met at its first mapped call.
+            Body::Posix(start) => unsafe { create(thread, attr, start, arg) },
+            // No key left for the C library's C11 start: its own `thrd_create` is not reachable
+            // from here (the name is this object's), and a C11 routine cannot be started as a
+            // POSIX one.
+            Body::C11(_) => libc::EAGAIN,
+        };
+    };
     c_abi::before_adopted_thread();
     // SAFETY: a plain allocation of the C library's, checked below.
     let routine = unsafe { libc::malloc(std::mem::size_of::<Routine>()) }.cast::<Routine>();
@@ -80,7 +125,13 @@ unsafe fn create_adopted(
         return libc::EAGAIN;
     }
     // SAFETY: `routine` is a fresh allocation of the size and alignment (malloc's) of a `Routine`.
-    unsafe { routine.write(Routine { start: body, arg }) };
+    unsafe {
+        routine.write(Routine {
+            start: body,
+            arg,
+            key,
+        })
+    };
     // SAFETY: the caller's arguments, with `adopt_start`, which takes `routine` back once.
     let rc = unsafe { create(thread, attr, adopt_start, routine.cast()) };
     if rc != 0 {
@@ -145,19 +196,20 @@ pub unsafe extern "C" fn thrd_create(
     }
 }
 
-/// The start of a thread [`pthread_create`] created: takes an id of ours, then runs the start
-/// routine, whose result is the thread's. A cancellation unwinds the start routine's frames and
-/// passes this one (nothing in it has a destructor), then ends the thread with
+/// The start of a thread [`pthread_create`] created: a control block (no thread-local
+/// destructor) and an id of ours, both ended by [`end_adopted`] at the thread's end, then the
+/// start routine, whose result is the thread's. A cancellation unwinds the start routine's frames
+/// and passes this one (nothing in it has a destructor), then ends the thread with
 /// `PTHREAD_CANCELED` (`main_end::foreign_thread_ends`).
 ///
 /// # Safety
 /// `p` is the `Routine` allocated by [`create_adopted`] for this thread alone.
 unsafe extern "C-unwind" fn adopt_start(p: *mut c_void) -> *mut c_void {
-    // SAFETY: `p` is this thread's `Routine` (the caller's contract), read once and freed.
-    let Routine { start, arg } = unsafe { p.cast::<Routine>().read() };
-    // SAFETY: as above; nothing reads it again.
-    unsafe { libc::free(p) };
-    super::foreign::adopt();
+    // Nothing in this frame has a destructor (no landing pad covers the start routine's call):
+    // a forced unwind that resumed here would free the start routine's frames, where the C
+    // library's cleanup buffers lie, before its own unwind (`pthread_exit`) jumps into them.
+    // SAFETY: the caller's contract.
+    let (start, arg) = unsafe { adopt(p) };
     match start {
         // SAFETY: the creator's start routine and argument, as it gave them.
         Body::Posix(f) => unsafe { f(arg) },
@@ -165,6 +217,34 @@ unsafe extern "C-unwind" fn adopt_start(p: *mut c_void) -> *mut c_void {
         // SAFETY: as above.
         Body::C11(f) => (unsafe { f(arg) }) as isize as *mut c_void,
     }
+}
+
+/// [`adopt_start`]'s set-up, in a frame of its own that has returned before the start routine
+/// runs: takes the `Routine` back, links a control block and gives the thread its id, which
+/// the key's destructor ends ([`end_adopted`]).
+///
+/// # Safety
+/// As [`adopt_start`].
+#[inline(never)]
+unsafe fn adopt(p: *mut c_void) -> (Body, *mut c_void) {
+    // SAFETY: `p` is this thread's `Routine` (the caller's contract), read once and freed.
+    let Routine { start, arg, key } = unsafe { p.cast::<Routine>().read() };
+    // SAFETY: as above; nothing reads it again.
+    unsafe { libc::free(p) };
+    let thread = c_abi::AdoptedThread::link();
+    let id = super::foreign::adopt(thread.canceler());
+    let adopted = Box::into_raw(Box::new(Adopted { thread, id }));
+    // SAFETY: `key` is the live key of `end_key`; the value is taken back by its destructor
+    // (`end_adopted`) at the thread's end.
+    if unsafe { libc::pthread_setspecific(key, adopted.cast()) } != 0 {
+        // No room for the value (out of memory): the thread ends its adoption now and is met
+        // at its first mapped call, as a thread created without this library.
+        // SAFETY: `adopted` was not stored: ours to take back, once.
+        let a = unsafe { Box::from_raw(adopted) };
+        super::foreign::adopted_thread_ends(a.id, true);
+        a.thread.end();
+    }
+    (start, arg)
 }
 
 /// The address of [`adopt_start`]: a reference from code every program runs (the header's

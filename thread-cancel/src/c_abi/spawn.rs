@@ -198,3 +198,57 @@ pub fn creating_own_thread() -> bool {
 pub fn before_adopted_thread() {
     crate::sys::resolve_sanitizer_hook();
 }
+
+/// A thread the library did not create, given a control block at its very start (the C
+/// library's `pthread_create` for code built without the header links one before the start
+/// routine) without registering any thread-local destructor: registering one takes the dynamic
+/// loader's lock, which the creating thread may hold (a library destructor run by `dlclose`
+/// that creates and joins a thread). The thread acts in C code as a foreign C thread does (no
+/// region: its unwind goes to the end of its stack). Its owner must call [`end`](Self::end) on
+/// the same thread when it ends (a thread-specific-data destructor of the C library's does not
+/// take that lock).
+///
+/// ```
+/// let t = std::thread::spawn(|| {
+///     let adopted = thread_cancel::c_abi::AdoptedThread::link();
+///     let c = adopted.canceler();
+///     adopted.end();
+///     c.cancel().is_err() // the thread's block has finished
+/// });
+/// assert!(t.join().unwrap());
+/// ```
+pub struct AdoptedThread {
+    control: Arc<Control>,
+}
+
+impl AdoptedThread {
+    /// Links a new control block to the calling thread, which must have none.
+    ///
+    /// # Panics
+    /// If the calling thread has a control block already.
+    pub fn link() -> AdoptedThread {
+        assert!(
+            crate::control::current_ptr().is_none(),
+            "AdoptedThread::link on a thread that has a control block"
+        );
+        let control = Arc::new(Control::new(None));
+        crate::current::link_unregistered(&control);
+        AdoptedThread { control }
+    }
+
+    /// A handle that can cancel the thread.
+    pub fn canceler(&self) -> Canceler {
+        Canceler {
+            control: self.control.clone(),
+        }
+    }
+
+    /// The thread's end: its control block is unlinked and finished (a later cancel through a
+    /// [`Canceler`] is an error). Call it on the thread itself.
+    pub fn end(self) {
+        if crate::control::current_ptr() == Some(Arc::as_ptr(&self.control)) {
+            crate::current::unlink_unregistered();
+        }
+        self.control.finish();
+    }
+}

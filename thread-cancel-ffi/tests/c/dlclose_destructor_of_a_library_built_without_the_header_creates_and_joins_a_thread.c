@@ -1,0 +1,23 @@
+/* A thread that a library built without the header (lib/ of the same name, TC_PLAIN_LIBRARY)
+ * creates while the dynamic loader's lock is held (its destructor, run by dlclose) reaches its
+ * start routine and is joined: on glibc the library's pthread_create is libthread_cancel's,
+ * which makes the thread known from its start, and that must not take the loader's lock
+ * (registering a thread-local destructor does): the thread would wait for dlclose, which waits
+ * for the join — a hang, caught by alarm().
+ * TC_COMPARE_WITH_GLIBC */
+#include <dlfcn.h>
+#include "tc_test.h"
+
+int main(void) {
+    alarm(20);
+    void *lib = dlopen(TC_TEST_LIB, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        fprintf(stderr, "dlopen: %s\n", dlerror());
+        return 1;
+    }
+    printf("loaded\n");
+    fflush(stdout);
+    CHECK(dlclose(lib) == 0);
+    printf("unloaded\n");
+    return 0;
+}
