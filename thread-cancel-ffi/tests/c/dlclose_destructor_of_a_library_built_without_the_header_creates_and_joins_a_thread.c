@@ -3,21 +3,6 @@
  * start routine and is joined: on glibc the library's pthread_create is libthread_cancel's,
  * which makes the thread known from its start, and that must not take the loader's lock
  * (registering a thread-local destructor does): the thread would wait for dlclose, which waits
- * for the join — a hang, caught by alarm().
+ * for the join — a hang, caught by alarm(). The program is dlclose_destructor_creates_and_joins_a_thread.c's.
  * TC_COMPARE_WITH_GLIBC */
-#include <dlfcn.h>
-#include "tc_test.h"
-
-int main(void) {
-    alarm(20);
-    void *lib = dlopen(TC_TEST_LIB, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "dlopen: %s\n", dlerror());
-        return 1;
-    }
-    printf("loaded\n");
-    fflush(stdout);
-    CHECK(dlclose(lib) == 0);
-    printf("unloaded\n");
-    return 0;
-}
+#include "dlclose_destructor_creates_and_joins_a_thread.c"
