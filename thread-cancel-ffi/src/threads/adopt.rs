@@ -231,6 +231,9 @@ unsafe fn adopt(p: *mut c_void) -> (Body, *mut c_void) {
     let Routine { start, arg, key } = unsafe { p.cast::<Routine>().read() };
     // SAFETY: as above; nothing reads it again.
     unsafe { libc::free(p) };
+    if c_abi::has_control() {
+        return (start, arg); // never on a new thread; `link` would panic, here in C's frames
+    }
     let thread = c_abi::AdoptedThread::link();
     let id = super::foreign::adopt(thread.canceler());
     let adopted = Box::into_raw(Box::new(Adopted { thread, id }));
