@@ -4,11 +4,26 @@
  * thread at once. Afterwards every byte written must be accounted for: returned by the read, or
  * still in the pipe. Built twice by the test runner: through pthread_compat.h (ours: 0 bytes
  * lost, or the program fails) and, with TC_PLAIN_GLIBC, against the system's glibc alone (its
- * losses are printed for comparison, not failed on). R10_RACES sets the count (default 2000). */
+ * losses are printed for comparison, not failed on). R10_RACES sets the count (default 2000).
+ * Another program may include this one with R10_READ (the read call), R10_DEFAULT_RACES,
+ * R10_ALARM and R10_WHO (the name its line gives ours) defined first. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 #include "tc_test.h"
+
+#ifndef R10_READ
+#define R10_READ read
+#endif
+#ifndef R10_DEFAULT_RACES
+#define R10_DEFAULT_RACES 2000
+#endif
+#ifndef R10_ALARM
+#define R10_ALARM 120
+#endif
+#ifndef R10_WHO
+#define R10_WHO "thread-cancel"
+#endif
 
 struct race {
     int fd;
@@ -20,15 +35,15 @@ static void *reader(void *arg) {
     struct race *r = arg;
     char b;
     atomic_store(&r->started, 1);
-    ssize_t n = read(r->fd, &b, 1);
+    ssize_t n = R10_READ(r->fd, &b, 1);
     if (n > 0) atomic_fetch_add(&r->returned, n);
     return NULL;
 }
 
 int main(void) {
-    alarm(120);
+    alarm(R10_ALARM);
     const char *env = getenv("R10_RACES");
-    long races = env ? atol(env) : 2000;
+    long races = env ? atol(env) : R10_DEFAULT_RACES;
     long written = 0, returned = 0, left = 0, lossy_races = 0, canceled = 0;
     for (long i = 0; i < races; i++) {
         int p[2];
@@ -66,7 +81,7 @@ int main(void) {
 #ifdef TC_PLAIN_GLIBC
     const char *who = "glibc pthread_cancel";
 #else
-    const char *who = "thread-cancel";
+    const char *who = R10_WHO;
 #endif
     printf("%s: %ld races, %ld canceled, %ld bytes written = %ld returned + %ld left + %ld lost "
            "(%ld races lost data, %.2f%%)\n",
