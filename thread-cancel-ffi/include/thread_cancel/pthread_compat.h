@@ -12,17 +12,9 @@
  * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message.
  * pthread_t values are our generation-tagged ids: pass them only to the calls renamed here
  * (tc_native gives the system's id for any other). The calls renamed here also take the
- * system's pthread_t of a thread created without this header (std::thread's native_handle(),
- * the id a library gives the program): on glibc (64-bit Linux) libthread_cancel defines
- * pthread_create and thrd_create for the code built without this header, so such a thread is
- * known from its start and a pthread_cancel of its id reaches it at once (blocked in read, it is
- * canceled; its creator's pthread_join or thrd_join gets PTHREAD_CANCELED, its cleanup handlers
- * run). Elsewhere, and for a thread the C library creates itself (a SIGEV_THREAD timer's) or
- * one created before libthread_cancel was loaded, the id is known once that thread has called
- * one of the renamed calls (a pthread_cancel sent before is kept for it). Not pthread_join or
- * pthread_detach: join such a thread with the C library's own (as std::thread and the library
- * that created it do). Inside a library built without this header, pthread_equal and the calls
- * that take a pthread_t see the system's ids: pass such a library tc_native(id), not our id.
+ * system's pthread_t of a thread created without this header (std::thread's native_handle()),
+ * once that thread has called one of them (a pthread_cancel sent before is kept for it); not
+ * pthread_join/pthread_detach: join such a thread with the C library's own (as std::thread).
  *
  * How: no macros. Each call is redeclared, after the system header's own declaration, with an
  * asm label (glibc's __REDIRECT form: `extern ssize_t read(int, void *, size_t)

@@ -16,7 +16,6 @@ use thread_cancel::c_abi::{self, calls};
 pub extern "C" fn tc_signal_init() {
     // Before main, as this is called: which threads are not the program's.
     crate::threads::note_threads_before_main();
-    crate::threads::keep_process_definitions();
     // Adopting a thread must not make `std` take one of the program's keys (R20).
     c_abi::adopt_without_std_handle();
     crate::cancel_signal();

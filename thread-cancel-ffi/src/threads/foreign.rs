@@ -40,27 +40,6 @@ pub(crate) fn enter() {
     }
 }
 
-/// At the start of a thread created by code built without the header (`adopt.rs`), whose control
-/// block `canceler` cancels: an id of ours for its system id at once (freed by the caller at the
-/// thread's end: no thread-local destructor), and a cancel queued for that id since its creator
-/// got it.
-#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-pub(super) fn adopt(canceler: thread_cancel::Canceler) -> u64 {
-    super::ids::give_id_with(canceler, || Some(super::ids::registry()), false)
-}
-
-/// The end of the adoption of a thread [`adopt`] gave `id`: the id is freed (stale from now on).
-/// A thread that ends keeps it in `MY_ID` (as `ids::ForeignId` does: a later `tc_self` gets the
-/// stale id, not a slot nothing would free); one that `lives_on` forgets it, to be met at its
-/// first mapped call.
-#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-pub(super) fn adopted_thread_ends(id: u64, lives_on: bool) {
-    super::ids::registry().release(id);
-    if lives_on {
-        MY_ID.set(0);
-    }
-}
-
 #[cold]
 fn first_point() {
     if MAIN.get() || is_main_thread() {

@@ -371,16 +371,7 @@ pub extern "C" fn tc_self() -> u64 {
 /// Gives the calling thread, not created here and without an id, its id (0 if `lock`, which
 /// takes the registry lock, finds it busy: `foreign::enter`, which must never wait for it).
 pub(super) fn give_id(lock: impl FnOnce() -> Option<MutexGuard<'static, Registry>>) -> u64 {
-    give_id_with(thread_cancel::current(), lock, true)
-}
-
-/// [`give_id`] for a thread whose control block `canceler` cancels; `free_at_end`: registers
-/// the thread-local destructor that frees the slot (otherwise the caller frees it).
-pub(super) fn give_id_with(
-    canceler: thread_cancel::Canceler,
-    lock: impl FnOnce() -> Option<MutexGuard<'static, Registry>>,
-    free_at_end: bool,
-) -> u64 {
+    let canceler = thread_cancel::current();
     // SAFETY: no preconditions; the slot is freed before the thread ends.
     let native = unsafe { libc::pthread_self() };
     let Some(mut reg) = lock() else {
@@ -419,7 +410,7 @@ pub(super) fn give_id_with(
     // Registers the destructor that frees the slot. If the thread is so far into its teardown
     // that it can no longer register one, the id is freed at once (stale from the start).
     drop(reg);
-    if free_at_end && FOREIGN_ID.try_with(|_| ()).is_err() {
+    if FOREIGN_ID.try_with(|_| ()).is_err() {
         registry().release(id);
     }
     if canceled {

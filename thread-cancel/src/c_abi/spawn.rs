@@ -78,7 +78,7 @@ pub unsafe fn spawn_c<T: Send + 'static>(
     // SAFETY: `attr_ptr` is null or an initialised attribute object alive for the call;
     // `c_start` matches the start routine's C signature and is given a pointer from
     // `Box::into_raw`, which it takes back exactly once; `id` is valid for writes.
-    let rc = unsafe { crate::sys::pthread::create(&mut id, attr_ptr, c_start, arg.cast()) };
+    let rc = unsafe { libc::pthread_create(&mut id, attr_ptr, c_start, arg.cast()) };
     drop(copy);
     if rc != 0 {
         // SAFETY: the thread was not created, so `arg` is still ours, and unused.
@@ -173,82 +173,5 @@ impl<T> CJoinHandle<T> {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         o.unwrap_or(Outcome::Canceled) // the root always stores one before it ends
-    }
-}
-
-/// Whether the calling thread is creating one of the library's own threads ([`spawn_c`]'s, the
-/// Rust API's): a `pthread_create` defined for the whole process (the C library's, which adopts
-/// the threads other code creates) passes such a creation to the system's as it is.
-///
-/// ```
-/// assert!(!thread_cancel::c_abi::creating_own_thread());
-/// ```
-pub fn creating_own_thread() -> bool {
-    crate::sys::pthread::creating_own()
-}
-
-/// Process-wide set-up that a thread the library adopts at its start (created by code built
-/// without the header) needs, done in the creating thread, a normal context: the sanitizer's
-/// "no return" hook, which its unwind calls (the lookup takes the dynamic loader's lock, which
-/// neither a signal handler nor the new thread, whose creator may hold it, may wait for).
-///
-/// ```
-/// thread_cancel::c_abi::before_adopted_thread();
-/// ```
-pub fn before_adopted_thread() {
-    crate::sys::resolve_sanitizer_hook();
-}
-
-/// A thread the library did not create, given a control block at its very start (the C
-/// library's `pthread_create` for code built without the header links one before the start
-/// routine) without registering any thread-local destructor: registering one takes the dynamic
-/// loader's lock, which the creating thread may hold (a library destructor run by `dlclose`
-/// that creates and joins a thread). The thread acts in C code as a foreign C thread does (no
-/// region: its unwind goes to the end of its stack). Its owner must call [`end`](Self::end) on
-/// the same thread when it ends (a thread-specific-data destructor of the C library's does not
-/// take that lock).
-///
-/// ```
-/// let t = std::thread::spawn(|| {
-///     let adopted = thread_cancel::c_abi::AdoptedThread::link();
-///     let c = adopted.canceler();
-///     adopted.end();
-///     c.cancel().is_err() // the thread's block has finished
-/// });
-/// assert!(t.join().unwrap());
-/// ```
-pub struct AdoptedThread {
-    control: Arc<Control>,
-}
-
-impl AdoptedThread {
-    /// Links a new control block to the calling thread, which must have none.
-    ///
-    /// # Panics
-    /// If the calling thread has a control block already.
-    pub fn link() -> AdoptedThread {
-        assert!(
-            crate::control::current_ptr().is_none(),
-            "AdoptedThread::link on a thread that has a control block"
-        );
-        let control = Arc::new(Control::new(None));
-        crate::current::link_unregistered(&control);
-        AdoptedThread { control }
-    }
-
-    /// A handle that can cancel the thread.
-    pub fn canceler(&self) -> Canceler {
-        Canceler {
-            control: self.control.clone(),
-        }
-    }
-
-    /// The thread's end: its control block is unlinked and finished (a later cancel through a
-    /// [`Canceler`] is an error). Call it on the thread itself.
-    pub fn end(self) {
-        if crate::control::current_ptr() == Some(Arc::as_ptr(&self.control)) {
-            crate::current::unlink_unregistered();
-        }
-        self.control.finish();
     }
 }

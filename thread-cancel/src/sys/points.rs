@@ -33,8 +33,7 @@
 //! name (`tc___recv_chk`), which the C ABI's compatibility header redirects the C name to. The `unreached` rows are what a
 //! program meets that interposition does not reach (the user docs list them, with the reason).
 //! The `c_library` rows are defined by the C ABI's library only, written by hand there (the
-//! condition waits: not system calls, and points for a C thread's own cancellation only; the
-//! thread creation of code built without the header, whose threads it adopts at their start).
+//! condition waits: not system calls, and points for a C thread's own cancellation only).
 //!
 //! The table is a macro that hands its rows to a face's macro (`$face! { points { ... } chk
 //! { ... } unreached { ... } }`), so each face expands the rows it has and the others are
@@ -171,10 +170,6 @@ macro_rules! __thread_cancel_points {
             // `thread-cancel-ffi/src/waits/interposed.rs`; not reached in Rust, listed as not
             // reached in its docs).
             pthread_cond_wait, pthread_cond_timedwait, pthread_cond_clockwait,
-            // Not points: a thread created by code built without the header is known from its
-            // start (`thread-cancel-ffi/src/threads/adopt.rs`), so a cancel of its system id
-            // reaches it at once.
-            pthread_create, thrd_create,
         }
         }
     };

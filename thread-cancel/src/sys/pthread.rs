@@ -6,7 +6,6 @@
 //! This layer only creates, names, joins and detaches the thread; the crate's root runs inside
 //! `main` (see `thread.rs`).
 
-use std::cell::Cell;
 use std::ffi::CStr;
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -58,86 +57,6 @@ pub(crate) struct Thread {
     id: Id,
 }
 
-thread_local! {
-    /// How deep the calling thread is in creating one of the library's own threads
-    /// ([`OwnThread`]).
-    static CREATING_OWN: Cell<u32> = const { Cell::new(0) };
-}
-
-/// While alive, the threads the calling thread creates are the library's own (its
-/// `pthread_create` calls, and `std`'s spawn under the crate's builder): a `pthread_create`
-/// defined for the whole process (the C library's, which adopts the threads other code creates)
-/// passes them to the system's as they are ([`creating_own`]).
-pub(crate) struct OwnThread(std::marker::PhantomData<*const ()>);
-
-impl OwnThread {
-    pub(crate) fn enter() -> OwnThread {
-        CREATING_OWN.with(|d| d.set(d.get() + 1));
-        OwnThread(std::marker::PhantomData)
-    }
-}
-
-impl Drop for OwnThread {
-    fn drop(&mut self) {
-        CREATING_OWN.with(|d| d.set(d.get() - 1));
-    }
-}
-
-/// Whether the calling thread is creating one of the library's own threads ([`OwnThread`]).
-#[cfg(feature = "c-abi")]
-pub(crate) fn creating_own() -> bool {
-    CREATING_OWN.try_with(|d| d.get() != 0).unwrap_or(false)
-}
-
-/// `pthread_create`, for a thread of the library's own ([`OwnThread`]).
-///
-/// # Safety
-/// As `pthread_create`'s.
-pub(crate) unsafe fn create(
-    id: *mut libc::pthread_t,
-    attr: *const libc::pthread_attr_t,
-    start: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
-    arg: *mut libc::c_void,
-) -> libc::c_int {
-    let _own = OwnThread::enter();
-    #[cfg(thread_cancel_interpose)]
-    if let Some(create) = next_create() {
-        // SAFETY: forwarded from the caller; `create` is a `pthread_create`.
-        return unsafe { create(id, attr, start, arg) };
-    }
-    // SAFETY: forwarded from the caller.
-    unsafe { libc::pthread_create(id, attr, start, arg) }
-}
-
-/// The C library's `pthread_create` as this object sees it from inside (the next definition
-/// after its own): with `interpose` the C ABI's library defines `pthread_create` for the whole
-/// process, and another copy of the library in the process (a plugin that links the static
-/// library) may define it too, in an object looked up before this one; the library's own
-/// threads never go through such a definition (whose [`OwnThread`] mark is another copy's).
-#[cfg(thread_cancel_interpose)]
-type Create = unsafe extern "C" fn(
-    *mut libc::pthread_t,
-    *const libc::pthread_attr_t,
-    extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
-    *mut libc::c_void,
-) -> libc::c_int;
-
-#[cfg(thread_cancel_interpose)]
-fn next_create() -> Option<Create> {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let mut p = NEXT.load(Ordering::Relaxed);
-    if p == 0 {
-        // SAFETY: `RTLD_NEXT` is a valid handle; the name is nul-terminated.
-        p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"pthread_create".as_ptr()) } as usize;
-        if p == 0 {
-            return None;
-        }
-        NEXT.store(p, Ordering::Relaxed);
-    }
-    // SAFETY: `p` is a definition of `pthread_create`, of this C signature.
-    Some(unsafe { std::mem::transmute::<usize, Create>(p) })
-}
-
 /// Creates a thread with `stack` bytes of stack (raised to the system's minimum and rounded up
 /// to whole pages, as `std` does; 0 for the system's default) that runs `main`.
 ///
@@ -159,7 +78,7 @@ pub(crate) fn spawn<F: FnOnce() + Send + 'static>(stack: usize, main: F) -> io::
     // SAFETY: `attr` is an initialised attribute object; `start::<F>` matches the start
     // routine's C signature and is given a pointer from `Box::into_raw` of an `F`, which it
     // takes back exactly once; `id` is valid for writes.
-    let rc = unsafe { create(&mut id, attr.as_ptr(), start::<F>, arg.cast()) };
+    let rc = unsafe { libc::pthread_create(&mut id, attr.as_ptr(), start::<F>, arg.cast()) };
     if rc != 0 {
         // SAFETY: the thread was not created, so `arg` is still ours, and unused.
         drop(unsafe { Box::from_raw(arg) });

@@ -118,10 +118,7 @@ impl Builder {
         let builder = self.std_builder()?;
         let control = new_control::<T>();
         let c = control.clone();
-        let inner = {
-            let _own = crate::sys::pthread::OwnThread::enter();
-            builder.spawn(move || root(c, f))?
-        };
+        let inner = builder.spawn(move || root(c, f))?;
         Ok(JoinHandle {
             inner: Native::Std(inner),
             control,

@@ -79,7 +79,6 @@ where
 {
     let control = new_control::<T>();
     let c = control.clone();
-    let _own = crate::sys::pthread::OwnThread::enter();
     let inner = builder.spawn_scoped(&scope.inner, move || match root(c, f) {
         // Re-raised after the root's work so that `std::thread::scope` sees an unjoined panic.
         Outcome::Panicked(p) => std::panic::resume_unwind(p),
