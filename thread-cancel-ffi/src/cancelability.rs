@@ -12,8 +12,8 @@ pub extern "C-unwind" fn tc_testcancel() {
 
 /// `pthread_setcancelstate`: `EINVAL` for a value other than ENABLE (0) / DISABLE (1). The old
 /// state is the one the thread last set, as glibc: in a cleanup handler or a destructor run by a
-/// cancellation or `pthread_exit`, the state it had then (acting disables the thread for good,
-/// R19, without changing what it reports).
+/// cancellation or `pthread_exit`, the state it had then (acting disables cancellation for
+/// good, so no second cancel acts there, without changing what it reports).
 ///
 /// # Safety
 /// `old` must be null or valid for a write.

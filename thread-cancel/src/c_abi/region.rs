@@ -353,7 +353,7 @@ pub fn adopt_without_std_handle() {
 /// `pthread_setcancelstate`'s view: sets the calling thread's cancel state as
 /// [`set_disabled`] does, and returns the state it had last set itself, which acting on a
 /// cancellation (or `exit`) does not change, as glibc (its cleanup handlers see the state the
-/// thread had; acting still never happens twice, R19).
+/// thread had; a thread still never acts on a cancellation twice).
 pub fn set_cancel_state(disabled: bool) -> bool {
     crate::current::with_own(|c| c.word.set_state(disabled).1)
 }
