@@ -1,6 +1,9 @@
 /* P4c's driver, a program of its own (built and run by src/c_thread_latency.rs; it links libthread_cancel,
- * which the bench process cannot: two copies of the crate's state in one process). It reads
- * one command per line on stdin and answers one line on stdout:
+ * which the bench process cannot: two copies of the crate's state in one process). Built twice:
+ * with libthread_cancel and p4c_sample_ours, and, with -DP4C_GLIBC_ONLY, against glibc alone
+ * with p4c_sample_glibc (a process with libthread_cancel has the library's pthread_cancel and
+ * cleanup registration for its plain code too, so glibc's are measured in a process without
+ * it). It reads one command per line on stdin and answers one line on stdout:
  *
  *   "ours CPU"   one sample of p4c_sample_ours (a thread created through pthread_compat.h)
  *   "glibc CPU"  one sample of p4c_sample_glibc (the same code against glibc alone)
@@ -89,7 +92,11 @@ int main(void) {
             printf("error %d\n", errno);
             continue;
         }
-        int64_t r = ours ? p4c_sample_ours(fds[0], cpu) : p4c_sample_glibc(fds[0], cpu);
+#ifdef P4C_GLIBC_ONLY
+        int64_t r = ours ? -EINVAL : p4c_sample_glibc(fds[0], cpu);
+#else
+        int64_t r = ours ? p4c_sample_ours(fds[0], cpu) : -EINVAL;
+#endif
         close(fds[0]);
         close(fds[1]);
         if (r < 0) {

@@ -2,7 +2,7 @@
 //! `thread_cancel/pthread_compat.h` (so by `tc_create`), blocked in `read` (`tc_read`) on an
 //! empty pipe, canceled with `pthread_cancel` (`tc_cancel`): the time from the cancel call to
 //! its first cleanup handler (`pthread_cleanup_push`) starting — beside the same C code built
-//! against glibc alone, in the same driver process, sampled alternately. Target: <= glibc.
+//! against glibc alone, in a driver process of its own, sampled alternately. Target: <= glibc.
 //!
 //! What it measures: acting in a C thread is a forced unwind of the C frames
 //! (`thread_cancel::c_abi::c_unwind`, as glibc's own `pthread_cancel` does), whose stop function
@@ -13,12 +13,16 @@
 //!
 //! The driver (`csrc-p4c/`) is a program of its own, because it links `libthread_cancel.a`
 //! (the `thread-cancel-ffi` crate's static library), which would be a second copy of the
-//! crate's state in this process (two handlers for one cancel signal). [`driver`] builds it
+//! crate's state in this process (two handlers for one cancel signal). The glibc side runs in a
+//! second driver, built without the library: in a process with it, the code built without the
+//! header calls the library's `pthread_cancel` and cleanup registration too (they go on to
+//! glibc's for a thread the library does not manage, but not for free). [`driver`] builds both
 //! once per process, as `thread-cancel-ffi/tests/c_programs.rs` builds the C tests: `cargo
 //! build -p thread-cancel-ffi` (this binary's profile) into a target directory of its own under
 //! this binary's (`<target>/<profile>/p4c/`, so it never waits for the lock of the build that
-//! runs the bench), then `cc` (or `$CC`): `p4c_target.c` twice — through the header, and plain
-//! — and `p4c_main.c`. The driver answers one sample per request on a pipe ([`sample`]).
+//! runs the bench), then `cc` (or `$CC`): `p4c_target.c` through the header with `p4c_main.c`
+//! and the library, and `p4c_target.c` plain with `p4c_main.c` alone. Each driver answers one
+//! sample per request on a pipe ([`sample`]).
 //!
 //! ```no_run
 //! // no_run: the first call builds the C ABI library (a minute or so).
@@ -40,7 +44,7 @@ use std::time::Duration;
 pub enum Side {
     /// Built through `pthread_compat.h`, linked with `libthread_cancel.a`.
     Ours,
-    /// The same source built against glibc alone, in the same driver.
+    /// The same source built against glibc alone, in a driver without the library.
     Glibc,
 }
 
@@ -52,7 +56,7 @@ impl Side {
     pub fn name(self) -> &'static str {
         match self {
             Side::Ours => "ours C thread via pthread_compat.h, read (pipe)",
-            Side::Glibc => "glibc C thread, read (pipe), same driver",
+            Side::Glibc => "glibc C thread, read (pipe), driver without the library",
         }
     }
 
@@ -86,8 +90,8 @@ fn run(mut cmd: Command, what: &str) -> io::Result<()> {
     }
 }
 
-/// Builds the driver (see the module docs) and returns its path.
-fn build() -> io::Result<PathBuf> {
+/// Builds the drivers (see the module docs) and returns their paths: ours, glibc's.
+fn build() -> io::Result<[PathBuf; 2]> {
     let exe = std::env::current_exe()?;
     // <target>/<profile>/deps/<this binary>, or <target>/<profile>/<this binary>.
     let mut profile = exe
@@ -162,24 +166,34 @@ fn build() -> io::Result<PathBuf> {
     let mut c = cc();
     c.arg(src.join("p4c_main.c"))
         .arg(ours)
-        .arg(glibc)
         .arg(lib)
         .args(["-lpthread", "-ldl", "-lm", "-o"])
         .arg(&driver);
     run(c, "linking the P4c driver")?;
-    Ok(driver)
+    let plain = out.join("p4c-driver-glibc");
+    let mut c = cc();
+    c.arg("-DP4C_GLIBC_ONLY")
+        .arg(src.join("p4c_main.c"))
+        .arg(glibc)
+        .args(["-lpthread", "-o"])
+        .arg(&plain);
+    run(c, "linking the P4c glibc driver")?;
+    Ok([driver, plain])
 }
 
-/// The driver's path, built on first use (see the module docs).
+/// The path of `side`'s driver, both built on first use (see the module docs).
 ///
 /// # Errors
 ///
 /// The build's failure (cargo's or the C compiler's output in the message); the same error
 /// again on every later call.
-pub fn driver() -> io::Result<&'static Path> {
-    static DRIVER: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match DRIVER.get_or_init(|| build().map_err(|e| e.to_string())) {
-        Ok(p) => Ok(p),
+pub fn driver(side: Side) -> io::Result<&'static Path> {
+    static DRIVERS: OnceLock<Result<[PathBuf; 2], String>> = OnceLock::new();
+    match DRIVERS.get_or_init(|| build().map_err(|e| e.to_string())) {
+        Ok([ours, glibc]) => Ok(match side {
+            Side::Ours => ours,
+            Side::Glibc => glibc,
+        }),
         Err(e) => Err(io::Error::other(e.clone())),
     }
 }
@@ -192,8 +206,8 @@ struct Running {
 }
 
 impl Running {
-    fn start() -> io::Result<Running> {
-        let mut child = Command::new(driver()?)
+    fn start(side: Side) -> io::Result<Running> {
+        let mut child = Command::new(driver(side)?)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()?;
@@ -246,10 +260,12 @@ const SETTLE: Duration = Duration::from_millis(10);
 /// Building or starting the driver failing, or the sample's error (thread creation, the
 /// target not blocking within 10 s, the thread not canceled or its handler not run).
 pub fn sample(side: Side) -> io::Result<Duration> {
-    static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
-    let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+    static RUNNING: [Mutex<Option<Running>>; 2] = [Mutex::new(None), Mutex::new(None)];
+    let mut running = RUNNING[side as usize]
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
     if running.is_none() {
-        *running = Some(Running::start()?);
+        *running = Some(Running::start(side)?);
     }
     // The previous sample of the round-robin (another scenario, of this process) may still be
     // ending its threads on the other CPU; the side sampled right after it paid for that (seen:

@@ -69,6 +69,22 @@ pub unsafe extern "C-unwind" fn tc_cleanup_pop_buffer(buffer: *mut CleanupBuffer
     }
 }
 
+/// Whether `buffer` is on the calling thread's cleanup stack.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+pub(crate) fn is_linked(buffer: *mut CleanupBuffer) -> bool {
+    let mut p = TOP.get();
+    // The stack grows down: the entries are in rising address order from the top.
+    while !p.is_null() && (p as usize) <= (buffer as usize) {
+        if p == buffer {
+            return true;
+        }
+        // SAFETY: a pushed buffer, still in its C frame (entries are unlinked before their
+        // frames end).
+        p = unsafe { (*p).prev };
+    }
+    false
+}
+
 /// Runs and pops every cleanup handler of the calling thread, last pushed first.
 pub(crate) fn run_cleanup_handlers() {
     run_cleanup_handlers_below(usize::MAX);

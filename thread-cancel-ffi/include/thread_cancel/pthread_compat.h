@@ -13,8 +13,10 @@
  * pthread_t values are our generation-tagged ids: pass them only to the calls renamed here
  * (tc_native gives the system's id for any other). The calls renamed here also take the
  * system's pthread_t of a thread created without this header (std::thread's native_handle()),
- * once that thread has called one of them (a pthread_cancel sent before is kept for it); not
- * pthread_join/pthread_detach: join such a thread with the C library's own (as std::thread).
+ * once that thread has called one of them; before that, such a thread's calls are the C
+ * library's and so is its cancel: pthread_cancel of its system id is the C library's (glibc; a
+ * cancel is kept for its first call elsewhere). Not pthread_join/pthread_detach: join such a
+ * thread with the C library's own (as std::thread).
  *
  * How: no macros. Each call is redeclared, after the system header's own declaration, with an
  * asm label (glibc's __REDIRECT form: `extern ssize_t read(int, void *, size_t)
@@ -33,7 +35,14 @@
  * C++ standard library, libcurl, sqlite, zlib, libuv, a plugin — calls the C library's own
  * names, and libthread_cancel defines them too: read, write, poll, select, nanosleep, usleep,
  * sleep, accept, connect, recv, send, waitpid, the other system-call points of its table, and
- * pthread_cond_wait, pthread_cond_timedwait and pthread_cond_clockwait. So a blocking call made
+ * pthread_cond_wait, pthread_cond_timedwait and pthread_cond_clockwait; and the cancellation
+ * calls of that code — pthread_cancel, pthread_setcancelstate, pthread_setcanceltype,
+ * pthread_testcancel, pthread_exit and the registration of glibc's pthread_cleanup_push without
+ * -fexceptions (__pthread_register_cancel and its family) — which are the library's for a thread
+ * the library manages and the C library's for any other: a library's pthread_cancel of a thread
+ * of the program (by the id pthread_self gave it) reaches it blocked in read, a section it
+ * disables with pthread_setcancelstate is not canceled, its cleanup handlers run in order with
+ * the program's. So a blocking call made
  * inside any library is a cancellation point of a thread the library manages (created with
  * pthread_create through this header, or the main thread), acting as with glibc: the C and C++
  * frames are unwound, the cleanup handlers and destructors run (std::condition_variable::wait,

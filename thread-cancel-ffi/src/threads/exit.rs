@@ -38,6 +38,15 @@ pub(crate) fn finish_in_region() -> ! {
     unsafe { c_abi::c_unwind(cleanup::run_cleanup_handlers_below, foreign_thread_ends) }
 }
 
+/// Goes on with the unwind of [`finish_in_region`] after a cleanup handler registered with glibc's
+/// macros (`plain.rs`) ran: the handler was reached by a jump back into the C frame that
+/// registered it, which left the unwind.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+pub(crate) fn resume_after_jump() -> ! {
+    // SAFETY: as `finish_in_region`; the unwind was left by the jump (the caller's check).
+    unsafe { c_abi::c_unwind_resume(cleanup::run_cleanup_handlers_below, foreign_thread_ends) }
+}
+
 /// Acts if the calling thread (a C thread) must act now.
 pub(crate) fn point() {
     super::foreign::enter();

@@ -18,9 +18,12 @@
 //! system id: a stale id of ours stays `ESRCH`.
 
 use super::ids::is_main_thread;
-use super::ids::{give_id, system_id, try_registry, Pending, Registry, MY_ID, PENDING};
+#[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
+use super::ids::Pending;
+use super::ids::{give_id, system_id, try_registry, Registry, MY_ID, PENDING};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
+use std::sync::MutexGuard;
 
 thread_local! {
     /// The main thread, which is not given an id at a point (only by `pthread_self`): a point it
@@ -53,6 +56,12 @@ fn first_point() {
             return;
         }
     }
+    // A cancel sent to this thread before it was the library's was the C library's (glibc,
+    // `cancel_unknown`): acted on here, at the point it is entering, by the C library.
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    if !MAIN.get() {
+        super::plain::system_testcancel();
+    }
     // Never waits for the registry lock: a signal handler's point may have interrupted this
     // very thread while it held it (in `pthread_kill`, say); the id then waits for its next
     // point.
@@ -60,12 +69,27 @@ fn first_point() {
 }
 
 /// `tc_cancel` of `thread`, which names no known thread (registry lock held): `ESRCH` for one of
-/// our ids (stale) and for what cannot be a system id; otherwise the request is queued for the
-/// thread whose system id it is (0).
-pub(super) fn cancel_unknown(reg: &mut Registry, thread: u64) -> i32 {
+/// our ids (stale) and for what cannot be a system id. Otherwise, on glibc, the thread is the C
+/// library's (it has not called the library: every function the library defines forwards its
+/// calls to the C library's own), and so is its cancel: the C library's `pthread_cancel`, which
+/// reaches it at once (the lock let go first). Elsewhere the request is queued for the thread
+/// whose system id it is (0), which takes it at its first mapped call.
+pub(super) fn cancel_unknown(reg: MutexGuard<'_, Registry>, thread: u64) -> i32 {
     if super::ids::is_ours(thread) || !plausible(thread) {
         return libc::ESRCH;
     }
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    {
+        drop(reg);
+        super::plain::system_cancel(thread)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
+    queue(reg, thread)
+}
+
+/// Queues a cancel of the system id `thread` (see [`cancel_unknown`]).
+#[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
+fn queue(mut reg: MutexGuard<'_, Registry>, thread: u64) -> i32 {
     let alive = threads_alive();
     match reg.pending.iter_mut().find(|p| p.native == thread) {
         // A cancel queued for the same system id earlier, maybe for a thread that has gone
@@ -86,6 +110,7 @@ pub(super) fn cancel_unknown(reg: &mut Registry, thread: u64) -> i32 {
 }
 
 /// The thread ids of the process (`/proc/self/task`), if they can be read.
+#[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
 fn threads_alive() -> Option<Vec<libc::pid_t>> {
     // The library's own reads: not cancellation points of the calling thread.
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]

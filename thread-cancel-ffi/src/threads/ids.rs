@@ -115,13 +115,13 @@ impl Registry {
         slot.entry.as_mut()
     }
 
-    /// The id of the live thread not created here whose system id is `native` (one that has
-    /// called a mapped function: `tc_self`, `foreign::enter`), if any.
+    /// The id of the live thread whose system id is `native`: created here, or not created here
+    /// and known (it has called a mapped function: `tc_self`, `foreign::enter`), if any.
     pub(super) fn find_native(&self, native: u64) -> Option<u64> {
         self.slots.iter().enumerate().find_map(|(i, slot)| {
             let e = slot.entry.as_ref()?;
             let n = e.live_native()?;
-            (e.foreign && system_id(n) == native)
+            (system_id(n) == native)
                 .then(|| OURS | (u64::from(slot.generation) << 32) | (i as u64 + 1))
         })
     }

@@ -33,9 +33,16 @@ pub(crate) fn foreign_thread_ends() -> ! {
     if is_main_thread() {
         end_main_thread(value)
     }
+    // The C library's own (on glibc the library defines `pthread_exit` for the code built
+    // without the header, which would come back here).
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    super::plain::system_exit(value);
     // SAFETY: a thread the C library created, whose stack above is C frames (unwound) and this
     // library's frames, which hold nothing to drop here (the forced unwind passes them).
-    unsafe { libc::pthread_exit(value) }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
+    unsafe {
+        libc::pthread_exit(value)
+    }
 }
 
 /// Ends the main thread, its cleanup handlers run, as glibc's `pthread_exit` in `main` (also

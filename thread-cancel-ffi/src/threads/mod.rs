@@ -1,8 +1,9 @@
 //! The threads of the C ABI, by job: ids (`ids.rs`), creation and the end of a created thread
 //! (`create.rs`), join and detach (`join.rs`), cancellation requests (`cancel.rs`), glibc's other
 //! calls on a `pthread_t` (`native.rs`), `tc_exit` and acting on a cancellation (`exit.rs`), the
-//! end of a thread not created here, main's included (`main_end.rs`), and the system ids of
-//! threads not created here (`foreign.rs`).
+//! end of a thread not created here, main's included (`main_end.rs`), the system ids of
+//! threads not created here (`foreign.rs`), and, on glibc, the cancellation calls of the code
+//! built without the header, which go to the thread's owner (`plain.rs`).
 //!
 //! The main thread and threads the C library created act on a cancellation in C code too
 //! (`c_abi::in_c_region`); they end in [`main_end::foreign_thread_ends`].
@@ -15,9 +16,13 @@ mod ids;
 mod join;
 mod main_end;
 mod native;
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+mod plain;
 
 use std::ffi::c_void;
 
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+pub(crate) use exit::resume_after_jump;
 pub(crate) use exit::{act, async_act, finish_in_region, point};
 pub(crate) use foreign::enter as enter_point;
 pub(crate) use main_end::note_threads_before_main;

@@ -178,6 +178,25 @@ pub unsafe fn c_unwind(run_handlers: RunHandlersFn, foreign_end: fn() -> !) -> !
     unsafe { c_leave() }
 }
 
+/// Resumes the calling thread's [`c_unwind`] after one of its cleanup handlers left it by a jump
+/// back into the C frame that registered it (glibc's `pthread_cleanup_push` without exceptions:
+/// the handler is the code after the frame's `setjmp`, which calls `__pthread_unwind_next` when
+/// it is done): a new forced unwind from the caller's frame, with the same boundary and the
+/// handlers left, as glibc's `__pthread_unwind_next` starts one. The frames the jump left were
+/// the unwinder's and this library's, already passed.
+///
+/// # Safety
+/// As [`c_unwind`]; the thread's cancellation or exit has begun and its unwind was left by a
+/// handler's jump (nothing else is under way).
+pub unsafe fn c_unwind_resume(run_handlers: RunHandlersFn, foreign_end: fn() -> !) -> ! {
+    let st = UNWIND.with(UnsafeCell::get);
+    // SAFETY: the calling thread's own state, no reference to it alive: the unwind that set it
+    // was left by a jump.
+    unsafe { (*st).active = false };
+    // SAFETY: the caller's contract.
+    unsafe { c_unwind(run_handlers, foreign_end) }
+}
+
 /// The stop function of [`c_unwind`]: called by the unwinder for each frame before its
 /// personality routine (which runs the frame's landing pad, if any). Leaves the region at its
 /// boundary, where the unwind information ends; otherwise runs the cleanup handlers of the
