@@ -19,6 +19,10 @@ pub extern "C" fn tc_signal_init() {
     // Adopting a thread must not make `std` take one of the program's keys (R20).
     c_abi::adopt_without_std_handle();
     crate::cancel_signal();
+    // The main thread is the library's from the start: its blocking calls through the header
+    // are points, and code built without the header reaches it by its system id (its
+    // `pthread_cancel` is the library's for a thread the library knows).
+    crate::threads::know_main_thread();
 }
 
 /// The cancel signal, chosen if it was not yet.

@@ -26,9 +26,9 @@ use std::sync::atomic::Ordering;
 use std::sync::MutexGuard;
 
 thread_local! {
-    /// The main thread, which is not given an id at a point (only by `pthread_self`): a point it
-    /// reaches in a library destructor run by `dlclose` must not register thread-local
-    /// destructors (`tc_self`'s).
+    /// The main thread, which is not given an id at a point (by the header's constructor, or by
+    /// `pthread_self`, see `threads::know_main_thread`): a point it reaches in a library
+    /// destructor run by `dlclose` must not register thread-local destructors (`tc_self`'s).
     static MAIN: Cell<bool> = const { Cell::new(false) };
 }
 
@@ -65,7 +65,7 @@ fn first_point() {
     // Never waits for the registry lock: a signal handler's point may have interrupted this
     // very thread while it held it (in `pthread_kill`, say); the id then waits for its next
     // point.
-    give_id(try_registry);
+    give_id(try_registry, true);
 }
 
 /// `tc_cancel` of `thread`, which names no known thread (registry lock held): `ESRCH` for one of

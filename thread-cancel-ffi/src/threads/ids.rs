@@ -365,12 +365,17 @@ pub extern "C" fn tc_self() -> u64 {
     if id != 0 {
         return id;
     }
-    give_id(|| Some(registry()))
+    give_id(|| Some(registry()), true)
 }
 
 /// Gives the calling thread, not created here and without an id, its id (0 if `lock`, which
-/// takes the registry lock, finds it busy: `foreign::enter`, which must never wait for it).
-pub(super) fn give_id(lock: impl FnOnce() -> Option<MutexGuard<'static, Registry>>) -> u64 {
+/// takes the registry lock, finds it busy: `foreign::enter`, which must never wait for it),
+/// freed by a thread-local destructor when the thread ends if `freed_at_end` (the main thread's,
+/// given before `main`, lives as long as the process: see `threads::know_main_thread`).
+pub(super) fn give_id(
+    lock: impl FnOnce() -> Option<MutexGuard<'static, Registry>>,
+    freed_at_end: bool,
+) -> u64 {
     let canceler = thread_cancel::current();
     // SAFETY: no preconditions; the slot is freed before the thread ends.
     let native = unsafe { libc::pthread_self() };
@@ -410,7 +415,7 @@ pub(super) fn give_id(lock: impl FnOnce() -> Option<MutexGuard<'static, Registry
     // Registers the destructor that frees the slot. If the thread is so far into its teardown
     // that it can no longer register one, the id is freed at once (stale from the start).
     drop(reg);
-    if FOREIGN_ID.try_with(|_| ()).is_err() {
+    if freed_at_end && FOREIGN_ID.try_with(|_| ()).is_err() {
         registry().release(id);
     }
     if canceled {

@@ -27,5 +27,17 @@ pub(crate) use exit::{act, async_act, finish_in_region, point};
 pub(crate) use foreign::enter as enter_point;
 pub(crate) use main_end::note_threads_before_main;
 
+/// Before `main` (the header's constructor), on the main thread: gives it a control block and
+/// its id, as its first `pthread_self` would, but with no thread-local destructor (registering
+/// one from a plugin's constructor would keep the plugin loaded after `dlclose`; main's id and
+/// block live as long as the process). Nothing on another thread (a plugin loaded later by
+/// one), nor once it has an id.
+pub(crate) fn know_main_thread() {
+    if ids::MY_ID.get() == 0 && ids::is_main_thread() {
+        thread_cancel::c_abi::link_for_the_process();
+        ids::give_id(|| Some(ids::registry()), false);
+    }
+}
+
 /// `PTHREAD_CANCELED`: `(void *)-1` in glibc, musl and bionic.
 const CANCELED: *mut c_void = usize::MAX as *mut c_void;

@@ -341,6 +341,29 @@ pub fn set_disabled(disabled: bool) -> bool {
     crate::current::with_own(|c| c.word.set_disabled(disabled))
 }
 
+/// For the C library, before `main`, on the main thread: links a control block to the calling
+/// thread for the rest of the process without registering a thread-local destructor
+/// (registering one from a library's constructor would keep the library loaded after
+/// `dlclose`: a plugin that links the static C library). Nothing if it has one already.
+///
+/// ```
+/// std::thread::spawn(|| {
+///     thread_cancel::c_abi::link_for_the_process();
+///     assert!(thread_cancel::c_abi::has_control());
+/// })
+/// .join()
+/// .unwrap();
+/// ```
+pub fn link_for_the_process() {
+    if crate::control::current_ptr().is_some() {
+        return;
+    }
+    let control = Arc::new(Control::new(None));
+    crate::current::link_unregistered(&control);
+    // The thread's block for as long as the process lives: never unlinked, never freed.
+    std::mem::forget(control);
+}
+
 /// For the C library, before `main`: threads adopted from now on (the main thread, threads
 /// created without the compatibility header) do not take `std`'s handle of themselves until
 /// they park through `std` (`thread_cancel::park`), so that `std` creates no thread-specific
