@@ -7,7 +7,7 @@
 //! start routine.
 
 use super::exit;
-use super::ids::{process, registry, Entry, Native, MY_ID};
+use super::ids::{process, registry, Entry, MY_ID};
 use super::main_end::only_the_library_threads_left;
 use crate::{oom, SendPtr};
 use std::ffi::c_void;
@@ -183,9 +183,9 @@ pub unsafe extern "C" fn tc_create(
     drop(mask);
     match spawned {
         Ok(h) if !memory.ran_out() => {
+            reg.set_native(id, h.as_pthread_t());
             let e = reg.get(id).expect("the new slot");
             e.canceler = Some(h.canceler());
-            e.native = Some(Native(h.as_pthread_t()));
             if detached {
                 drop(h); // detaches the system thread before it runs the caller's code
             } else {

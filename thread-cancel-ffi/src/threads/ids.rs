@@ -14,6 +14,8 @@
 
 use crate::SendPtr;
 use std::cell::Cell;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use thread_cancel::c_abi::CJoinHandle;
@@ -77,18 +79,43 @@ pub(super) struct Pending {
     pub(super) alive: Option<Vec<libc::pid_t>>,
 }
 
-#[derive(Default)]
 pub(super) struct Registry {
     slots: Vec<Slot>,
     free: Vec<usize>,
     /// System ids of threads not created here that were canceled before they were known (see
     /// `foreign.rs`): each such thread takes its request when it first calls a mapped function.
     pub(super) pending: Vec<Pending>,
+    /// The slot that last took each system id ([`Registry::find_native`]: one lookup, whatever
+    /// the number of threads); room for one more is kept for each slot in use.
+    by_native: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
+}
+
+/// The hash of a system id (an address: its low bits are alignment): a multiplication, its high
+/// half folded onto the low one (the table indexes with the low bits, and a product's low bits
+/// keep the key's zeros); SipHash's protection against chosen keys is not needed for ids the C
+/// library makes.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 impl Registry {
     /// A new id for `entry`; `None` if the registry cannot grow (out of memory).
     pub(super) fn alloc(&mut self, entry: Entry) -> Option<u64> {
+        // Room for this slot's system id, so that `set_native` never allocates.
+        self.by_native.try_reserve(1).ok()?;
         let index = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -101,9 +128,23 @@ impl Registry {
                 self.slots.len() - 1
             }
         };
+        let native = entry.native;
         let slot = &mut self.slots[index];
         slot.entry = Some(entry);
-        Some(OURS | (u64::from(slot.generation) << 32) | (index as u64 + 1))
+        let id = OURS | (u64::from(slot.generation) << 32) | (index as u64 + 1);
+        if let Some(n) = native {
+            self.by_native.insert(system_id(n.0), index);
+        }
+        Some(id)
+    }
+
+    /// Records the system id of `id`'s thread (created here: known once it is created).
+    pub(super) fn set_native(&mut self, id: u64, native: libc::pthread_t) {
+        if let Some(e) = self.get(id) {
+            e.native = Some(Native(native));
+            let index = (id & 0xffff_ffff) as usize - 1;
+            self.by_native.insert(system_id(native), index);
+        }
     }
 
     pub(super) fn get(&mut self, id: u64) -> Option<&mut Entry> {
@@ -118,12 +159,10 @@ impl Registry {
     /// The id of the live thread whose system id is `native`: created here, or not created here
     /// and known (it has called a mapped function: `tc_self`, `foreign::enter`), if any.
     pub(super) fn find_native(&self, native: u64) -> Option<u64> {
-        self.slots.iter().enumerate().find_map(|(i, slot)| {
-            let e = slot.entry.as_ref()?;
-            let n = e.live_native()?;
-            (system_id(n) == native)
-                .then(|| OURS | (u64::from(slot.generation) << 32) | (i as u64 + 1))
-        })
+        let &i = self.by_native.get(&native)?;
+        let slot = self.slots.get(i)?;
+        let n = slot.entry.as_ref()?.live_native()?;
+        (system_id(n) == native).then(|| OURS | (u64::from(slot.generation) << 32) | (i as u64 + 1))
     }
 
     /// Our id for `thread`: itself if it is one of ours (live or not), else the id of the
@@ -190,7 +229,13 @@ impl Registry {
         if self.get(id).is_some() {
             let index = (id & 0xffff_ffff) as usize - 1;
             let slot = &mut self.slots[index];
-            slot.entry = None;
+            if let Some(n) = slot.entry.take().and_then(|e| e.native) {
+                // Unless a later slot has taken the same system id since.
+                if self.by_native.get(&system_id(n.0)) == Some(&index) {
+                    self.by_native.remove(&system_id(n.0));
+                }
+            }
+            let slot = &mut self.slots[index];
             slot.ended_detached = detached;
             // A slot whose generation would wrap is retired (never reused), so no id ever names
             // two threads: one slot lost per 2^32 threads through it.
@@ -243,6 +288,7 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     slots: Vec::new(),
     free: Vec::new(),
     pending: Vec::new(),
+    by_native: HashMap::with_hasher(BuildHasherDefault::new()),
 });
 
 /// How many threads created by `tc_create` have not ended, and whether the main thread has
