@@ -56,6 +56,8 @@ mod cancelability;
 mod cleanup;
 mod once;
 mod oom;
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+mod plain;
 mod stdio;
 mod syscalls;
 #[cfg(not(target_os = "android"))]

@@ -23,6 +23,8 @@ pub extern "C" fn tc_signal_init() {
     // are points, and code built without the header reaches it by its system id (its
     // `pthread_cancel` is the library's for a thread the library knows).
     crate::threads::know_main_thread();
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    std::hint::black_box(crate::plain::keep());
 }
 
 /// The cancel signal, chosen if it was not yet.

@@ -29,17 +29,17 @@ pub extern "C-unwind" fn tc_cancel(thread: u64) -> i32 {
 /// its own cancellation, the C library's, is held with the C library's call while this takes
 /// locks (and acted on by the C library when it is let go, if it must).
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-pub(super) fn cancel_system_id(thread: u64) -> i32 {
+pub(crate) fn cancel_system_id(thread: u64) -> i32 {
     if c_abi::has_control() {
         return tc_cancel(thread);
     }
     let mut old = 0;
     // SAFETY: `old` is writable.
-    unsafe { super::plain::system_setcancelstate(1, &mut old) }; // 1: PTHREAD_CANCEL_DISABLE
+    unsafe { super::next::system_setcancelstate(1, &mut old) }; // 1: PTHREAD_CANCEL_DISABLE
     let r = request(thread);
     // SAFETY: as above; the C library's unwind, if it acts, passes frames that hold nothing to
     // drop.
-    unsafe { super::plain::system_setcancelstate(old, &mut old) };
+    unsafe { super::next::system_setcancelstate(old, &mut old) };
     r
 }
 

@@ -60,7 +60,7 @@ fn first_point() {
     // `cancel_unknown`): acted on here, at the point it is entering, by the C library.
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     if !MAIN.get() {
-        super::plain::system_testcancel();
+        super::next::system_testcancel();
     }
     // Never waits for the registry lock: a signal handler's point may have interrupted this
     // very thread while it held it (in `pthread_kill`, say); the id then waits for its next
@@ -81,7 +81,7 @@ pub(super) fn cancel_unknown(reg: MutexGuard<'_, Registry>, thread: u64) -> i32 
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     {
         drop(reg);
-        super::plain::system_cancel(thread)
+        super::next::system_cancel(thread)
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
     queue(reg, thread)

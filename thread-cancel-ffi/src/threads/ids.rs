@@ -378,7 +378,7 @@ fn in_forked_child(reg: &mut Registry, p: &mut Process) {
 static FORKER_IS_MAIN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Whether the calling thread is the process's main thread.
-pub(super) fn is_main_thread() -> bool {
+pub(crate) fn is_main_thread() -> bool {
     // SAFETY: no preconditions.
     unsafe { libc::getpid() == libc::gettid() }
 }

@@ -36,7 +36,7 @@ pub(crate) fn foreign_thread_ends() -> ! {
     // The C library's own (on glibc the library defines `pthread_exit` for the code built
     // without the header, which would come back here).
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-    super::plain::system_exit(value);
+    super::next::system_exit(value);
     // SAFETY: a thread the C library created, whose stack above is C frames (unwound) and this
     // library's frames, which hold nothing to drop here (the forced unwind passes them).
     #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]

@@ -2,8 +2,8 @@
 //! (`create.rs`), join and detach (`join.rs`), cancellation requests (`cancel.rs`), glibc's other
 //! calls on a `pthread_t` (`native.rs`), `tc_exit` and acting on a cancellation (`exit.rs`), the
 //! end of a thread not created here, main's included (`main_end.rs`), the system ids of
-//! threads not created here (`foreign.rs`), and, on glibc, the cancellation calls of the code
-//! built without the header, which go to the thread's owner (`plain.rs`).
+//! threads not created here (`foreign.rs`), and, on glibc, the C library's own cancellation calls
+//! (`next.rs`), for the threads that are the C library's (see `crate::plain`).
 //!
 //! The main thread and threads the C library created act on a cancellation in C code too
 //! (`c_abi::in_c_region`); they end in [`main_end::foreign_thread_ends`].
@@ -17,7 +17,7 @@ mod join;
 mod main_end;
 mod native;
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-mod plain;
+pub(crate) mod next;
 
 use std::ffi::c_void;
 
@@ -26,6 +26,8 @@ pub(crate) use exit::resume_after_jump;
 pub(crate) use exit::{act, async_act, finish_in_region, point};
 pub(crate) use foreign::enter as enter_point;
 pub(crate) use main_end::note_threads_before_main;
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+pub(crate) use {cancel::cancel_system_id, exit::tc_exit, ids::is_main_thread};
 
 /// Before `main` (the header's constructor), on the main thread: gives it a control block and
 /// its id, as its first `pthread_self` would, but with no thread-local destructor (registering

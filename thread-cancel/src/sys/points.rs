@@ -172,7 +172,7 @@ macro_rules! __thread_cancel_points {
             pthread_cond_wait, pthread_cond_timedwait, pthread_cond_clockwait,
             // Not points: the cancellation calls of that code go to the thread's owner (the
             // library for a thread with a control block, else the C library;
-            // `thread-cancel-ffi/src/threads/plain.rs`).
+            // `thread-cancel-ffi/src/plain.rs`).
             pthread_cancel, pthread_setcancelstate, pthread_setcanceltype, pthread_testcancel,
             pthread_exit, __pthread_register_cancel, __pthread_unregister_cancel,
             __pthread_register_cancel_defer, __pthread_unregister_cancel_restore, __pthread_unwind_next,

@@ -14,42 +14,15 @@
 //! cancellation around its `read` in a thread created through the header is not canceled there;
 //! its `pthread_cancel` of that thread (by the system id it holds) reaches it in `read`. A
 //! cancel of a thread that is the C library's is the C library's `pthread_cancel`, which reaches
-//! it at once (`cancel.rs`).
+//! it at once (`threads/cancel.rs`); the C library's own calls are in `threads/next.rs`.
 //!
 //! # Safety (every exported function)
 //! As the C library's function of the same name.
 
+use crate::threads::next::{next, system_exit, system_setcancelstate, system_testcancel, StateFn};
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use thread_cancel::c_abi;
-
-/// The next definition of `name` after this object's (the C library's, or a preloaded
-/// interposer's that forwards to it), in `slot` once found; aborts if there is none (no C
-/// library below: nothing could create, cancel or run a thread).
-fn next(slot: &AtomicUsize, name: &std::ffi::CStr) -> usize {
-    let p = slot.load(Ordering::Relaxed);
-    if p != 0 {
-        return p;
-    }
-    // SAFETY: `RTLD_NEXT` is a valid handle; the name is nul-terminated.
-    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) } as usize;
-    if p == 0 {
-        eprintln!("thread-cancel: the C library has no {name:?}; aborting");
-        std::process::abort();
-    }
-    slot.store(p, Ordering::Relaxed);
-    p
-}
-
-/// The C library's `pthread_cancel`: for a thread whose cancellation is the C library's (a
-/// `pthread_t` is 64 bits on the targets of this file).
-pub(super) fn system_cancel(thread: u64) -> c_int {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let p = next(&NEXT, c"pthread_cancel");
-    // SAFETY: the C library's `pthread_cancel`, of this C signature.
-    let f = unsafe { std::mem::transmute::<usize, extern "C-unwind" fn(u64) -> c_int>(p) };
-    f(thread)
-}
 
 /// `pthread_cancel` of the code built without the header: a thread the library knows by its
 /// system id (created through the header, or one that has called the library) is canceled as
@@ -57,19 +30,7 @@ pub(super) fn system_cancel(thread: u64) -> c_int {
 /// `pthread_cancel`.
 #[no_mangle]
 pub extern "C-unwind" fn pthread_cancel(thread: libc::pthread_t) -> c_int {
-    super::cancel::cancel_system_id(thread)
-}
-
-/// The C library's `pthread_exit`.
-pub(super) fn system_exit(value: *mut std::ffi::c_void) -> ! {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let p = next(&NEXT, c"pthread_exit");
-    // SAFETY: the C library's `pthread_exit`, of this C signature; it unwinds the caller's
-    // frames (the callers' contract: they hold nothing to drop).
-    let f = unsafe {
-        std::mem::transmute::<usize, extern "C-unwind" fn(*mut std::ffi::c_void) -> !>(p)
-    };
-    f(value)
+    crate::threads::cancel_system_id(thread)
 }
 
 /// `pthread_exit` of the code built without the header: the library's (`tc_exit`) in a thread
@@ -78,26 +39,10 @@ pub(super) fn system_exit(value: *mut std::ffi::c_void) -> ! {
 /// any other (the main thread, whose end the C library's keeps as it is, included).
 #[no_mangle]
 pub extern "C-unwind" fn pthread_exit(value: *mut std::ffi::c_void) -> ! {
-    if c_abi::has_control() && !super::ids::is_main_thread() && c_abi::in_c_region() {
-        super::exit::tc_exit(value)
+    if c_abi::has_control() && !crate::threads::is_main_thread() && c_abi::in_c_region() {
+        crate::threads::tc_exit(value)
     }
     system_exit(value)
-}
-
-type StateFn = unsafe extern "C-unwind" fn(c_int, *mut c_int) -> c_int;
-
-/// The C library's `pthread_setcancelstate`: for a thread whose cancellation is the C library's.
-///
-/// # Safety
-/// `old` must be null or valid for a write. The C library may act here (an asynchronous
-/// cancel pending when enabled): its unwind passes the caller's frames.
-pub(super) unsafe fn system_setcancelstate(state: c_int, old: *mut c_int) -> c_int {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    // SAFETY: the C library's `pthread_setcancelstate`, of this C signature.
-    let f =
-        unsafe { std::mem::transmute::<usize, StateFn>(next(&NEXT, c"pthread_setcancelstate")) };
-    // SAFETY: the caller's contract.
-    unsafe { f(state, old) }
 }
 
 /// `pthread_setcancelstate` of the code built without the header: the library's
@@ -142,19 +87,6 @@ pub extern "C-unwind" fn pthread_testcancel() {
         return;
     }
     system_testcancel();
-}
-
-/// The C library's `pthread_testcancel`: it acts on a cancel the C library holds for the caller
-/// (its own unwind, through the callers' frames, which hold nothing to drop). Also where a
-/// thread of the C library's becomes the library's (`foreign.rs`): a cancel sent to it before
-/// is the C library's, acted on there, at the point it is entering.
-pub(super) fn system_testcancel() {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    // SAFETY: the C library's `pthread_testcancel`, of this C signature.
-    let f = unsafe {
-        std::mem::transmute::<usize, extern "C-unwind" fn()>(next(&NEXT, c"pthread_testcancel"))
-    };
-    f();
 }
 
 /// The cleanup handlers that glibc's `pthread_cleanup_push` registers in code built without
@@ -372,4 +304,46 @@ mod cleanup_abi {
         forward(buf, c"__pthread_unwind_next", &NEXT);
         std::process::abort() // the C library's does not return
     }
+}
+
+/// The addresses of the definitions above: called by the header's constructor, which every
+/// program through the header runs, so that a program linked with the static library takes the
+/// objects that hold them (a static link takes an object of the archive only for a symbol
+/// something refers to; the code built without the header that calls them is often loaded later,
+/// with `dlopen`).
+pub(crate) fn keep() -> [[usize; 6]; 2] {
+    let at = |f: *const ()| f as usize;
+    #[cfg(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    ))]
+    let cleanup = {
+        use cleanup_abi::*;
+        [
+            at(__pthread_register_cancel as *const ()),
+            at(__pthread_unregister_cancel as *const ()),
+            at(__pthread_register_cancel_defer as *const ()),
+            at(__pthread_unregister_cancel_restore as *const ()),
+            at(__pthread_unwind_next as *const ()),
+            0,
+        ]
+    };
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )))]
+    let cleanup = [0; 6];
+    [
+        [
+            at(pthread_cancel as *const ()),
+            at(pthread_setcancelstate as *const ()),
+            at(pthread_setcanceltype as *const ()),
+            at(pthread_testcancel as *const ()),
+            at(pthread_exit as *const ()),
+            at(crate::threads::cancel_system_id as *const ()),
+        ],
+        cleanup,
+    ]
 }
