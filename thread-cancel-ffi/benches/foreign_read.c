@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench.h"
 
 #define BATCH 1000
 
@@ -28,11 +29,6 @@ static int fd;
 static char buf[1];
 static read_fn glibc_read;
 
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static double ours(void) {
     double t = now_ns();
@@ -72,15 +68,6 @@ static double getc_series(void) {
     return (now_ns() - t) / BATCH;
 }
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int main(void) {
     const char *env = getenv("FOREIGN_SAMPLES");

@@ -7,40 +7,9 @@
 //! `cargo bench -p thread-cancel-ffi --bench foreign_read` (`FOREIGN_SAMPLES`: default 2,000
 //! samples of 1,000 calls; 20 when run as a test, without `--bench`).
 
-use std::path::PathBuf;
-use std::process::Command;
+#[path = "common/mod.rs"]
+mod c_bench;
 
 fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let built = Command::new(cargo)
-        .args(["build", "--release", "-p", "thread-cancel-ffi"])
-        .status()
-        .expect("run cargo build");
-    assert!(built.success(), "building libthread_cancel.so failed");
-    let lib = target.join("release");
-    let exe = lib.join("foreign_read_bench");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/foreign_read.c");
-    let compiled = Command::new(cc)
-        .args(["-O2", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .arg("-L")
-        .arg(&lib)
-        .args(["-lthread_cancel", "-ldl"])
-        .status()
-        .expect("run the C compiler");
-    assert!(compiled.success(), "compiling {} failed", src.display());
-    let mut run = Command::new(&exe);
-    run.env("LD_LIBRARY_PATH", &lib);
-    if !bench && std::env::var_os("FOREIGN_SAMPLES").is_none() {
-        run.env("FOREIGN_SAMPLES", "20");
-    }
-    let status = run.status().expect("run the benchmark");
-    assert!(status.success(), "the benchmark failed");
+    c_bench::build_and_run("foreign_read.c", &["-O2"], "FOREIGN_SAMPLES");
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench.h"
 
 #define BATCH 1000
 #define MANY 10000
@@ -31,11 +32,6 @@ extern int process_cancel(pthread_t) __asm__("pthread_cancel");
 static cancel_fn glibc_cancel;
 static pthread_t glibc_thread, library_thread;
 
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 #define SERIES(name, call, target)                                                         \
     static double name(void) {                                                             \
@@ -50,15 +46,6 @@ SERIES(ours_of_glibc_thread, process_cancel, glibc_thread)
 SERIES(glibc_of_glibc_thread, glibc_cancel, glibc_thread)
 SERIES(ours_of_library_thread, process_cancel, library_thread)
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void *returns(void *arg) { return arg; }
 
