@@ -188,11 +188,13 @@ mod cleanup_abi {
     }
 
     /// Whether the pop of `buf` is the library's: not the innermost buffer given to the C
-    /// library, and (beyond the ones remembered) on the library's stack.
+    /// library, and (beyond the ones remembered) on the library's stack. With none given, the
+    /// thread's owner decides (a buffer registered before the library was in the process is
+    /// the C library's).
     fn is_ours(buf: *mut c_void) -> bool {
         let depth = GLIBC_DEPTH.get();
         if depth == 0 {
-            return true;
+            return c_abi::has_control();
         }
         let innermost = GLIBC_BUFFERS.with(|b| b.get(depth - 1).map(Cell::get));
         match innermost {
