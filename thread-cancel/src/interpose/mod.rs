@@ -11,7 +11,7 @@
 //!   one const thread-local and calls the C library's own definition (`next.rs`, found at
 //!   load), so the C library's cancellation still works for it. A thread with one makes the
 //!   call through the crate's trampoline ([`in_call`]), which tests the state word once: the
-//!   same "completed or no effect" machinery as the crate's own points (R10).
+//!   same "completed or no effect" machinery as the crate's own points.
 //! - **Acting (E02).** Where a crate point would unwind, the call fails with `-1` and errno
 //!   `ECANCELED` (a thread cancel, or a scope cancel) or `ETIMEDOUT` (the innermost canceled
 //!   run's scope has a deadline that passed). The request stays in place: a thread cancel is
@@ -31,8 +31,8 @@
 //! - **While the thread unwinds.** During a scope's unwind (a `Drop` run by it) interposed
 //!   calls still fail (they act by an error, which needs no unwind: REQUIREMENTS, "Shield").
 //!   During the thread's own termination (it acts on its cancel or on `exit`) they make the plain
-//!   call: the thread acts once (R19), and its cleanup I/O works as under POSIX. A termination
-//!   or scope unwind swallowed by `catch_unwind` (the thread is no longer unwinding) fails them.
+//!   call: the thread acts once (cancellation stays disabled once it acts), and its cleanup I/O
+//!   works as under POSIX. A termination or scope unwind swallowed by `catch_unwind` (the thread is no longer unwinding) fails them.
 //! - **Standard output and error.** `write`/`writev` to descriptors 1 and 2 are not points:
 //!   `print!`/`println!`/`eprintln!` panic when their write fails, so a canceled run's logging
 //!   would panic. A blocked write there is not interrupted (the crate's `io::stdout()` is the
