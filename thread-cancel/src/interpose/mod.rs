@@ -32,7 +32,8 @@
 //!   calls still fail (they act by an error, which needs no unwind: REQUIREMENTS, "Shield").
 //!   During the thread's own termination (it acts on its cancel or on `exit`) they make the plain
 //!   call: the thread acts once (cancellation stays disabled once it acts), and its cleanup I/O
-//!   works as under POSIX. A termination or scope unwind swallowed by `catch_unwind` (the thread is no longer unwinding) fails them.
+//!   works as under POSIX. A termination or scope unwind swallowed by `catch_unwind` (the thread
+//!   is no longer unwinding) fails them.
 //! - **Standard output and error.** `write`/`writev` to descriptors 1 and 2 are not points:
 //!   `print!`/`println!`/`eprintln!` panic when their write fails, so a canceled run's logging
 //!   would panic. A blocked write there is not interrupted (the crate's `io::stdout()` is the
