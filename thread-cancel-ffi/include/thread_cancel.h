@@ -47,10 +47,16 @@
 extern "C" {
 #endif
 
-/* A thread id: generation-tagged, never reused. Its type is the C library's pthread_t (an
- * unsigned long in glibc, a long in bionic, a pointer in musl), so that a program's pthread_t
- * variables hold it through pthread_compat.h; its 64 bits are our id, never the system's (its
- * top bit is set, which no system pthread_t has). The calls below that take one also take the
+/* A thread id, of the C library's pthread_t type (an unsigned long in glibc, a long in bionic, a
+ * pointer in musl), so that a program's pthread_t variables hold it through pthread_compat.h.
+ * On glibc it is the C library's own pthread_t of the thread, usable with every C library call
+ * and by libraries built without this header; the threads tc_create makes run on stacks the
+ * library owns (unless the attribute gives a stack of the caller's), so their ids are never
+ * reused: once a thread's id has ended (joined, or detached and ended) every call on it is
+ * ESRCH. An id the C library made (a thread created without this library, the main thread, a
+ * stack of the caller's) is reused as the C library reuses it. Elsewhere (musl, bionic) it is
+ * the library's own, generation-tagged, never reused and never a system id (its top bit is
+ * set): pass tc_native(id) to code built without the header. The calls below also take the
  * system's pthread_t of a thread created without this library (std::thread's native_handle()):
  * see pthread_compat.h. */
 typedef pthread_t tc_thread_t;

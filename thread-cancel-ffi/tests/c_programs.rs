@@ -634,6 +634,10 @@ fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
         // The never-both stress programs: 2,000 races under emulation (100,000 natively).
         cmd.env("R10_RACES", "2000");
     }
+    if !target().runner.is_empty() {
+        // The process's own figures (mappings, resident memory) are the emulator's there.
+        cmd.env("TC_EMULATED", "1");
+    }
     cmd.envs(env.iter().copied());
     let preload = preloaded(exe);
     if preload.exists() {

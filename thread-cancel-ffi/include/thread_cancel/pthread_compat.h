@@ -10,8 +10,10 @@
  * system's, untouched. glibc points not mapped (a blocked thread there is canceled only at
  * its next point): the wide-character stdio calls, freopen, pclose, fseek/fsetpos/rewind's
  * flush, getaddrinfo and the other resolver lookups, syslog, wordexp, getopt's message.
- * pthread_t values are our generation-tagged ids: pass them only to the calls renamed here
- * (tc_native gives the system's id for any other). The calls renamed here also take the
+ * pthread_t values are, on glibc, the C library's own ids (never reused for the threads created
+ * here: thread_cancel.h, tc_thread_t), good for any call and any library; elsewhere our
+ * generation-tagged ids: pass them only to the calls renamed here (tc_native gives the
+ * system's id for any other). The calls renamed here also take the
  * system's pthread_t of a thread created without this header (std::thread's native_handle()),
  * once that thread has called one of them; before that, such a thread's calls are the C
  * library's and so is its cancel: pthread_cancel of its system id is the C library's (glibc; a

@@ -7,7 +7,7 @@
 //! start routine.
 
 use super::exit;
-use super::ids::{process, registry, Entry, MY_ID};
+use super::ids::{process, public, registry, Entry, MY_ID};
 use super::main_end::only_the_library_threads_left;
 use crate::{oom, SendPtr};
 use std::ffi::c_void;
@@ -130,6 +130,14 @@ pub unsafe extern "C" fn tc_create(
         return libc::EAGAIN;
     }
     let arg = SendPtr(arg);
+    // glibc: the sizes of the stack of the library's the thread gets (`None`: the caller's
+    // stack, or no stack of the library's elsewhere), and the alignment its top moves by,
+    // looked up before the registry lock is taken.
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    // SAFETY: `attr` is null or an initialised attribute object (the caller's contract).
+    let wanted = unsafe { super::stacks::wanted(attr) }.inspect(|_| {
+        super::stacks::step();
+    });
     let memory = oom::Watch::new();
     // The registry lock is held until the slot is filled (canceler, system id, handle) and the
     // verdict given: a detached thread that ends at once frees its slot only after that.
@@ -142,9 +150,23 @@ pub unsafe extern "C" fn tc_create(
         foreign: false,
         native: None,
         left_in_parent: false,
+        stack: None,
     }) else {
         return libc::EAGAIN;
     };
+    // The caller's attribute, or a copy of it that gives the thread a stack of the library's.
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    let on_stack = match wanted.map(|(size, guard)| reg.stacks.take(size, guard)) {
+        Some(Err(e)) => {
+            reg.release(id);
+            return e;
+        }
+        // SAFETY: `attr` is null or an initialised attribute object (the caller's contract).
+        Some(Ok(taken)) => Some(unsafe { StackAttr::new(attr, taken) }),
+        None => None,
+    };
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    let attr = on_stack.as_ref().map_or(attr, StackAttr::as_ptr);
     process().live += 1;
     let verdict = Arc::new(AtomicU8::new(UNDECIDED));
     let theirs = verdict.clone();
@@ -181,20 +203,36 @@ pub unsafe extern "C" fn tc_create(
     // SAFETY: `attr` is null or an initialised attribute object (the caller's contract).
     let spawned = unsafe { c_abi::spawn_c(attr, body, count_out) };
     drop(mask);
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    let stack = on_stack.map(|s| s.base);
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
+    let stack: Option<usize> = None;
     match spawned {
         Ok(h) if !memory.ran_out() => {
-            reg.set_native(id, h.as_pthread_t());
+            let native = h.as_pthread_t();
+            reg.set_native(id, native);
+            #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+            if let Some(base) = stack {
+                reg.stacks.started(base, super::ids::system_id(native));
+            }
             let e = reg.get(id).expect("the new slot");
             e.canceler = Some(h.canceler());
+            e.stack = stack;
             if detached {
-                drop(h); // detaches the system thread before it runs the caller's code
+                // Detaches the system thread before it runs the caller's code; one on a
+                // stack of the library's is joined here once it has ended (`stacks.rs`).
+                if stack.is_some() {
+                    h.into_unjoined();
+                } else {
+                    drop(h);
+                }
             } else {
                 e.handle = Some(h);
             }
             verdict.store(GO, Ordering::Release);
             drop(reg);
             // SAFETY: the caller passes a writable id.
-            unsafe { *thread = id };
+            unsafe { *thread = public(id, native) };
             0
         }
         spawned => {
@@ -202,6 +240,14 @@ pub unsafe extern "C" fn tc_create(
             // and counts itself out (`count_out`); without a thread, it is counted out here.
             verdict.store(ABANDON, Ordering::Release);
             reg.release(id);
+            #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+            if let Some(base) = stack {
+                match &spawned {
+                    // Joined here once it has ended, then its stack is reused.
+                    Ok(h) => reg.stacks.ended_detached(h.as_pthread_t(), base),
+                    Err(_) => reg.stacks.unused(base),
+                }
+            }
             drop(reg);
             let e = match spawned {
                 Ok(_) => libc::EAGAIN,
@@ -214,8 +260,67 @@ pub unsafe extern "C" fn tc_create(
                     }
                 }
             };
-            drop(spawned);
+            match spawned {
+                Ok(h) if stack.is_some() => {
+                    h.into_unjoined();
+                }
+                spawned => drop(spawned),
+            }
             e
+        }
+    }
+}
+
+/// glibc: an attribute object that gives a new thread a stack of the library's: the caller's
+/// (copied bitwise: its extension, a CPU set, stays the caller's and is only read) or the
+/// defaults, with the stack set.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+struct StackAttr {
+    attr: Box<libc::pthread_attr_t>,
+    /// Initialised here (destroyed with it), not a copy of the caller's.
+    own: bool,
+    base: usize,
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+impl StackAttr {
+    /// # Safety
+    /// `attr` is null or an initialised attribute object.
+    unsafe fn new(attr: *const libc::pthread_attr_t, taken: super::stacks::Taken) -> StackAttr {
+        let own = attr.is_null();
+        let mut a = Box::new(if own {
+            // SAFETY: plain data, initialised by `pthread_attr_init` below.
+            unsafe { std::mem::zeroed() }
+        } else {
+            // SAFETY: an initialised attribute object, plain data to copy.
+            unsafe { std::ptr::read(attr) }
+        });
+        // SAFETY: `a` is writable; once initialised, setting its stack writes only its own
+        // fields (a stack of at least `PTHREAD_STACK_MIN` bytes, `stacks.rs`).
+        unsafe {
+            if own {
+                libc::pthread_attr_init(&mut *a);
+            }
+            libc::pthread_attr_setstack(&mut *a, taken.addr, taken.size);
+        }
+        StackAttr {
+            attr: a,
+            own,
+            base: taken.base,
+        }
+    }
+
+    fn as_ptr(&self) -> *const libc::pthread_attr_t {
+        &*self.attr
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+impl Drop for StackAttr {
+    fn drop(&mut self) {
+        if self.own {
+            // SAFETY: initialised here, destroyed once.
+            unsafe { libc::pthread_attr_destroy(&mut *self.attr) };
         }
     }
 }

@@ -13,9 +13,10 @@
 //! system id it is takes it when it first calls a mapped function, and acts on it there (glibc
 //! too acts only at a point). The queued cancel keeps the thread ids alive when it was sent
 //! (`/proc/self/task`): the C library often gives a later thread the system id of one that has
-//! ended, and a thread that did not exist then is not the one it was for (it drops it). Our ids
-//! have the top bit set, which a system id never has, so no id of ours is ever taken for a
-//! system id: a stale id of ours stays `ESRCH`.
+//! ended, and a thread that did not exist then is not the one it was for (it drops it). A stale
+//! id of a thread created here is never taken for a system id no thread of the library has
+//! (`Registry::stale`: on glibc it lies in a stack of the library's, elsewhere it has the top
+//! bit set): it stays `ESRCH`.
 
 use super::ids::is_main_thread;
 #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
@@ -75,7 +76,7 @@ fn first_point() {
 /// reaches it at once (the lock let go first). Elsewhere the request is queued for the thread
 /// whose system id it is (0), which takes it at its first mapped call.
 pub(super) fn cancel_unknown(reg: MutexGuard<'_, Registry>, thread: u64) -> i32 {
-    if super::ids::is_ours(thread) || !plausible(thread) {
+    if reg.stale(thread) || !plausible(thread) {
         return libc::ESRCH;
     }
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
@@ -126,8 +127,8 @@ fn threads_alive() -> Option<Vec<libc::pid_t>> {
 
 /// `thread` as the system's `pthread_t`, if it may be one (not one of our ids, [`plausible`]):
 /// for the calls that pass a system id no known thread has to the system (`native.rs`).
-pub(super) fn system_id_of_unknown(thread: u64) -> Option<libc::pthread_t> {
-    if super::ids::is_ours(thread) || !plausible(thread) {
+pub(super) fn system_id_of_unknown(reg: &Registry, thread: u64) -> Option<libc::pthread_t> {
+    if reg.stale(thread) || !plausible(thread) {
         return None;
     }
     // A system id came from a `pthread_t` of the same width (64-bit targets only).

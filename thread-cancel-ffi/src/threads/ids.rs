@@ -1,12 +1,17 @@
 //! Thread ids: the registry that maps them to threads, `tc_self`, `tc_equal`, and the registry's
 //! lock across `fork`.
 //!
-//! An id is `1 << 63 | generation << 32 | (slot + 1)`: the top bit, never set in a system
-//! `pthread_t` (a user-space address on 64-bit glibc, musl and bionic), tells our ids from the
-//! system ids of threads not created here (`native_handle()` of a `std::thread`, see
-//! `foreign.rs`). A slot's generation (31 bits) grows each time it is freed
-//! (join, or the end of a detached thread), so an old id never names a new thread: every call
-//! on it is `ESRCH` (R18). A thread that has ended but whose id lives (not joined, not detached)
+//! A registry id is `1 << 63 | generation << 32 | (slot + 1)`: the top bit, never set in a system
+//! `pthread_t` (a user-space address on 64-bit glibc, musl and bionic), tells them from system
+//! ids. A slot's generation (31 bits) grows each time it is freed (join, or the end of a detached
+//! thread), so an old registry id never names a new thread.
+//!
+//! The ids the program holds ([`public`]) are, on glibc, the system's `pthread_t` of every thread
+//! ([`SYSTEM_IDS`]): a library built without the header compares them with `==` and passes them
+//! to the C library. The threads created here run on stacks of the library's (`stacks.rs`), so
+//! their system ids are never reused either: once such an id's registry entry is gone, the id
+//! lies in a stack of the library's and is stale (`Registry::stale`): every call on it is
+//! `ESRCH` (R18). Elsewhere the program holds registry ids. A thread that has ended but whose id lives (not joined, not detached)
 //! is still a valid target: cancel and kill return 0 and do nothing, as glibc >= 2.34.
 //! The slot remembers whether the id it last freed was a detached thread that ended, so that
 //! join and detach of that id answer `EINVAL` as glibc's (which still finds the detached
@@ -42,6 +47,9 @@ pub(super) struct Entry {
     /// thread says it has ended), and its system id is never used (the C library may give it
     /// to a thread the child creates).
     pub(super) left_in_parent: bool,
+    /// glibc: the base of the stack of the library's the thread runs on (`stacks.rs`), given
+    /// back once the thread has been joined.
+    pub(super) stack: Option<usize>,
 }
 
 /// A system thread id kept in the registry: an integer on glibc, a pointer on musl and bionic.
@@ -88,6 +96,12 @@ pub(super) struct Registry {
     /// The slot that last took each system id ([`Registry::find_native`]: one lookup, whatever
     /// the number of threads); room for one more is kept for each slot in use.
     by_native: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
+    /// In a forked child whose forking thread was not main: the parent's main thread's system
+    /// id, stale in the child.
+    parents_main: Option<u64>,
+    /// glibc: the stacks of the threads created here (their ids are glibc's, never reused).
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    pub(super) stacks: super::stacks::Stacks,
 }
 
 /// The hash of a system id (an address: its low bits are alignment): a multiplication, its high
@@ -156,28 +170,53 @@ impl Registry {
         slot.entry.as_mut()
     }
 
-    /// The id of the live thread whose system id is `native`: created here, or not created here
-    /// and known (it has called a mapped function: `tc_self`, `foreign::enter`), if any.
+    /// The registry's id of the thread whose system id is `native`, while its id lives: created
+    /// here (until joined, or ended detached), or not created here and known (it has called a
+    /// mapped function: `tc_self`, `foreign::enter`; until it ends; main's, after its `tc_exit`
+    /// too), if any.
     pub(super) fn find_native(&self, native: u64) -> Option<u64> {
         let &i = self.by_native.get(&native)?;
         let slot = self.slots.get(i)?;
-        let n = slot.entry.as_ref()?.live_native()?;
-        (system_id(n) == native).then(|| OURS | (u64::from(slot.generation) << 32) | (i as u64 + 1))
+        let e = slot.entry.as_ref()?;
+        let n = e.native.filter(|_| !(e.foreign && e.left_in_parent))?;
+        (system_id(n.0) == native)
+            .then(|| OURS | (u64::from(slot.generation) << 32) | (i as u64 + 1))
     }
 
-    /// Our id for `thread`: itself if it is one of ours (live or not), else the id of the
-    /// known thread not created here whose system id it is.
+    /// The registry's id of the thread `thread` (an id the program holds) names, while its id
+    /// lives. On glibc every id the program holds is a system id (`tc_create` and `tc_self`
+    /// give the C library's `pthread_t`); elsewhere ours are registry ids (top bit set), and a
+    /// system id names a known thread not created here.
     pub(super) fn resolve(&self, thread: u64) -> Option<u64> {
-        if is_ours(thread) {
+        if !SYSTEM_IDS && is_ours(thread) {
             Some(thread)
         } else {
             self.find_native(thread)
         }
     }
 
-    /// Whether `id` was a detached thread that has ended, its slot freed since (and not yet
-    /// freed again by a later thread): join and detach answer `EINVAL` for it, as glibc.
+    /// Whether `thread` (an id the program holds) is stale: named a thread of ours whose id's
+    /// lifetime has ended. Never another thread's (ids are not reused).
+    pub(super) fn stale(&self, thread: u64) -> bool {
+        #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+        if self.stacks.owns(thread) {
+            return true;
+        }
+        is_ours(thread) || self.parents_main == Some(thread)
+    }
+
+    /// Whether `id` (an id the program holds) was a detached thread that has ended, its id's
+    /// lifetime ended since (and no later thread's since): join and detach answer `EINVAL` for
+    /// it, as glibc.
     pub(super) fn ended_detached(&self, id: u64) -> bool {
+        #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+        return self.stacks.was_detached_and_ended(id);
+        #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
+        self.ended_detached_slot(id)
+    }
+
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
+    fn ended_detached_slot(&self, id: u64) -> bool {
         let Some(index) = slot_of(id) else {
             return false;
         };
@@ -219,20 +258,35 @@ impl Registry {
             }
         }
         if main != keep {
+            // The parent's main thread: its system id is not a thread of the child's (nor ever
+            // will be: its descriptor lives in the initial thread's memory, which no new
+            // thread gets).
+            if let Some(n) = self.get(main).and_then(|e| e.native) {
+                self.parents_main = Some(system_id(n.0));
+            }
             self.release(main);
         }
         self.pending.clear();
         PENDING.store(0, Ordering::Relaxed);
+        #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+        self.stacks.forked();
     }
 
     fn free_slot(&mut self, id: u64, detached: bool) {
         if self.get(id).is_some() {
             let index = (id & 0xffff_ffff) as usize - 1;
             let slot = &mut self.slots[index];
-            if let Some(n) = slot.entry.take().and_then(|e| e.native) {
+            let e = slot.entry.take().expect("a live slot");
+            if let Some(n) = e.native {
                 // Unless a later slot has taken the same system id since.
                 if self.by_native.get(&system_id(n.0)) == Some(&index) {
                     self.by_native.remove(&system_id(n.0));
+                }
+                // A detached thread on a stack of the library's: its stack is reused once the
+                // C library is done with the thread.
+                #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+                if let (true, Some(base)) = (detached, e.stack) {
+                    self.stacks.ended_detached(n.0, base);
                 }
             }
             let slot = &mut self.slots[index];
@@ -257,8 +311,33 @@ impl Registry {
 /// How many system ids `Registry::pending` holds (read without the lock by `foreign::enter`).
 pub(super) static PENDING: AtomicUsize = AtomicUsize::new(0);
 
-/// The bit that marks our ids.
+/// The bit that marks registry ids (never set in a system `pthread_t`: a user-space address).
 const OURS: u64 = 1 << 63;
+
+/// Whether the ids the program holds are the C library's `pthread_t` (glibc, 64-bit: the
+/// threads created here run on stacks of the library's, so an id is never reused, `stacks.rs`),
+/// rather than registry ids.
+pub(super) const SYSTEM_IDS: bool = cfg!(all(
+    target_os = "linux",
+    target_env = "gnu",
+    target_pointer_width = "64"
+));
+
+/// The id the program holds for the thread of registry id `id`, whose system id is `native`.
+pub(super) fn public(id: u64, native: libc::pthread_t) -> u64 {
+    if SYSTEM_IDS {
+        system_id(native)
+    } else {
+        id
+    }
+}
+
+/// Whether `thread`, an id the program holds, is the calling thread's (which has an id).
+pub(super) fn is_me(thread: u64) -> bool {
+    let id = MY_ID.get();
+    // SAFETY: no preconditions.
+    id != 0 && thread == public(id, unsafe { libc::pthread_self() })
+}
 const MAX_GENERATION: u32 = (1 << 31) - 1;
 
 /// A system `pthread_t` as the `pthread_t` of the C ABI carries it (an integer on glibc, a
@@ -289,6 +368,9 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     free: Vec::new(),
     pending: Vec::new(),
     by_native: HashMap::with_hasher(BuildHasherDefault::new()),
+    parents_main: None,
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    stacks: super::stacks::Stacks::new(),
 });
 
 /// How many threads created by `tc_create` have not ended, and whether the main thread has
@@ -407,11 +489,12 @@ thread_local! {
 /// freed when the thread ends (its thread-local destructors), after which the id is stale.
 #[no_mangle]
 pub extern "C" fn tc_self() -> u64 {
-    let id = MY_ID.get();
-    if id != 0 {
-        return id;
+    let mut id = MY_ID.get();
+    if id == 0 {
+        id = give_id(|| Some(registry()), true);
     }
-    give_id(|| Some(registry()), true)
+    // SAFETY: no preconditions.
+    public(id, unsafe { libc::pthread_self() })
 }
 
 /// Gives the calling thread, not created here and without an id, its id (0 if `lock`, which
@@ -436,6 +519,7 @@ pub(super) fn give_id(
         foreign: true,
         native: Some(Native(native)),
         left_in_parent: false,
+        stack: None,
     }) else {
         eprintln!("thread-cancel: out of memory for pthread_self's id; aborting");
         std::process::abort()
@@ -477,7 +561,8 @@ pub extern "C" fn tc_equal(a: u64, b: u64) -> i32 {
     if a == b {
         return 1;
     }
-    if is_ours(a) == is_ours(b) {
+    // On glibc every id the program holds is the thread's system id.
+    if SYSTEM_IDS || is_ours(a) == is_ours(b) {
         return 0;
     }
     let (ours, system) = if is_ours(a) { (a, b) } else { (b, a) };

@@ -2,7 +2,7 @@
 //! lifetime that its owner chooses.
 
 use super::exit;
-use super::ids::{registry, MAIN_ID, MY_ID};
+use super::ids::{is_me, registry, MAIN_ID};
 use super::main_end::MAIN_VALUE;
 use super::CANCELED;
 use crate::SendPtr;
@@ -116,14 +116,16 @@ fn wait_for(target: &Canceler, deadline: Option<Instant>) -> Option<bool> {
 /// `retval` must be null or valid for a write.
 unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32> {
     let trying = matches!(wait, Wait::Try);
-    if thread == MY_ID.get() && thread != 0 {
+    if is_me(thread) {
         return Some(if trying { libc::EBUSY } else { libc::EDEADLK });
     }
-    let main = thread != 0 && thread == MAIN_ID.load(Ordering::Relaxed);
-    // The target, and its handle (`None` for the main thread, marked as being joined instead).
-    let (target, h) = {
+    // The registry's id, the target, its handle (`None` for the main thread, marked as being
+    // joined instead) and its stack of the library's, if any.
+    let (id, main, target, h, stack) = {
         let mut reg = registry();
-        let Some(e) = reg.get(thread) else {
+        let id = reg.resolve(thread).unwrap_or(0);
+        let main = id != 0 && id == MAIN_ID.load(Ordering::Relaxed);
+        let Some(e) = reg.get(id) else {
             // A detached thread that has ended: ended (not `EBUSY`), then detached.
             return Some(if reg.ended_detached(thread) {
                 libc::EINVAL
@@ -137,7 +139,7 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32>
         if e.left_in_parent && !e.detached {
             // In a forked child, a thread of the parent: ended, as glibc's descriptor of it
             // says (`tid` 0): 0 at once, a null value, and the id ends.
-            reg.release(thread);
+            reg.release(id);
             if !retval.is_null() {
                 // SAFETY: the caller passes null or a writable pointer.
                 unsafe { *retval = std::ptr::null_mut() };
@@ -162,7 +164,7 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32>
                 None => return Some(libc::EINVAL),
             }
         };
-        (target, h)
+        (id, main, target, h, e.stack)
     };
     let waited = match wait {
         Wait::Try => Some(Ok(())),
@@ -184,7 +186,7 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32>
         if main {
             MAIN_JOINING.store(false, Ordering::Relaxed);
         } else {
-            match registry().get(thread) {
+            match registry().get(id) {
                 Some(e) => e.handle = h,
                 None => drop(h),
             }
@@ -193,13 +195,23 @@ unsafe fn join(thread: u64, retval: *mut *mut c_void, wait: Wait) -> Option<i32>
     }
     // The thread has finished: its id dies now, before the system thread is joined (after
     // which its system id could be reused), so `tc_kill` never reaches a joined thread.
-    registry().release(thread);
+    registry().release(id);
     let value = match h {
         // Not a cancellation point: the thread has finished.
-        Some(h) => match h.join() {
-            Outcome::Returned(SendPtr(p)) | Outcome::Exited(SendPtr(p)) => p,
-            Outcome::Canceled | Outcome::Panicked(_) => CANCELED,
-        },
+        Some(h) => {
+            let outcome = h.join();
+            // The C library is done with the thread: its stack serves a later one.
+            #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+            if let Some(base) = stack {
+                registry().stacks.joined(base);
+            }
+            #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
+            let _ = stack;
+            match outcome {
+                Outcome::Returned(SendPtr(p)) | Outcome::Exited(SendPtr(p)) => p,
+                Outcome::Canceled | Outcome::Panicked(_) => CANCELED,
+            }
+        }
         // Stored by `end_main_thread` before main finished.
         None => crate::lock(&MAIN_VALUE).take().map_or(CANCELED, |v| v.0),
     };
@@ -284,11 +296,13 @@ pub unsafe extern "C-unwind" fn tc_clockjoin_np(
 }
 
 /// `pthread_detach`: `ESRCH` for an id that is not a live thread of ours, `EINVAL` if it is
-/// already detached (running, or ended: as glibc).
+/// already detached (running, or ended: as glibc); 0 and nothing for a thread another thread is
+/// joining (as glibc: the join goes on).
 #[no_mangle]
 pub extern "C" fn tc_detach(thread: u64) -> i32 {
     let mut reg = registry();
-    let Some(e) = reg.get(thread) else {
+    let id = reg.resolve(thread).unwrap_or(0);
+    let Some(e) = reg.get(id) else {
         return if reg.ended_detached(thread) {
             libc::EINVAL
         } else {
@@ -298,10 +312,19 @@ pub extern "C" fn tc_detach(thread: u64) -> i32 {
     if e.detached {
         return libc::EINVAL;
     }
+    match e.handle.take() {
+        // Detaches the system thread; one on a stack of the library's is joined here once it
+        // has ended (`stacks.rs`).
+        Some(h) if e.stack.is_some() => {
+            h.into_unjoined();
+        }
+        Some(h) => drop(h),
+        None if !e.foreign && !e.left_in_parent => return 0, // being joined
+        None => {}
+    }
     e.detached = true;
-    e.handle = None; // detaches the system thread
     if e.ended {
-        reg.release_detached(thread);
+        reg.release_detached(id);
     }
     0
 }

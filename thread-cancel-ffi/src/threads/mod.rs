@@ -2,8 +2,10 @@
 //! (`create.rs`), join and detach (`join.rs`), cancellation requests (`cancel.rs`), glibc's other
 //! calls on a `pthread_t` (`native.rs`), `tc_exit` and acting on a cancellation (`exit.rs`), the
 //! end of a thread not created here, main's included (`main_end.rs`), the system ids of
-//! threads not created here (`foreign.rs`), and, on glibc, the C library's own cancellation calls
-//! (`next.rs`), for the threads that are the C library's (see `crate::plain`).
+//! threads not created here (`foreign.rs`), and, on glibc, the stacks of the threads created
+//! here, which keep their ids from being reused (`stacks.rs`), and the C library's own
+//! cancellation calls (`next.rs`), for the threads that are the C library's (see
+//! `crate::plain`).
 //!
 //! The main thread and threads the C library created act on a cancellation in C code too
 //! (`c_abi::in_c_region`); they end in [`main_end::foreign_thread_ends`].
@@ -18,6 +20,8 @@ mod main_end;
 mod native;
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 pub(crate) mod next;
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+mod stacks;
 
 use std::ffi::c_void;
 

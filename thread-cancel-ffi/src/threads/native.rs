@@ -1,7 +1,7 @@
 //! glibc's other calls that take a `pthread_t` (kill, sigqueue, attributes, names, scheduling,
 //! affinity, CPU clock), passed on to the system thread an id names.
 
-use super::ids::{registry, MY_ID};
+use super::ids::{is_me, registry, MY_ID};
 use std::ffi::{c_char, c_void};
 
 extern "C" {
@@ -31,11 +31,11 @@ extern "C" {
 /// A system id that no known thread has (a thread created without the header that has not
 /// called a mapped function yet) goes to the system as it is, as the program would give it to
 /// the C library without the header: what the C library does with it is what glibc's call
-/// does (for a thread that has been joined, undefined behaviour there as here). Our own ids,
-/// which have the top bit set, never take that path: a stale one is `ESRCH`.
+/// does (for a thread that has been joined, undefined behaviour there as here). The ids of
+/// threads created here never take that path (`Registry::stale`): a stale one is `ESRCH`.
 fn with_native(thread: u64, gone: i32, f: impl FnOnce(libc::pthread_t) -> i32) -> i32 {
-    if thread == MY_ID.get() && thread != 0 {
-        if registry().get(thread).is_none() {
+    if is_me(thread) {
+        if registry().get(MY_ID.get()).is_none() {
             return libc::ESRCH;
         }
         // SAFETY: no preconditions.
@@ -43,8 +43,9 @@ fn with_native(thread: u64, gone: i32, f: impl FnOnce(libc::pthread_t) -> i32) -
     }
     let mut reg = registry();
     let Some(id) = reg.resolve(thread) else {
+        let unknown = super::foreign::system_id_of_unknown(&reg, thread);
         drop(reg);
-        return match super::foreign::system_id_of_unknown(thread) {
+        return match unknown {
             Some(native) => f(native),
             None => libc::ESRCH,
         };
@@ -73,8 +74,9 @@ pub extern "C" fn tc_kill(thread: u64, sig: i32) -> i32 {
 /// is a pointer).
 #[no_mangle]
 pub extern "C" fn tc_native(thread: u64) -> libc::pthread_t {
-    registry()
-        .get(thread)
+    let mut reg = registry();
+    let id = reg.resolve(thread).unwrap_or(0);
+    reg.get(id)
         .and_then(|e| e.live_native())
         // SAFETY: `pthread_t` is an integer or a pointer, for both of which all-zero is valid.
         .unwrap_or_else(|| unsafe { std::mem::zeroed() })
@@ -87,9 +89,29 @@ pub extern "C" fn tc_native(thread: u64) -> libc::pthread_t {
 #[no_mangle]
 pub unsafe extern "C" fn tc_getattr_np(thread: u64, attr: *mut libc::pthread_attr_t) -> i32 {
     // SAFETY: a live system id; the rest is the caller's contract.
-    with_native(thread, libc::ESRCH, |t| unsafe {
+    let r = with_native(thread, libc::ESRCH, |t| unsafe {
         pthread_getattr_np(t, attr)
-    })
+    });
+    // glibc: a thread on a stack of the library's reports the stack and guard glibc would
+    // have given it (glibc reports a stack it was given as the caller's: no guard).
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    if r == 0 {
+        let mut reg = registry();
+        let id = reg.resolve(thread).unwrap_or(0);
+        let (base, detached) = reg.get(id).map_or((None, false), |e| (e.stack, e.detached));
+        if let Some((addr, size, guard)) = base.and_then(|b| reg.stacks.reported(b)) {
+            // SAFETY: `attr` was initialised by the call (the caller's contract: writable).
+            unsafe {
+                libc::pthread_attr_setstack(attr, addr, size);
+                libc::pthread_attr_setguardsize(attr, guard);
+                // Detached for the program, joinable for the C library until joined here.
+                if detached {
+                    libc::pthread_attr_setdetachstate(attr, libc::PTHREAD_CREATE_DETACHED);
+                }
+            }
+        }
+    }
+    r
 }
 
 /// `pthread_setname_np` on one of our ids.

@@ -163,6 +163,16 @@ impl<T> CJoinHandle<T> {
         self.thread.0
     }
 
+    /// Lets go of the handle without detaching the system thread, which stays joinable: the
+    /// caller joins it itself (`pthread_join`, `pthread_tryjoin_np`), for example to reuse a
+    /// stack of its own once the C library is done with the thread.
+    pub fn into_unjoined(self) -> libc::pthread_t {
+        let CJoinHandle { thread, .. } = self;
+        let id = thread.0;
+        std::mem::forget(thread);
+        id
+    }
+
     /// Joins the system thread (call once [`wait_finished`] has seen it finish: this is not a
     /// cancellation point) and reports how it ended.
     pub fn join(self) -> Outcome<T> {
