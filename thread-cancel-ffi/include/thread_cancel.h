@@ -402,7 +402,10 @@ int tc_sigdelset(sigset_t *set, int sig);
 int tc_sigfillset(sigset_t *set);
 int tc_pthread_sigmask(int how, const sigset_t *set, sigset_t *oldset);
 int tc_sigprocmask(int how, const sigset_t *set, sigset_t *oldset);
-#if defined __GNUC__ || defined __clang__
+/* (TC_LIBRARY_BUILD: the library's own C file, which must not make the main thread of every
+ * process that loads the library the library's: a program given it with LD_PRELOAD keeps the
+ * C library's main thread.) */
+#if (defined __GNUC__ || defined __clang__) && !defined TC_LIBRARY_BUILD
 __attribute__((constructor(101), used)) static void thread_cancel_signal_init_at_load_(void) {
     tc_signal_init();
 }

@@ -44,6 +44,7 @@
  * later refills inside the call, and every output call's write(2), are not interrupted (an
  * output call is a point at its entry only). */
 #define _GNU_SOURCE
+#define TC_LIBRARY_BUILD /* no constructor of the header's here: see thread_cancel.h */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

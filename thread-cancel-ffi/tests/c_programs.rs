@@ -641,7 +641,14 @@ fn run_with(exe: &Path, env: &[(&str, &str)]) -> String {
     cmd.envs(env.iter().copied());
     let preload = preloaded(exe);
     if preload.exists() {
-        cmd.env("LD_PRELOAD", &preload);
+        // After the one the caller gives, if any.
+        let mut list = std::ffi::OsString::new();
+        if let Some((_, first)) = env.iter().find(|(k, _)| *k == "LD_PRELOAD") {
+            list.push(first);
+            list.push(":");
+        }
+        list.push(&preload);
+        cmd.env("LD_PRELOAD", list);
         // AddressSanitizer insists on coming first; the preloaded library intercepts nothing
         // of its.
         if let Some((_, asan)) = env.iter().find(|(k, _)| *k == "ASAN_OPTIONS") {
@@ -829,13 +836,26 @@ fn cxx_programs_run_destructors_on_cancel_as_glibc() {
             continue;
         }
         let ours = run(&build(&src, Mode::Ours));
-        let glibc = run(&build(&src, Mode::PlainGlibc));
+        let plain = build(&src, Mode::PlainGlibc);
+        let glibc = run(&plain);
+        // The plain build again, given the library as a drop-in (`LD_PRELOAD`).
+        let library = lib_dir().join("libthread_cancel.so");
+        let preloaded = run_with(
+            &plain,
+            &[("LD_PRELOAD", library.to_str().expect("a UTF-8 path"))],
+        );
         eprintln!(
             "{}:\n{}",
             src.file_name().unwrap().to_string_lossy(),
             ours.trim()
         );
         assert_eq!(ours, glibc, "{}: ours and glibc differ", src.display());
+        assert_eq!(
+            preloaded,
+            glibc,
+            "{}: glibc and glibc with libthread_cancel preloaded differ",
+            src.display()
+        );
     }
     tally.report();
 }
@@ -861,6 +881,10 @@ fn r10_read_either_data_or_cancel_c_vs_glibc() {
 /// Programs whose comment says `TC_COMPARE_WITH_GLIBC` are tests of behaviour glibc has too:
 /// each is also built against plain glibc (`-DTC_PLAIN_GLIBC`, no header, no library), and
 /// both builds must succeed and print the same lines, so the tests show where we match glibc.
+/// The plain-glibc build runs a third way, with `libthread_cancel.so` preloaded (a program
+/// already built, given the library as a drop-in), and must print the same lines too, unless
+/// its comment says `TC_PRELOADED_DIFFERS` (with the reason): then it must still differ (the
+/// difference is known, and the marker goes when it is fixed).
 #[test]
 fn c_programs_match_plain_glibc() {
     let mut tally = Tally::new("c_programs_match_plain_glibc");
@@ -875,11 +899,26 @@ fn c_programs_match_plain_glibc() {
         }
         let name = src.file_name().unwrap().to_string_lossy().into_owned();
         let ours = std::panic::catch_unwind(|| run(&build(&src, Mode::Ours)));
-        let glibc = std::panic::catch_unwind(|| run(&build(&src, Mode::PlainGlibc)));
-        match (ours, glibc) {
-            (Ok(o), Ok(g)) if o == g => eprintln!("{name}: same as glibc:\n{}", o.trim()),
-            (o, g) => {
-                eprintln!("{name}: ours {o:?}\nglibc {g:?}");
+        let plain = build(&src, Mode::PlainGlibc);
+        let glibc = std::panic::catch_unwind(|| run(&plain));
+        let library = lib_dir().join("libthread_cancel.so");
+        let library = library.to_str().expect("a UTF-8 path");
+        let preloaded = std::panic::catch_unwind(|| run_with(&plain, &[("LD_PRELOAD", library)]));
+        let known = text.contains("TC_PRELOADED_DIFFERS");
+        match (ours, glibc, preloaded) {
+            (Ok(o), Ok(g), Ok(p)) if o == g && p == g && !known => {
+                eprintln!("{name}: same as glibc, and preloaded:\n{}", o.trim())
+            }
+            (Ok(o), Ok(g), p) if o == g && known && p.as_ref().map_or(true, |p| *p != g) => {
+                eprintln!(
+                    "{name}: same as glibc; preloaded differs, as its comment says: {p:?}\n{}",
+                    o.trim()
+                )
+            }
+            (o, g, p) => {
+                eprintln!(
+                    "{name}: ours {o:?}\nglibc {g:?}\nglibc, libthread_cancel preloaded {p:?}"
+                );
                 differ.push(name);
             }
         }

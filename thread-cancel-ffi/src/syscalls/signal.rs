@@ -14,18 +14,36 @@ use thread_cancel::c_abi::{self, calls};
 /// `crate::cancel_signal`).
 #[no_mangle]
 pub extern "C" fn tc_signal_init() {
+    init_at_load();
+    // The main thread of a program through the header is the library's from the start: its
+    // blocking calls through the header are points, and code built without the header reaches
+    // it by its system id (its `pthread_cancel` is the library's for a thread the library
+    // knows).
+    crate::threads::know_main_thread();
+}
+
+/// What the library sets up when it is loaded (also from its own constructor, for a process
+/// whose program was not built through the header: one given the library with `LD_PRELOAD`,
+/// whose main thread stays the C library's).
+pub(crate) fn init_at_load() {
     // Before main, as this is called: which threads are not the program's.
     crate::threads::note_threads_before_main();
     // Adopting a thread must not make `std` take one of the program's keys (R20).
     c_abi::adopt_without_std_handle();
     crate::cancel_signal();
-    // The main thread is the library's from the start: its blocking calls through the header
-    // are points, and code built without the header reaches it by its system id (its
-    // `pthread_cancel` is the library's for a thread the library knows).
-    crate::threads::know_main_thread();
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     std::hint::black_box(crate::plain::keep());
 }
+
+/// The library's own constructor (a shared library's: the program's include the header's).
+#[used]
+#[link_section = ".init_array"]
+static INIT_AT_LOAD: extern "C" fn() = {
+    extern "C" fn init() {
+        init_at_load();
+    }
+    init
+};
 
 /// The cancel signal, chosen if it was not yet.
 fn ours() -> c_int {

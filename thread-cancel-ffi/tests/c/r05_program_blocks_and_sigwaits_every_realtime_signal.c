@@ -6,7 +6,10 @@
  * (no handler of a library's), and the signal just below SIGRTMIN is refused as the C
  * library's own.
  *
- * TC_COMPARE_WITH_GLIBC: the runner also builds this against plain glibc; both print the same. */
+ * TC_COMPARE_WITH_GLIBC: the runner also builds this against plain glibc; both print the same.
+ * TC_PRELOADED_DIFFERS: the plain-glibc build given libthread_cancel.so with LD_PRELOAD calls
+ * the C library's signal calls, which refuse glibc's own signals but not the library's (only
+ * the header maps them to the library's, which do). */
 #include <pthread.h>
 #include <signal.h>
 #include "tc_test.h"

@@ -6,7 +6,10 @@
  * signals (SIGRTMIN), and after them a thread blocked in read is still canceled (none of them
  * ignored, reset or blocked the library's signal).
  *
- * TC_COMPARE_WITH_GLIBC: the runner also builds this against plain glibc; both print the same. */
+ * TC_COMPARE_WITH_GLIBC: the runner also builds this against plain glibc; both print the same.
+ * TC_PRELOADED_DIFFERS: the plain-glibc build given libthread_cancel.so with LD_PRELOAD calls
+ * the C library's signal calls, which refuse glibc's own signals but not the library's (only
+ * the header maps them to the library's, which do). */
 #include <pthread.h>
 #include <signal.h>
 #include "tc_test.h"
