@@ -22,7 +22,9 @@
 //! this binary's (`<target>/<profile>/p4c/`, so it never waits for the lock of the build that
 //! runs the bench), then `cc` (or `$CC`): `p4c_target.c` through the header with `p4c_main.c`
 //! and the library, and `p4c_target.c` plain with `p4c_main.c` alone. Each driver answers one
-//! sample per request on a pipe ([`sample`]).
+//! sample per request on a pipe ([`sample`]). A third side runs the glibc driver with the
+//! library's `libthread_cancel.so` preloaded (`LD_PRELOAD`): a program already built, given the
+//! library as a drop-in ([`Side::Preloaded`]).
 //!
 //! ```no_run
 //! // no_run: the first call builds the C ABI library (a minute or so).
@@ -46,24 +48,27 @@ pub enum Side {
     Ours,
     /// The same source built against glibc alone, in a driver without the library.
     Glibc,
+    /// The glibc driver again, with `libthread_cancel.so` preloaded.
+    Preloaded,
 }
 
 impl Side {
-    /// Both sides.
-    pub const ALL: [Side; 2] = [Side::Ours, Side::Glibc];
+    /// The three sides.
+    pub const ALL: [Side; 3] = [Side::Ours, Side::Glibc, Side::Preloaded];
 
     /// A short label.
     pub fn name(self) -> &'static str {
         match self {
             Side::Ours => "ours C thread via pthread_compat.h, read (pipe)",
             Side::Glibc => "glibc C thread, read (pipe), driver without the library",
+            Side::Preloaded => "glibc C thread, read (pipe), the library preloaded",
         }
     }
 
     fn command(self) -> &'static str {
         match self {
             Side::Ours => "ours",
-            Side::Glibc => "glibc",
+            Side::Glibc | Side::Preloaded => "glibc",
         }
     }
 }
@@ -90,8 +95,9 @@ fn run(mut cmd: Command, what: &str) -> io::Result<()> {
     }
 }
 
-/// Builds the drivers (see the module docs) and returns their paths: ours, glibc's.
-fn build() -> io::Result<[PathBuf; 2]> {
+/// Builds the drivers (see the module docs) and returns their paths: ours, glibc's, and the
+/// shared library the preloaded side gives the glibc driver.
+fn build() -> io::Result<[PathBuf; 3]> {
     let exe = std::env::current_exe()?;
     // <target>/<profile>/deps/<this binary>, or <target>/<profile>/<this binary>.
     let mut profile = exe
@@ -123,9 +129,8 @@ fn build() -> io::Result<[PathBuf; 2]> {
         cmd.arg("--release");
     }
     run(cmd, "cargo build -p thread-cancel-ffi")?;
-    let lib = ffi_target
-        .join(if release { "release" } else { "debug" })
-        .join("libthread_cancel.a");
+    let lib_dir = ffi_target.join(if release { "release" } else { "debug" });
+    let lib = lib_dir.join("libthread_cancel.a");
 
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("csrc-p4c");
     let common = Path::new(env!("CARGO_MANIFEST_DIR")).join("csrc");
@@ -178,7 +183,7 @@ fn build() -> io::Result<[PathBuf; 2]> {
         .args(["-lpthread", "-o"])
         .arg(&plain);
     run(c, "linking the P4c glibc driver")?;
-    Ok([driver, plain])
+    Ok([driver, plain, lib_dir.join("libthread_cancel.so")])
 }
 
 /// The path of `side`'s driver, both built on first use (see the module docs).
@@ -188,11 +193,17 @@ fn build() -> io::Result<[PathBuf; 2]> {
 /// The build's failure (cargo's or the C compiler's output in the message); the same error
 /// again on every later call.
 pub fn driver(side: Side) -> io::Result<&'static Path> {
-    static DRIVERS: OnceLock<Result<[PathBuf; 2], String>> = OnceLock::new();
+    built(side).map(|(driver, _)| driver)
+}
+
+/// `side`'s driver, and the library it is given with `LD_PRELOAD` (the preloaded side only).
+fn built(side: Side) -> io::Result<(&'static Path, Option<&'static Path>)> {
+    static DRIVERS: OnceLock<Result<[PathBuf; 3], String>> = OnceLock::new();
     match DRIVERS.get_or_init(|| build().map_err(|e| e.to_string())) {
-        Ok([ours, glibc]) => Ok(match side {
-            Side::Ours => ours,
-            Side::Glibc => glibc,
+        Ok([ours, glibc, library]) => Ok(match side {
+            Side::Ours => (ours, None),
+            Side::Glibc => (glibc, None),
+            Side::Preloaded => (glibc, Some(library)),
         }),
         Err(e) => Err(io::Error::other(e.clone())),
     }
@@ -207,10 +218,12 @@ struct Running {
 
 impl Running {
     fn start(side: Side) -> io::Result<Running> {
-        let mut child = Command::new(driver(side)?)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()?;
+        let (driver, preload) = built(side)?;
+        let mut cmd = Command::new(driver);
+        if let Some(library) = preload {
+            cmd.env("LD_PRELOAD", library);
+        }
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
         let stdin = child
             .stdin
             .take()
@@ -260,7 +273,8 @@ const SETTLE: Duration = Duration::from_millis(10);
 /// Building or starting the driver failing, or the sample's error (thread creation, the
 /// target not blocking within 10 s, the thread not canceled or its handler not run).
 pub fn sample(side: Side) -> io::Result<Duration> {
-    static RUNNING: [Mutex<Option<Running>>; 2] = [Mutex::new(None), Mutex::new(None)];
+    static RUNNING: [Mutex<Option<Running>>; 3] =
+        [Mutex::new(None), Mutex::new(None), Mutex::new(None)];
     let mut running = RUNNING[side as usize]
         .lock()
         .unwrap_or_else(PoisonError::into_inner);

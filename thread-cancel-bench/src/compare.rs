@@ -22,6 +22,7 @@
 //! | P3 | cancel → first cleanup in `sleep`, `Condvar::wait`, `recv`, `join` | `pthread_cancel` in `nanosleep`, `pthread_cond_wait` | futex wake-to-run + one bare unwind |
 //! | P4 | cancel → first cleanup in `io::read`, `io::accept`, `io::poll` | `pthread_cancel` in `read`, `accept`, `poll` | signal → handler + one bare unwind |
 //! | P4c | cancel → first C cleanup handler, C thread through `pthread_compat.h` in `read` ([`crate::c_thread_latency`]) | the same C code on glibc, in a driver process without the library | signal → handler |
+//! | P4c (informative) | the same, the glibc driver given `libthread_cancel.so` with `LD_PRELOAD` | the same C code on glibc, without the library | signal → handler |
 //! | P5 | `spawn` + `join` (and with `Builder::lightweight()`), [`P5_BATCH`] | `pthread_create` + `pthread_join` | `std::thread::spawn` + `join` |
 //! | P6 | cancel + join of [`crate::mass_cancel::THREADS`] blocked lightweight threads (and, informative, `std`-spawned ones) | the same with `pthread_cancel` | futex wake + join |
 //! | P7 | `CancelScope::run(\|\| black_box(1))` on a reused scope; `with_timeout(5 s, ..)`, [`P7_BATCH`] calls | — | `catch_unwind` alone; for `with_timeout`, `Instant::now()` + a `run` |
@@ -515,12 +516,27 @@ fn p4c_plans(p: &mut Plans, each: Plan, signal: usize) {
         each,
         latency(|| crate::c_thread_latency::sample(crate::c_thread_latency::Side::Glibc)),
     );
+    let preloaded = p.add(
+        crate::c_thread_latency::Side::Preloaded.name(),
+        each,
+        latency(|| crate::c_thread_latency::sample(crate::c_thread_latency::Side::Preloaded)),
+    );
     p.rows.push(Row {
         scenario: "P4c cancel -> C cleanup, C thread in read",
         short: "P4c C thread in read",
         target: Target::P4c,
         unit: Unit::Us,
         ours,
+        glibc: Some(glibc),
+        floor: Some(signal),
+        floor_plus: None,
+    });
+    p.rows.push(Row {
+        scenario: "P4c the same glibc program, libthread_cancel.so preloaded",
+        short: "P4c preloaded",
+        target: Target::P4cPreloaded,
+        unit: Unit::Us,
+        ours: preloaded,
         glibc: Some(glibc),
         floor: Some(signal),
         floor_plus: None,

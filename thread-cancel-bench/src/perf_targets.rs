@@ -61,6 +61,10 @@ pub enum Target {
     P8Deadline,
     /// Not a performance target: P6 with threads spawned through `std`, for information (no verdict).
     P6Std,
+    /// Not a performance target: P4c's glibc side again, its driver given `libthread_cancel.so`
+    /// with `LD_PRELOAD` (a program already built, the library as a drop-in), beside glibc's, for
+    /// information (no verdict).
+    P4cPreloaded,
     /// Not a performance target: R06's asynchronous cancellation of a compute loop, shown beside
     /// glibc for information (no verdict).
     R06,
@@ -74,7 +78,7 @@ impl Target {
             Target::P2 => "P2",
             Target::P3 => "P3",
             Target::P4 => "P4",
-            Target::P4c => "P4c",
+            Target::P4c | Target::P4cPreloaded => "P4c",
             Target::P5 | Target::P5Lightweight => "P5",
             Target::P6 | Target::P6Std => "P6",
             Target::R06 => "R06",
@@ -100,13 +104,13 @@ impl Target {
             Target::P9 => "<= 2 ns",
             Target::P8 => "<= 1.2x thread cancel (P3/P4)",
             Target::P8Deadline => "<= 1 ms + P8 latency",
-            Target::P6Std | Target::R06 => "none (informative)",
+            Target::P6Std | Target::R06 | Target::P4cPreloaded => "none (informative)",
         }
     }
 
     /// Whether it has a verdict (the informative rows have none).
     pub fn is_target(self) -> bool {
-        !matches!(self, Target::P6Std | Target::R06)
+        !matches!(self, Target::P6Std | Target::R06 | Target::P4cPreloaded)
     }
 
     /// Whether the medians meet it: `ours`, glibc's and the floor's (in the same unit; ns for
@@ -126,7 +130,7 @@ impl Target {
             Target::P9 => Some(ours <= 2.0),
             Target::P8 => floor.map(|f| ours <= 1.2 * f),
             Target::P8Deadline => floor.map(|f| ours <= 1000.0 + f),
-            Target::P6Std | Target::R06 => None,
+            Target::P6Std | Target::R06 | Target::P4cPreloaded => None,
         }
     }
 }

@@ -222,7 +222,7 @@ pub fn bench() -> crate::table::Bench {
     let p4c = crate::c_thread_latency::Side::ALL.map(|s| crate::table::Row {
         name: format!("P4c {}", s.name()),
         main: false,
-        glibc: (s == crate::c_thread_latency::Side::Ours)
+        glibc: (s != crate::c_thread_latency::Side::Glibc)
             .then(|| format!("P4c {}", crate::c_thread_latency::Side::Glibc.name())),
         floor: None,
         sample: Box::new(move || crate::c_thread_latency::sample(s)),
