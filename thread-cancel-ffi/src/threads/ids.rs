@@ -11,7 +11,7 @@
 //! to the C library. The threads created here run on stacks of the library's (`stacks.rs`), so
 //! their system ids are never reused either: once such an id's registry entry is gone, the id
 //! lies in a stack of the library's and is stale (`Registry::stale`): every call on it is
-//! `ESRCH` (R18). Elsewhere the program holds registry ids. A thread that has ended but whose id lives (not joined, not detached)
+//! `ESRCH`, never another thread. Elsewhere the program holds registry ids. A thread that has ended but whose id lives (not joined, not detached)
 //! is still a valid target: cancel and kill return 0 and do nothing, as glibc >= 2.34.
 //! The slot remembers whether the id it last freed was a detached thread that ended, so that
 //! join and detach of that id answer `EINVAL` as glibc's (which still finds the detached
