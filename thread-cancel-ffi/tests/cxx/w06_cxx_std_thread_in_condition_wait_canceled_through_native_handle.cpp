@@ -42,8 +42,11 @@ int main() {
     std::thread t(waiter);
     while (tid.load() == 0) usleep(100);
     test_wait_blocked(tid.load());
-    printf("pthread_cancel(native_handle()): %d\n", pthread_cancel(t.native_handle()));
+    /* Printed after the join: the canceled thread's destructors print while it unwinds, so a
+     * line printed between the cancel and the join would race with theirs. */
+    int rc = pthread_cancel(t.native_handle());
     t.join();
+    printf("pthread_cancel(native_handle()): %d\n", rc);
     bool free_again = m.try_lock();
     printf("joined; the mutex is free again: %d\n", free_again);
     if (free_again) m.unlock();
