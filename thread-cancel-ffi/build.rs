@@ -27,4 +27,21 @@ fn main() {
         .extra_warnings(true)
         .warnings_into_errors(true)
         .compile("thread_cancel_stdio");
+    // glibc (64-bit): the start of the threads that code built without the header creates
+    // (src/threads/system_owned.rs), without the library's header, with `-fexceptions` (its
+    // cleanup runs during the C library's forced unwind).
+    println!("cargo:rerun-if-changed=src/threads/start.c");
+    let target_env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
+    let width = std::env::var("CARGO_CFG_TARGET_POINTER_WIDTH").unwrap_or_default();
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if os == "linux" && target_env == "gnu" && width == "64" {
+        cc::Build::new()
+            .file("src/threads/start.c")
+            .flag("-std=gnu11")
+            .flag("-fexceptions")
+            .warnings(true)
+            .extra_warnings(true)
+            .warnings_into_errors(true)
+            .compile("thread_cancel_start");
+    }
 }

@@ -57,7 +57,13 @@ pub unsafe extern "C-unwind" fn pthread_setcancelstate(state: c_int, old: *mut c
         return unsafe { crate::cancelability::tc_setcancelstate(state, old) };
     }
     // SAFETY: the caller's contract.
-    unsafe { system_setcancelstate(state, old) }
+    let r = unsafe { system_setcancelstate(state, old) };
+    if r == 0 {
+        // A thread that code built without the header created: its state, for the library's
+        // calls (`threads/system_owned.rs`).
+        c_abi::mirror_system_state(state == 1); // 1: PTHREAD_CANCEL_DISABLE
+    }
+    r
 }
 
 /// `pthread_setcanceltype` of the code built without the header: the library's

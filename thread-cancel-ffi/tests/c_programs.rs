@@ -878,6 +878,37 @@ fn r10_read_either_data_or_cancel_c_vs_glibc() {
     assert!(ours.contains(" + 0 lost"), "ours lost data: {ours}");
 }
 
+/// The drop-in's never-both: the same race program built against plain glibc (no header),
+/// run as it is — glibc's count, printed, never asserted (a C library with the fix must not
+/// fail this) — and with `libthread_cancel.so` preloaded, where its threads' `read` is the
+/// library's: 100,000 races (2,000 under emulation), 0 bytes lost.
+#[test]
+fn w06_preloaded_plain_program_read_either_data_or_cancel() {
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/r10_read_either_data_or_cancel.c");
+    let mut tally = Tally::new("w06_preloaded_plain_program_read_either_data_or_cancel");
+    if !tally.runs(&src, Mode::PlainGlibc) {
+        tally.report();
+        return;
+    }
+    let plain = build(&src, Mode::PlainGlibc);
+    let races = if target().cross { "2000" } else { "100000" };
+    let glibc = run_with(&plain, &[("R10_RACES", races)]);
+    let library = lib_dir().join("libthread_cancel.so");
+    let library = library.to_str().expect("a UTF-8 path");
+    let preloaded = run_with(&plain, &[("LD_PRELOAD", library), ("R10_RACES", races)]);
+    eprintln!(
+        "as built: {}\npreloaded: {}",
+        glibc.trim(),
+        preloaded.trim()
+    );
+    tally.report();
+    assert!(
+        preloaded.contains(&format!(": {races} races,")) && preloaded.contains(" + 0 lost"),
+        "the preloaded program lost data: {preloaded}"
+    );
+}
+
 /// Programs whose comment says `TC_COMPARE_WITH_GLIBC` are tests of behaviour glibc has too:
 /// each is also built against plain glibc (`-DTC_PLAIN_GLIBC`, no header, no library), and
 /// both builds must succeed and print the same lines, so the tests show where we match glibc.

@@ -122,6 +122,24 @@ impl Drop for TeardownLink {
     }
 }
 
+/// Links `control`, which the calling thread's pointer already names (a block linked by
+/// [`link_unregistered`] whose `Arc` the caller gives up), as an adopted thread's: released by
+/// the thread-local destructor at the thread's end. Gives it back if the thread is so far into
+/// its teardown that it can no longer register that destructor.
+#[cfg(feature = "c-abi")]
+pub(crate) fn link_adopted(control: Arc<Control>) -> Result<(), Arc<Control>> {
+    let mut control = Some(control);
+    let linked = LINK.try_with(|l| {
+        if let Some(c) = control.take() {
+            install(&mut l.borrow_mut(), c, true);
+        }
+    });
+    match (linked, control) {
+        (Err(_), Some(c)) => Err(c),
+        _ => Ok(()),
+    }
+}
+
 /// Undoes [`link_unregistered`], before the caller drops its `Arc`.
 #[cfg(feature = "c-abi")]
 pub(crate) fn unlink_unregistered() {

@@ -23,6 +23,8 @@ pub(crate) fn act() -> ! {
 static SET_FOREIGN_CALL_ACT: extern "C" fn() = {
     extern "C" fn set() {
         c_abi::set_foreign_call_act(act);
+        #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+        c_abi::set_system_act(super::next::system_testcancel);
     }
     set
 };

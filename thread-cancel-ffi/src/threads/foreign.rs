@@ -73,17 +73,15 @@ fn first_point() {
 /// our ids (stale) and for what cannot be a system id. Otherwise, on glibc, the thread is the C
 /// library's (it has not called the library: every function the library defines forwards its
 /// calls to the C library's own), and so is its cancel: the C library's `pthread_cancel`, which
-/// reaches it at once (the lock let go first). Elsewhere the request is queued for the thread
+/// reaches it at once; for a thread that code built without the header created, the library's
+/// wake-up follows (`system_owned.rs`). Elsewhere the request is queued for the thread
 /// whose system id it is (0), which takes it at its first mapped call.
 pub(super) fn cancel_unknown(reg: MutexGuard<'_, Registry>, thread: u64) -> i32 {
     if reg.stale(thread) || !plausible(thread) {
         return libc::ESRCH;
     }
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-    {
-        drop(reg);
-        super::next::system_cancel(thread)
-    }
+    return super::system_owned::cancel(reg, thread);
     #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
     queue(reg, thread)
 }

@@ -102,6 +102,10 @@ pub(super) struct Registry {
     /// glibc: the stacks of the threads created here (their ids are glibc's, never reused).
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     pub(super) stacks: super::stacks::Stacks,
+    /// glibc: the threads that code built without the header created (`system_owned.rs`), by
+    /// system id, while they run.
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    pub(super) system_owned: HashMap<u64, thread_cancel::Canceler, BuildHasherDefault<IdHasher>>,
 }
 
 /// The hash of a system id (an address: its low bits are alignment): a multiplication, its high
@@ -109,7 +113,7 @@ pub(super) struct Registry {
 /// keep the key's zeros); SipHash's protection against chosen keys is not needed for ids the C
 /// library makes.
 #[derive(Default)]
-struct IdHasher(u64);
+pub(super) struct IdHasher(u64);
 
 impl std::hash::Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -269,7 +273,13 @@ impl Registry {
         self.pending.clear();
         PENDING.store(0, Ordering::Relaxed);
         #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-        self.stacks.forked();
+        {
+            self.stacks.forked();
+            // The child's only thread keeps its own; the others are not in the child.
+            // SAFETY: no preconditions.
+            let me = unsafe { libc::pthread_self() } as u64;
+            self.system_owned.retain(|&id, _| id == me);
+        }
     }
 
     fn free_slot(&mut self, id: u64, detached: bool) {
@@ -371,6 +381,8 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     parents_main: None,
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     stacks: super::stacks::Stacks::new(),
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    system_owned: HashMap::with_hasher(BuildHasherDefault::new()),
 });
 
 /// How many threads created by `tc_create` have not ended, and whether the main thread has
@@ -505,12 +517,20 @@ pub(super) fn give_id(
     lock: impl FnOnce() -> Option<MutexGuard<'static, Registry>>,
     freed_at_end: bool,
 ) -> u64 {
+    // A thread that code built without the header created, whose cancellation was the C
+    // library's (`system_owned.rs`), is the library's from now on, as any other.
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    let owned = thread_cancel::c_abi::own_system_thread();
     let canceler = thread_cancel::current();
     // SAFETY: no preconditions; the slot is freed before the thread ends.
     let native = unsafe { libc::pthread_self() };
     let Some(mut reg) = lock() else {
         return 0;
     };
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    if owned {
+        reg.system_owned.remove(&system_id(native));
+    }
     let Some(id) = reg.alloc(Entry {
         canceler: Some(canceler.clone()),
         handle: None,

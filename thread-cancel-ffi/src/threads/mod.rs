@@ -22,6 +22,8 @@ mod native;
 pub(crate) mod next;
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 mod stacks;
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+mod system_owned;
 
 use std::ffi::c_void;
 

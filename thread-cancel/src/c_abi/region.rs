@@ -90,10 +90,133 @@ pub(super) unsafe fn region_call(
     }
 }
 
-/// Whether the calling thread has a control block (created by the crate, or adopted): a thread
-/// without one cannot be canceled.
+/// Whether the calling thread has a control block (created by the crate, or adopted) and its
+/// cancellation is the library's: a thread without one cannot be canceled by the library, and one
+/// whose cancellation is the C library's ([`link_system_owned`]) is canceled by the C library.
 pub fn has_control() -> bool {
-    crate::control::current_ptr().is_some()
+    crate::control::current_ptr().is_some_and(|p| p != SYSTEM_OWNED.with(std::cell::Cell::get))
+}
+
+/// Whether the calling thread's current block is the one [`link_system_owned`] linked (a block
+/// the crate links later, for a thread it creates, replaces it: the thread is then the library's).
+fn system_owned() -> bool {
+    let p = SYSTEM_OWNED.with(std::cell::Cell::get);
+    !p.is_null() && crate::control::current_ptr() == Some(p)
+}
+
+thread_local! {
+    /// The calling thread's control block when its cancellation is the C library's
+    /// ([`link_system_owned`]): the `Arc` it holds, raw; null otherwise. Constant initializer,
+    /// no destructor: read on every path, a signal handler's included.
+    static SYSTEM_OWNED: std::cell::Cell<*const Control> =
+        const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+/// For the C library (glibc), in a thread creating another for code built without the header
+/// (its `pthread_create`, preloaded or in a library): a control block for the new thread, whose
+/// cancellation stays the C library's — its cancel, state, type, cleanup and unwind are the C
+/// library's, and [`has_control`] says no there — while the blocking calls the library defines
+/// are made through the library's trampoline: a cancel the C library holds for the thread acts
+/// there only when the call had no effect (never both), by the C library's own act (see
+/// [`set_system_act`]). The canceler returned wakes such a call (the C library's
+/// `pthread_cancel` of the thread first, then this); a request made before the thread links the
+/// block ([`link_system_owned`]) is found by its first call.
+///
+/// ```
+/// let c = thread_cancel::c_abi::new_system_owned();
+/// let linked = c.clone();
+/// std::thread::spawn(move || {
+///     assert!(thread_cancel::c_abi::link_system_owned(linked));
+///     assert!(!thread_cancel::c_abi::has_control());
+///     thread_cancel::c_abi::unlink_system_owned();
+/// })
+/// .join()
+/// .unwrap();
+/// assert!(c.is_finished());
+/// ```
+pub fn new_system_owned() -> Canceler {
+    Canceler {
+        control: Arc::new(Control::new(None)),
+    }
+}
+
+/// First thing in the thread [`new_system_owned`]'s block is for: links it. No thread-local
+/// destructor is registered (the creating thread may hold the dynamic loader's lock); the
+/// caller calls [`unlink_system_owned`] when the thread ends. `false` (and nothing) if the
+/// thread has a block already.
+pub fn link_system_owned(block: Canceler) -> bool {
+    if crate::control::current_ptr().is_some() {
+        return false;
+    }
+    crate::current::link_unregistered(&block.control);
+    SYSTEM_OWNED.with(|s| s.set(Arc::into_raw(block.control)));
+    // A thread may start with every signal blocked (an attribute's mask, its creator's): the C
+    // library never blocks its own signals there, and the cancel signal is one of them now.
+    // SAFETY: a set of our own, initialised before use; the calling thread's mask.
+    unsafe {
+        let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+        libc::sigemptyset(set.as_mut_ptr());
+        libc::sigaddset(set.as_mut_ptr(), cancel_signal());
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, set.as_ptr(), std::ptr::null_mut());
+    }
+    true
+}
+
+/// Undoes [`link_system_owned`] at the thread's end: the block is unlinked (if it is still the
+/// thread's current one) and finished. Nothing if the thread's cancellation is not the C
+/// library's (it never was, or [`own_system_thread`] made it the library's).
+pub fn unlink_system_owned() {
+    let p = SYSTEM_OWNED.with(|s| s.replace(std::ptr::null()));
+    if p.is_null() {
+        return;
+    }
+    if crate::control::current_ptr() == Some(p) {
+        crate::current::unlink_unregistered();
+    }
+    // SAFETY: `p` came from `Arc::into_raw` in `link_system_owned`, taken back once (the slot
+    // is null now).
+    let control = unsafe { Arc::from_raw(p) };
+    control.finish();
+}
+
+/// Makes the calling thread's cancellation the library's, if it was the C library's
+/// ([`link_system_owned`]): from now on the block is the thread's as for any thread the library
+/// adopts (released by a thread-local destructor). Returns whether it was the C library's.
+pub fn own_system_thread() -> bool {
+    if !system_owned() {
+        return false;
+    }
+    let p = SYSTEM_OWNED.with(|s| s.replace(std::ptr::null()));
+    // SAFETY: as in `unlink_system_owned`.
+    let control = unsafe { Arc::from_raw(p) };
+    match crate::current::link_adopted(control) {
+        Ok(()) => true,
+        Err(control) => {
+            // Its thread-local destructors are running: it stays the C library's.
+            SYSTEM_OWNED.with(|s| s.set(Arc::into_raw(control)));
+            false
+        }
+    }
+}
+
+/// For a thread whose cancellation is the C library's ([`link_system_owned`]): its cancel state
+/// as the C library's `pthread_setcancelstate` just set it, so that the library's calls are not
+/// stopped while it is disabled. Nothing on any other thread.
+pub fn mirror_system_state(disabled: bool) {
+    if system_owned() {
+        with_current(|c| c.word.set_disabled(disabled));
+    }
+}
+
+/// How a thread whose cancellation is the C library's acts where a call of the library's had no
+/// effect: the C library's `pthread_testcancel`; 0 before [`set_system_act`].
+static SYSTEM_ACT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Sets the C library's act for the threads whose cancellation is the C library's (see
+/// [`link_system_owned`]): it acts on a cancel the C library holds for the calling thread (an
+/// unwind), or returns if the C library would not act at a point now.
+pub fn set_system_act(act: fn()) {
+    SYSTEM_ACT.store(act as usize, Ordering::Relaxed);
 }
 
 /// Whether the calling thread acts on a cancellation in C code: a thread created from C (in
@@ -487,6 +610,16 @@ use crate::interpose::ForeignCall;
 pub(crate) fn foreign_call(c: &Control, s: u32) -> ForeignCall {
     if IN_LIBRARY.with(std::cell::Cell::get) != 0 {
         return ForeignCall::Plain;
+    }
+    if system_owned() {
+        // The C library's thread: only its own cancellation acts, by the C library.
+        let act = SYSTEM_ACT.load(Ordering::Relaxed);
+        return if act != 0 && word::thread_acts(s) {
+            // SAFETY: only `set_system_act` stores a non-zero value: a `fn()`.
+            ForeignCall::SystemAct(unsafe { std::mem::transmute::<usize, fn()>(act) })
+        } else {
+            ForeignCall::Plain
+        };
     }
     let f = FOREIGN_CALL_ACT.load(Ordering::Relaxed);
     let acts_now = word::thread_acts(s);

@@ -94,7 +94,9 @@ pub unsafe extern "C-unwind" fn poll(
     unsafe { point(calls::PPOLL, a, Kind::Point) as c_int }
 }
 
-/// `ppoll(2)` (the timeout is copied: the kernel writes the time left into it).
+/// `ppoll(2)` (the timeout is copied: the kernel writes the time left into it). The mask is
+/// taken without the crate's cancel signal, as a set filled by the C library leaves out the
+/// C library's own: a call with every signal blocked stays cancelable.
 ///
 /// # Safety
 /// As `ppoll(2)`.
@@ -109,15 +111,17 @@ pub unsafe extern "C-unwind" fn ppoll(
     // SAFETY: the caller passed a valid timespec or null.
     let mut ts = unsafe { timeout.as_ref() }.copied();
     let tsp = ptr_or_null(&mut ts);
+    // SAFETY: the caller passed a valid set or null.
+    let mut mask = unsafe { sigmask.as_ref() }.map(crate::sys::without_cancel_signal);
     let a = [
         fds as c_long,
         n as c_long,
         tsp as c_long,
-        sigmask as c_long,
+        ptr_or_null(&mut mask) as c_long,
         SIGSET_SIZE as c_long,
         0,
     ];
-    // SAFETY: forwarded from the caller; `ts` outlives the call.
+    // SAFETY: forwarded from the caller; `ts` and `mask` outlive the call.
     unsafe { point(calls::PPOLL, a, Kind::Point) as c_int }
 }
 
@@ -245,7 +249,8 @@ pub unsafe extern "C-unwind" fn thrd_sleep(
     }
 }
 
-/// `pselect(2)`, through `pselect6` (its sixth argument is the mask and its size).
+/// `pselect(2)`, through `pselect6` (its sixth argument is the mask and its size); the mask
+/// without the cancel signal, as [`ppoll`]'s.
 ///
 /// # Safety
 /// As `pselect(2)`: the sets null or valid for `nfds` bits, `timeout` and `mask` null or valid.
@@ -268,7 +273,9 @@ pub unsafe extern "C-unwind" fn pselect(
         Some(unsafe { *timeout })
     };
     let tsp = ptr_or_null(&mut ts);
-    let data: [c_long; 2] = [mask as c_long, SIGSET_SIZE as c_long];
+    // SAFETY: the caller passed a valid set or null.
+    let mut without = unsafe { mask.as_ref() }.map(crate::sys::without_cancel_signal);
+    let data: [c_long; 2] = [ptr_or_null(&mut without) as c_long, SIGSET_SIZE as c_long];
     let sixth = if mask.is_null() {
         0
     } else {

@@ -79,6 +79,11 @@ enum Verdict {
     /// nothing of its own is live (feature `c-abi`, the C ABI's library).
     #[cfg(feature = "c-abi")]
     ActInC(fn() -> !),
+    /// A thread whose cancellation is the C library's: the call had no effect; the caller calls
+    /// this (the C library's own act, which unwinds if the C library would act at a point
+    /// now), then, if it returns, makes the call plainly (feature `c-abi`).
+    #[cfg(feature = "c-abi")]
+    SystemAct(fn()),
 }
 
 /// What an interposed call that a request stopped does on a thread of the C ABI (feature
@@ -94,6 +99,10 @@ pub(crate) enum ForeignCall {
     /// Act on the thread's own cancellation here: the C side's act (its cleanup handlers, the
     /// forced unwind of its C and C++ frames).
     Act(fn() -> !),
+    /// A thread whose cancellation is the C library's (`c_abi::link_system_owned`), stopped by
+    /// a request it acts on: the call had no effect; the C library acts (this function, its
+    /// `pthread_testcancel`), or, if it does not, the call is made plainly.
+    SystemAct(fn()),
 }
 
 /// The C ABI's decision for a stopped call of the thread whose control block and word are
@@ -344,6 +353,8 @@ unsafe fn after_call(
     let abort = AbortOnUnwind;
     #[cfg(feature = "c-abi")]
     let mut act_in_c = None;
+    #[cfg(feature = "c-abi")]
+    let mut system_act = None;
     let v = loop {
         break match r {
             CpResult::Done(r) if r != -(libc::EINTR as c_long) => Ok(r),
@@ -372,6 +383,11 @@ unsafe fn after_call(
                     act_in_c = Some(act);
                     Err(ACT_IN_C)
                 }
+                #[cfg(feature = "c-abi")]
+                Verdict::SystemAct(act) => {
+                    system_act = Some(act);
+                    Err(ACT_IN_C)
+                }
             },
         };
     };
@@ -382,6 +398,16 @@ unsafe fn after_call(
         // up to the interposed symbol) is live with a destructor: the C side's forced unwind
         // passes these frames as C frames, and runs the C and C++ cleanup of its caller's.
         act();
+    }
+    #[cfg(feature = "c-abi")]
+    if let Some(act) = system_act {
+        // As above: the call had no effect and nothing here is live. The C library acts on the
+        // cancel it holds (its unwind passes these frames); if it does not (its state says
+        // disabled, or it is acting already and this is a cleanup handler's call), the call is
+        // made as it would be without the library.
+        act();
+        // SAFETY: forwarded from the caller.
+        return Ok(unsafe { plain_raw(nr, a) });
     }
     v
 }
@@ -492,6 +518,7 @@ fn decide(c: &Control, r: CpResult, kind: Kind) -> Verdict {
                 children::kill(Some(0));
                 return Verdict::ActInC(act);
             }
+            ForeignCall::SystemAct(act) => return Verdict::SystemAct(act),
         }
     }
     if s & word::TERMINATING != 0 {

@@ -176,6 +176,10 @@ macro_rules! __thread_cancel_points {
             pthread_cancel, pthread_setcancelstate, pthread_setcanceltype, pthread_testcancel,
             pthread_exit, __pthread_register_cancel, __pthread_unregister_cancel,
             __pthread_register_cancel_defer, __pthread_unregister_cancel_restore, __pthread_unwind_next,
+            // Not points: the threads that code created, the C library's, with the library's
+            // block linked first, so that the library's points stop their calls only before an
+            // effect (`thread-cancel-ffi/src/threads/system_owned.rs`).
+            pthread_create, thrd_create,
         }
         }
     };
