@@ -11,9 +11,11 @@
  *     ended but is not yet joined keeps its id: tc_cancel and tc_kill return 0 and do nothing;
  *   - acting on a cancellation runs the cleanup handlers (last pushed first), then the
  *     thread-specific-data destructors, then the thread ends; tc_join reports TC_CANCELED.
- * Threads created by tc_create act on requests at the cancellation points below. Threads not
- * created by it (main, threads of other libraries) can be canceled from Rust code but never act
- * in C code: there, a request stays pending.
+ * Threads created by tc_create, and the main thread of a program built with this header, act
+ * on requests at the cancellation points below. On glibc, threads that code built without the
+ * header creates keep the C library's cancellation, with this library's points where it defines
+ * the C library's blocking calls (pthread_compat.h says which); elsewhere a thread not created
+ * by tc_create acts only once it has called one of the functions below.
  *
  * The constants have glibc's values, so PTHREAD_CANCEL_* and PTHREAD_CANCELED work as is. */
 #ifndef THREAD_CANCEL_H

@@ -52,9 +52,16 @@
  * fails with the scope's error (ECANCELED, ETIMEDOUT) instead of unwinding code that was not
  * written for it, and a condition wait made by another library is never woken nor failed by a
  * scope's cancel (libuv aborts on such an error; POSIX gives the wait none): only the thread's
- * own cancellation acts there. A thread the library does not manage calls the C library's own
- * definition (one thread-local read more: 1.05x glibc's read of one byte, measured by
- * `cargo bench -p thread-cancel-ffi --bench foreign_read`). Not reached: stdio and iostreams
+ * own cancellation acts there. A thread that such code creates (its pthread_create or
+ * thrd_create, std::thread in libstdc++: the library defines both for the process) stays the C
+ * library's — its id, cancel, state, cleanup handlers, unwind and every glibc cancellation point
+ * are glibc's — but the blocking calls the library defines are its points there: canceled, such
+ * a call completed or had no effect, and glibc then acts on the cancel (never both: glibc
+ * before 2.41 can consume a read's data and still act). The same holds for every thread of a
+ * program built against plain glibc and started with LD_PRELOAD=libthread_cancel.so (its main
+ * thread too; the limits are in the README). Any other thread the library does not manage calls
+ * the C library's own definition (one thread-local read more: 1.05x glibc's read of one byte,
+ * measured by `cargo bench -p thread-cancel-ffi --bench foreign_read`). Not reached: stdio and iostreams
  * used inside other libraries (std::cin, std::getline, fprintf in libcurl: the C library's
  * stdio calls its own internal read and write; defining the stdio functions for every thread
  * would cost 3.5x on a getc of a buffered byte, measured by the same bench), open, openat and fcntl from other libraries

@@ -31,6 +31,8 @@ pub(crate) fn init_at_load() {
     // Adopting a thread must not make `std` take one of the program's keys (R20).
     c_abi::adopt_without_std_handle();
     crate::cancel_signal();
+    // The cancel signal is the C library's own: the program's `sigaction` & co. refuse it.
+    c_abi::refuse_cancel_signal();
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     std::hint::black_box(crate::plain::keep());
 }
@@ -41,6 +43,11 @@ pub(crate) fn init_at_load() {
 static INIT_AT_LOAD: extern "C" fn() = {
     extern "C" fn init() {
         init_at_load();
+        // The main thread's blocking calls are the library's points too, its cancellation the
+        // C library's (a program through the header makes it the library's in its own
+        // constructor, which runs after this one).
+        #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+        crate::threads::link_main_thread();
     }
     init
 };
@@ -499,4 +506,165 @@ pub unsafe extern "C-unwind" fn tc_sigwaitinfo(
 ) -> c_int {
     // SAFETY: the caller's arguments (module docs).
     unsafe { tc_sigtimedwait(set, info, std::ptr::null()) }
+}
+
+/// glibc (64-bit Linux): the signal calls of the code built without the header (a program given
+/// the library with `LD_PRELOAD`, another library), defined for the process as the header
+/// defines them for a program built with it: the cancel signal is the C library's own there, so
+/// each refuses it as glibc's refuse glibc's own signals, and is the C library's call otherwise
+/// (`sigaction`, `signal`, `bsd_signal` and `sysv_signal` refuse it in the interposed
+/// definitions: `c_abi::refuse_cancel_signal`). The library's own code never passes the cancel
+/// signal to them (it builds its sets bit by bit, and sends its signal with `tgkill`).
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+mod for_the_process {
+    use super::{einval, handler_einval, ours, sigset_public};
+    use crate::threads::next::next;
+    use libc::c_int;
+    use std::sync::atomic::AtomicUsize;
+
+    /// The C library's definition of `$name`, of type `$ty` (found once).
+    macro_rules! system {
+        ($name:expr => $ty:ty) => {{
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            // SAFETY: the C library's function of that name, of this C signature.
+            unsafe { std::mem::transmute::<usize, $ty>(next(&NEXT, $name)) }
+        }};
+    }
+
+    /// `sigaddset`: `EINVAL` for the cancel signal.
+    ///
+    /// # Safety
+    /// As `sigaddset`.
+    #[no_mangle]
+    pub unsafe extern "C" fn sigaddset(set: *mut libc::sigset_t, sig: c_int) -> c_int {
+        if sig == ours() {
+            return einval();
+        }
+        let f = system!(c"sigaddset" => unsafe extern "C" fn(*mut libc::sigset_t, c_int) -> c_int);
+        // SAFETY: the caller's arguments.
+        unsafe { f(set, sig) }
+    }
+
+    /// `sigdelset`: `EINVAL` for the cancel signal.
+    ///
+    /// # Safety
+    /// As `sigdelset`.
+    #[no_mangle]
+    pub unsafe extern "C" fn sigdelset(set: *mut libc::sigset_t, sig: c_int) -> c_int {
+        if sig == ours() {
+            return einval();
+        }
+        let f = system!(c"sigdelset" => unsafe extern "C" fn(*mut libc::sigset_t, c_int) -> c_int);
+        // SAFETY: the caller's arguments.
+        unsafe { f(set, sig) }
+    }
+
+    /// `sigfillset`: without the cancel signal, as glibc's fills without its own.
+    ///
+    /// # Safety
+    /// As `sigfillset`.
+    #[no_mangle]
+    pub unsafe extern "C" fn sigfillset(set: *mut libc::sigset_t) -> c_int {
+        let f = system!(c"sigfillset" => unsafe extern "C" fn(*mut libc::sigset_t) -> c_int);
+        // SAFETY: the caller's set; filled, it is initialised.
+        unsafe {
+            let r = f(set);
+            if r == 0 {
+                *set = thread_cancel::c_abi::without_cancel_signal(&*set);
+            }
+            r
+        }
+    }
+
+    /// `pthread_kill`: `EINVAL` for the cancel signal (the program cannot send it).
+    ///
+    /// # Safety
+    /// As `pthread_kill`.
+    #[no_mangle]
+    pub unsafe extern "C" fn pthread_kill(thread: libc::pthread_t, sig: c_int) -> c_int {
+        if sig == ours() {
+            return libc::EINVAL;
+        }
+        let f = system!(c"pthread_kill" => unsafe extern "C" fn(libc::pthread_t, c_int) -> c_int);
+        // SAFETY: the caller's arguments.
+        unsafe { f(thread, sig) }
+    }
+
+    /// `pthread_sigqueue`: `EINVAL` for the cancel signal.
+    ///
+    /// # Safety
+    /// As `pthread_sigqueue`.
+    #[no_mangle]
+    pub unsafe extern "C" fn pthread_sigqueue(
+        thread: libc::pthread_t,
+        sig: c_int,
+        value: libc::sigval,
+    ) -> c_int {
+        if sig == ours() {
+            return libc::EINVAL;
+        }
+        let f = system!(c"pthread_sigqueue" => unsafe extern "C" fn(libc::pthread_t, c_int, libc::sigval) -> c_int);
+        // SAFETY: the caller's arguments.
+        unsafe { f(thread, sig, value) }
+    }
+
+    /// `raise`: -1 with `EINVAL` for the cancel signal.
+    #[no_mangle]
+    pub extern "C" fn raise(sig: c_int) -> c_int {
+        if sig == ours() {
+            return einval();
+        }
+        let f = system!(c"raise" => unsafe extern "C" fn(c_int) -> c_int);
+        // SAFETY: no memory arguments.
+        unsafe { f(sig) }
+    }
+
+    /// `sigset` (X/Open): `SIG_ERR` with `EINVAL` for the cancel signal; glibc's `sigset` made
+    /// of the public calls otherwise (as the header's).
+    ///
+    /// # Safety
+    /// As `sigset`.
+    #[no_mangle]
+    pub unsafe extern "C" fn sigset(sig: c_int, disp: libc::sighandler_t) -> libc::sighandler_t {
+        if sig == ours() {
+            return handler_einval();
+        }
+        // SAFETY: the caller's arguments.
+        unsafe { sigset_public(sig, disp) }
+    }
+
+    /// Defines an X/Open call of one signal (and an `int`), -1 with `EINVAL` for the cancel
+    /// signal, the C library's otherwise.
+    macro_rules! refusing {
+        ($(#[$doc:meta])* $name:ident = $cname:literal ($($arg:ident: $t:ty),*)) => {
+            $(#[$doc])*
+            #[no_mangle]
+            pub extern "C" fn $name(sig: c_int $(, $arg: $t)*) -> c_int {
+                if sig == ours() {
+                    return einval();
+                }
+                let f = system!($cname => unsafe extern "C" fn(c_int $(, $t)*) -> c_int);
+                // SAFETY: no memory arguments.
+                unsafe { f(sig $(, $arg)*) }
+            }
+        };
+    }
+
+    refusing!(
+        /// `sighold`: -1 with `EINVAL` for the cancel signal (it is never blocked).
+        sighold = c"sighold"()
+    );
+    refusing!(
+        /// `sigrelse`: -1 with `EINVAL` for the cancel signal.
+        sigrelse = c"sigrelse"()
+    );
+    refusing!(
+        /// `sigignore`: -1 with `EINVAL` for the cancel signal.
+        sigignore = c"sigignore"()
+    );
+    refusing!(
+        /// `siginterrupt`: -1 with `EINVAL` for the cancel signal (its handler's flags are the
+        /// library's).
+        siginterrupt = c"siginterrupt"(flag: c_int)
+    );
 }

@@ -200,8 +200,13 @@ pub unsafe extern "C" fn tc_create(
         // a cancellation may unwind or abandon.
         SendPtr(unsafe { c_abi::c_region(start, arg.0, exit::async_act) })
     };
+    // The library's own thread: not one of code built without the header (`system_owned.rs`).
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    let own = super::system_owned::OwnCreate::enter();
     // SAFETY: `attr` is null or an initialised attribute object (the caller's contract).
     let spawned = unsafe { c_abi::spawn_c(attr, body, count_out) };
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    drop(own);
     drop(mask);
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     let stack = on_stack.map(|s| s.base);

@@ -33,7 +33,9 @@ pub(crate) use exit::{act, async_act, finish_in_region, point};
 pub(crate) use foreign::enter as enter_point;
 pub(crate) use main_end::note_threads_before_main;
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-pub(crate) use {cancel::cancel_system_id, exit::tc_exit, ids::is_main_thread};
+pub(crate) use {
+    cancel::cancel_system_id, exit::tc_exit, ids::is_main_thread, system_owned::link_main_thread,
+};
 
 /// Before `main` (the header's constructor), on the main thread: gives it a control block and
 /// its id, as its first `pthread_self` would, but with no thread-local destructor (registering
@@ -43,6 +45,8 @@ pub(crate) use {cancel::cancel_system_id, exit::tc_exit, ids::is_main_thread};
 pub(crate) fn know_main_thread() {
     if ids::MY_ID.get() == 0 && ids::is_main_thread() {
         thread_cancel::c_abi::link_for_the_process();
+        #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+        system_owned::forget_main_thread();
         ids::give_id(|| Some(ids::registry()), false);
     }
 }

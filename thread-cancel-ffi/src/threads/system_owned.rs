@@ -15,14 +15,16 @@
 //! thread's calls are not stopped.
 //!
 //! Threads the library creates for itself (the standard library's inside it, `tc_create`'s)
-//! are not wrapped: their start routine lies in the library's own code. A thread of this kind
-//! that calls the header's functions becomes the library's (`ids::give_id`,
-//! `c_abi::own_system_thread`), as any thread not created here does. With the library linked
-//! statically into the program, nothing is wrapped (its code and the program's cannot be told
-//! apart by address).
+//! are not wrapped: `tc_create`'s by a thread-local flag, the others by their start routine's
+//! address, in the library's own code (linked into the program, the library's code cannot be
+//! told from the program's: the few threads its standard library starts are wrapped, and their
+//! block unused or replaced by their own). A wrapped thread that calls the header's functions
+//! becomes the library's (`ids::give_id`, `c_abi::own_system_thread`), as any thread not
+//! created here does.
 
 use super::ids::{registry, Registry};
 use super::next::next;
+use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::MutexGuard;
@@ -164,22 +166,55 @@ fn created(r: c_int, p: *mut c_void, canceler: Canceler, id: impl FnOnce() -> u6
     }
 }
 
-/// The library's own executable code, `[start, end)`, once found; `end` 0: not yet; `start` 1:
-/// wrap nothing (the library is part of the program's executable).
+/// The library's own executable code, `[start, end)`, once found; `end` 0: not yet; `(1, 1)`:
+/// none told apart (the library is part of the program's executable).
 static OWN_CODE: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 
-/// Whether a thread starting at `start` is wrapped: not the library's own code.
-fn wrapped(start: usize) -> bool {
-    let (mut lo, mut hi) = (
+thread_local! {
+    /// Whether the calling thread is inside `tc_create`'s call of `pthread_create`
+    /// ([`OwnCreate`]).
+    static OWN_CREATE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// While alive, the calling thread's `pthread_create` is the library's own (`tc_create`'s): its
+/// thread is not wrapped, wherever the library's code lies.
+pub(super) struct OwnCreate(bool);
+
+impl OwnCreate {
+    pub(super) fn enter() -> OwnCreate {
+        OwnCreate(OWN_CREATE.replace(true))
+    }
+}
+
+impl Drop for OwnCreate {
+    fn drop(&mut self) {
+        OWN_CREATE.set(self.0);
+    }
+}
+
+/// The bounds of the library's own code ([`own_code`]), found once.
+fn own_code_once() -> (usize, usize) {
+    let (lo, hi) = (
         OWN_CODE[0].load(Ordering::Relaxed),
         OWN_CODE[1].load(Ordering::Relaxed),
     );
-    if hi == 0 {
-        (lo, hi) = own_code();
-        OWN_CODE[0].store(lo, Ordering::Relaxed);
-        OWN_CODE[1].store(hi, Ordering::Relaxed);
+    if hi != 0 {
+        return (lo, hi);
     }
-    lo != 1 && !(lo..hi).contains(&start)
+    let (lo, hi) = own_code();
+    OWN_CODE[0].store(lo, Ordering::Relaxed);
+    OWN_CODE[1].store(hi, Ordering::Relaxed);
+    (lo, hi)
+}
+
+/// Whether a thread starting at `start` is wrapped: not one `tc_create` makes, and not one the
+/// library's own code starts (see the module).
+fn wrapped(start: usize) -> bool {
+    if OWN_CREATE.with(Cell::get) {
+        return false;
+    }
+    let (lo, hi) = own_code_once();
+    !(lo..hi).contains(&start)
 }
 
 /// The bounds of the library's executable segments (`dl_iterate_phdr`, the object that holds
@@ -250,6 +285,29 @@ pub unsafe extern "C" fn thread_cancel_system_thread_begins(block: *mut c_void) 
 #[no_mangle]
 pub extern "C" fn thread_cancel_system_thread_ends() {
     c_abi::unlink_system_owned();
+    // SAFETY: no preconditions.
+    let me = unsafe { libc::pthread_self() } as u64;
+    registry().system_owned.remove(&me);
+}
+
+/// At load (the library's constructor), on the main thread: a block as a wrapped thread's, so
+/// that main's blocking calls are the library's points too while its cancellation stays the C
+/// library's (a preloaded program's main; a program through the header makes main the library's
+/// in its own constructor, [`forget_main_thread`]).
+pub(crate) fn link_main_thread() {
+    if !super::ids::is_main_thread() {
+        return;
+    }
+    let canceler = c_abi::new_system_owned();
+    if c_abi::link_system_owned(canceler.clone()) {
+        // SAFETY: no preconditions.
+        let me = unsafe { libc::pthread_self() } as u64;
+        registry().system_owned.insert(me, canceler);
+    }
+}
+
+/// The main thread has become the library's (`know_main_thread`): its record here goes.
+pub(crate) fn forget_main_thread() {
     // SAFETY: no preconditions.
     let me = unsafe { libc::pthread_self() } as u64;
     registry().system_owned.remove(&me);

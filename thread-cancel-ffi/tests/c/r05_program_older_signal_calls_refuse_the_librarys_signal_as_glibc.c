@@ -7,9 +7,10 @@
  * ignored, reset or blocked the library's signal).
  *
  * TC_COMPARE_WITH_GLIBC: the runner also builds this against plain glibc; both print the same.
- * TC_PRELOADED_DIFFERS: the plain-glibc build given libthread_cancel.so with LD_PRELOAD calls
- * the C library's signal calls, which refuse glibc's own signals but not the library's (only
- * the header maps them to the library's, which do). */
+ * Preloaded (the plain-glibc build given libthread_cancel.so with LD_PRELOAD), the program's
+ * signal calls are the library's definitions for the process, which refuse the cancel signal
+ * as the header's do: the same lines (before, they were the C library's, which refuse glibc's
+ * own signals but not the library's). */
 #include <pthread.h>
 #include <signal.h>
 #include "tc_test.h"

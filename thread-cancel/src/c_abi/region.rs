@@ -135,6 +135,8 @@ thread_local! {
 /// assert!(c.is_finished());
 /// ```
 pub fn new_system_owned() -> Canceler {
+    // For `unlink_system_owned`, which may run where `dlsym` could not (see `spawn_c`).
+    crate::sys::resolve_sanitizer_hook();
     Canceler {
         control: Arc::new(Control::new(None)),
     }
@@ -152,13 +154,9 @@ pub fn link_system_owned(block: Canceler) -> bool {
     SYSTEM_OWNED.with(|s| s.set(Arc::into_raw(block.control)));
     // A thread may start with every signal blocked (an attribute's mask, its creator's): the C
     // library never blocks its own signals there, and the cancel signal is one of them now.
-    // SAFETY: a set of our own, initialised before use; the calling thread's mask.
-    unsafe {
-        let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-        libc::sigemptyset(set.as_mut_ptr());
-        libc::sigaddset(set.as_mut_ptr(), cancel_signal());
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, set.as_ptr(), std::ptr::null_mut());
-    }
+    let set = crate::sys::cancel_signal_set();
+    // SAFETY: a set of our own; the calling thread's mask.
+    unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
     true
 }
 
@@ -166,6 +164,10 @@ pub fn link_system_owned(block: Canceler) -> bool {
 /// thread's current one) and finished. Nothing if the thread's cancellation is not the C
 /// library's (it never was, or [`own_system_thread`] made it the library's).
 pub fn unlink_system_owned() {
+    // Called at the thread's end, perhaps from a cleanup run by the C library's forced unwind,
+    // which ends with a jump to the thread's start: the frames below, unwound, must not keep
+    // AddressSanitizer's poisoning (a no-op without it).
+    abandoning_frames();
     let p = SYSTEM_OWNED.with(|s| s.replace(std::ptr::null()));
     if p.is_null() {
         return;
@@ -465,7 +467,8 @@ pub fn set_disabled(disabled: bool) -> bool {
 }
 
 /// For the C library, before `main`, on the main thread: links a control block to the calling
-/// thread for the rest of the process without registering a thread-local destructor
+/// thread for the rest of the process (or makes the one it has, if its cancellation was the C
+/// library's, the library's) without registering a thread-local destructor
 /// (registering one from a library's constructor would keep the library loaded after
 /// `dlclose`: a plugin that links the static C library). Nothing if it has one already.
 ///
@@ -478,6 +481,12 @@ pub fn set_disabled(disabled: bool) -> bool {
 /// .unwrap();
 /// ```
 pub fn link_for_the_process() {
+    if system_owned() {
+        // The C library's block of the thread (see `link_system_owned`) becomes the library's,
+        // for the process: its `Arc` is never taken back.
+        SYSTEM_OWNED.with(|s| s.set(std::ptr::null()));
+        return;
+    }
     if crate::control::current_ptr().is_some() {
         return;
     }
@@ -546,6 +555,14 @@ pub fn default_cancel_signal() -> i32 {
 /// take it, and the C library keeps it from the program's signal calls.
 pub fn cancel_signal() -> i32 {
     crate::sys::signal().unwrap_or_else(crate::sys::default_signal)
+}
+
+/// For the C library (glibc), at load: the interposed `sigaction`, `signal`, `bsd_signal` and
+/// `sysv_signal` refuse the cancel signal to the program (`EINVAL`, as glibc's refuse glibc's
+/// own signals), the library's own installation of its handler excepted.
+pub fn refuse_cancel_signal() {
+    #[cfg(thread_cancel_interpose)]
+    crate::interpose::refuse_cancel_signal();
 }
 
 /// A copy of `set` without the cancel signal (see [`cancel_signal`]): for the mask of a wait

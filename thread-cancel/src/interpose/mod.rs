@@ -56,6 +56,8 @@ mod next;
 mod signals;
 
 pub(crate) use children::forget_from as forget_children;
+#[cfg(feature = "c-abi")]
+pub(crate) use signals::refuse_cancel_signal;
 
 use crate::control::Control;
 use crate::point::conv::{c_result, plain_c, plain_raw, set_errno};

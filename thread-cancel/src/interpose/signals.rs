@@ -29,6 +29,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Signals numbered below this (the kernel's `_NSIG`).
 const NSIG: usize = 65;
 
+/// Whether `sigaction` (and the calls made through it: `signal`, `bsd_signal`, `sysv_signal`)
+/// refuses the cancel signal to the program (`EINVAL`), as glibc's refuses glibc's own: set by
+/// the C ABI's library, which makes the cancel signal the C library's
+/// ([`refuse_cancel_signal`]). A Rust program's `sigaction` leaves it alone (the crate reports
+/// a handler that replaced its own).
+static REFUSE_CANCEL_SIGNAL: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// From now on the interposed `sigaction` refuses the cancel signal to the program (the crate's
+/// own calls excepted).
+pub(crate) fn refuse_cancel_signal() {
+    REFUSE_CANCEL_SIGNAL.store(true, Ordering::Relaxed);
+}
+
 /// The program's handler of each signal installed behind the trampoline (0: none).
 static HANDLER: [AtomicUsize; NSIG] = [const { AtomicUsize::new(0) }; NSIG];
 /// The flags the program gave with it (`SA_SIGINFO`, `SA_ONSTACK`, ...), for the old action.
@@ -105,6 +119,14 @@ pub(super) unsafe fn sigaction(
     act: *const libc::sigaction,
     old: *mut libc::sigaction,
 ) -> c_int {
+    if REFUSE_CANCEL_SIGNAL.load(Ordering::Relaxed)
+        && sig == crate::sys::signal().unwrap_or_else(crate::sys::default_signal)
+        && !crate::sys::own_signal_call()
+    {
+        // The C library's own signal, as glibc's `sigaction` refuses glibc's.
+        crate::point::conv::set_errno(libc::EINVAL);
+        return -1;
+    }
     let Some(i) = index(sig) else {
         // SAFETY: forwarded; the C library reports the invalid signal.
         return unsafe { next(sig, act, old) };

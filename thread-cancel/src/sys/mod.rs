@@ -77,8 +77,6 @@ pub(crate) use linux::region::{
     leave as region_leave, resolve_sanitizer_hook,
 };
 #[cfg(thread_cancel_interpose)]
-pub(crate) use linux::syscall_cp::is_cancel_handler;
-#[cfg(thread_cancel_interpose)]
 pub(crate) use linux::syscall_cp::read_signal_from_environment;
 /// The default cancel signal and the C library's own `SIGRTMIN`: for the C ABI's support and
 /// for the interposed `__libc_current_sigrtmin`.
@@ -88,6 +86,8 @@ pub(crate) use linux::syscall_cp::read_signal_from_environment;
     not(thread_cancel_portable)
 ))]
 pub(crate) use linux::syscall_cp::{default_signal, program_sigrtmin, sigrtmin};
+#[cfg(thread_cancel_interpose)]
+pub(crate) use linux::syscall_cp::{is_cancel_handler, own_signal_call};
 /// Feature `interpose` on x86_64 Linux: the calling thread's control-block pointer in an
 /// initial-exec thread-local slot (`control/tls.rs`).
 #[cfg(thread_cancel_tls_slot)]
@@ -104,9 +104,9 @@ pub(crate) use linux::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        after_fork_in_child, arm_deadline_tick, drain as drain_cancel_signal, errno_location, kill,
-        prepare, set_deadline_due, set_decisions, set_signal, signal, syscall_cp,
-        without_cancel_signal, CpResult, DeadlineTick, SignalError, Target,
+        after_fork_in_child, arm_deadline_tick, cancel_signal_set, drain as drain_cancel_signal,
+        errno_location, kill, prepare, set_deadline_due, set_decisions, set_signal, signal,
+        syscall_cp, without_cancel_signal, CpResult, DeadlineTick, SignalError, Target,
     },
 };
 
@@ -132,8 +132,8 @@ pub(crate) use portable::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        after_fork_in_child, arm_deadline_tick, drain as drain_cancel_signal, kill, prepare,
-        set_deadline_due, set_decisions, set_signal, signal, syscall_cp, without_cancel_signal,
-        CpResult, DeadlineTick, SignalError, Target,
+        after_fork_in_child, arm_deadline_tick, cancel_signal_set, drain as drain_cancel_signal,
+        kill, prepare, set_deadline_due, set_decisions, set_signal, signal, syscall_cp,
+        without_cancel_signal, CpResult, DeadlineTick, SignalError, Target,
     },
 };

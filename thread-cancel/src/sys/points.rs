@@ -180,6 +180,10 @@ macro_rules! __thread_cancel_points {
             // block linked first, so that the library's points stop their calls only before an
             // effect (`thread-cancel-ffi/src/threads/system_owned.rs`).
             pthread_create, thrd_create,
+            // Not points: the signal calls of that code refuse the cancel signal, the C
+            // library's own there, as glibc's refuse glibc's (`thread-cancel-ffi/src/syscalls/signal.rs`).
+            sigaddset, sigdelset, sigfillset, pthread_kill, pthread_sigqueue, raise, sigset,
+            sighold, sigrelse, sigignore, siginterrupt,
         }
         }
     };

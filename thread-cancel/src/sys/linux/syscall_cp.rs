@@ -447,10 +447,67 @@ pub(crate) fn signal() -> Option<i32> {
 /// Rust points and the C ABI's alike.
 pub(crate) fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
     let mut copy = *set;
-    let sig = signal().unwrap_or_else(default_signal);
-    // SAFETY: `copy` is an initialised set; `sig` is a valid signal number.
-    unsafe { libc::sigdelset(&mut copy, sig) };
+    set_member(&mut copy, signal().unwrap_or_else(default_signal), false);
     copy
+}
+
+/// Adds (`member`) or removes signal `sig` (1 to the kernel's `_NSIG - 1`) in `set`, by its bit
+/// (Linux's layout: bit `sig - 1` of an array of words, in every C library): never through the
+/// C library's `sigaddset`/`sigdelset`, which a C library of ours defines for the process to
+/// refuse the cancel signal, as glibc's refuse glibc's own.
+fn set_member(set: &mut libc::sigset_t, sig: i32, member: bool) {
+    const BITS: usize = libc::c_ulong::BITS as usize;
+    let words = std::mem::size_of::<libc::sigset_t>() / std::mem::size_of::<libc::c_ulong>();
+    let Some(bit) = usize::try_from(sig - 1).ok().filter(|b| b / BITS < words) else {
+        return;
+    };
+    // SAFETY: `sigset_t` is an array of `c_ulong` words on Linux (`words` of them, counted from
+    // its size), plain data; the index is below `words`.
+    unsafe {
+        let w = std::ptr::from_mut(set)
+            .cast::<libc::c_ulong>()
+            .add(bit / BITS);
+        let mask: libc::c_ulong = 1 << (bit % BITS);
+        if member {
+            *w |= mask;
+        } else {
+            *w &= !mask;
+        }
+    }
+}
+
+/// A set holding the cancel signal alone (the one in use, or the one that will be).
+pub(crate) fn cancel_signal_set() -> libc::sigset_t {
+    // SAFETY: all-zero is the empty set (Linux's layout, as for `set_member`).
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    set_member(&mut set, signal().unwrap_or_else(default_signal), true);
+    set
+}
+
+thread_local! {
+    /// Whether the calling thread is inside the crate's own `sigaction` call on the cancel
+    /// signal ([`own_signal_call`]).
+    static OWN_SIGNAL_CALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread's `sigaction` of the cancel signal is the crate's own (its
+/// handler's installation, or the check that it is still there): the interposed `sigaction`
+/// lets it through where it refuses the program's.
+#[cfg(thread_cancel_interpose)]
+pub(crate) fn own_signal_call() -> bool {
+    OWN_SIGNAL_CALL.with(std::cell::Cell::get)
+}
+
+/// Calls the C library's `sigaction` (or the interposed one) as the crate's own call.
+///
+/// # Safety
+/// As `sigaction(2)`.
+unsafe fn own_sigaction(sig: i32, act: *const libc::sigaction, old: *mut libc::sigaction) -> i32 {
+    let was = OWN_SIGNAL_CALL.with(|o| o.replace(true));
+    // SAFETY: the caller's contract.
+    let r = unsafe { libc::sigaction(sig, act, old) };
+    OWN_SIGNAL_CALL.with(|o| o.set(was));
+    r
 }
 
 /// Installs the cancel signal's handler and registers the process for the asymmetric fence
@@ -489,7 +546,7 @@ fn current_handler(sig: i32) -> Option<usize> {
     // SAFETY: `sigaction` is plain data; all-zero is a valid value.
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: a null new action only queries; `old` is valid for writes.
-    let r = unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) };
+    let r = unsafe { own_sigaction(sig, std::ptr::null(), &mut old) };
     (r == 0).then_some(old.sa_sigaction)
 }
 
@@ -509,7 +566,7 @@ fn install(sig: i32) -> Result<(), SignalError> {
     sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
     // SAFETY: `sa` is fully initialised and the handler is async-signal-safe (it reads a
     // thread-local pointer and atomics, writes the saved context, and may send a signal).
-    let r = unsafe { libc::sigaction(sig, &sa, std::ptr::null_mut()) };
+    let r = unsafe { own_sigaction(sig, &sa, std::ptr::null_mut()) };
     assert_eq!(r, 0, "thread-cancel: sigaction failed");
     SIGNAL.store(sig, Ordering::Release);
     Ok(())
@@ -568,7 +625,7 @@ unsafe fn defer(uc: *mut libc::c_void, sig: i32) {
     let uc = uc.cast::<libc::ucontext_t>();
     // SAFETY: `uc` is the kernel's context for the interrupted code; `uc_sigmask` is the mask
     // `sigreturn` restores (the same field on every architecture).
-    unsafe { libc::sigaddset(&raw mut (*uc).uc_sigmask, sig) };
+    set_member(unsafe { &mut (*uc).uc_sigmask }, sig, true);
     // SAFETY: `__errno_location` returns this thread's errno; the handler must leave it as it
     // found it. getpid, gettid and tgkill are async-signal-safe system calls with scalar
     // arguments.
@@ -686,8 +743,7 @@ pub(crate) fn drain() {
     unsafe {
         let errno = *errno_location();
         let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
+        set_member(&mut set, sig, true);
         let zero = libc::timespec {
             tv_sec: 0,
             tv_nsec: 0,
