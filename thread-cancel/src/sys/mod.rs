@@ -104,11 +104,17 @@ pub(crate) use linux::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        after_fork_in_child, arm_deadline_tick, cancel_signal_set, drain as drain_cancel_signal,
-        errno_location, kill, prepare, set_deadline_due, set_decisions, set_signal, signal,
-        syscall_cp, without_cancel_signal, CpResult, DeadlineTick, SignalError, Target,
+        after_fork_in_child, arm_deadline_tick, drain as drain_cancel_signal, errno_location, kill,
+        prepare, set_deadline_due, set_decisions, set_signal, signal, syscall_cp,
+        without_cancel_signal, CpResult, DeadlineTick, SignalError, Target,
     },
 };
+#[cfg(all(
+    feature = "c-abi",
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
+pub(crate) use linux::syscall_cp::cancel_signal_set;
 
 #[cfg(any(
     not(any(target_os = "linux", target_os = "android")),
@@ -132,8 +138,8 @@ pub(crate) use portable::{
     futex::{futex_wait, futex_wake, timespec},
     region::{run as region_run, Exit as RegionExit, RegionCtx, ASYNC_REGIONS},
     syscall_cp::{
-        after_fork_in_child, arm_deadline_tick, cancel_signal_set, drain as drain_cancel_signal,
-        kill, prepare, set_deadline_due, set_decisions, set_signal, signal, syscall_cp,
-        without_cancel_signal, CpResult, DeadlineTick, SignalError, Target,
+        after_fork_in_child, arm_deadline_tick, drain as drain_cancel_signal, kill, prepare,
+        set_deadline_due, set_decisions, set_signal, signal, syscall_cp, without_cancel_signal,
+        CpResult, DeadlineTick, SignalError, Target,
     },
 };

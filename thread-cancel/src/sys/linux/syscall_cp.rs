@@ -477,6 +477,7 @@ fn set_member(set: &mut libc::sigset_t, sig: i32, member: bool) {
 }
 
 /// A set holding the cancel signal alone (the one in use, or the one that will be).
+#[cfg(feature = "c-abi")]
 pub(crate) fn cancel_signal_set() -> libc::sigset_t {
     // SAFETY: all-zero is the empty set (Linux's layout, as for `set_member`).
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };

@@ -88,16 +88,6 @@ pub(crate) fn without_cancel_signal(set: &libc::sigset_t) -> libc::sigset_t {
     *set
 }
 
-/// The empty set: no signal is used.
-pub(crate) fn cancel_signal_set() -> libc::sigset_t {
-    // SAFETY: plain data; `sigemptyset` initialises it.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        set
-    }
-}
-
 /// No signal handler asks anything.
 pub(crate) fn set_decisions(_d: &'static crate::sys::Decisions) {}
 
