@@ -76,6 +76,12 @@ pub(crate) use linux::region::{
     abandoning_frames, boundary as region_boundary, has_act as region_has_act,
     leave as region_leave, resolve_sanitizer_hook,
 };
+#[cfg(all(
+    feature = "c-abi",
+    any(target_os = "linux", target_os = "android"),
+    not(thread_cancel_portable)
+))]
+pub(crate) use linux::syscall_cp::cancel_signal_set;
 #[cfg(thread_cancel_interpose)]
 pub(crate) use linux::syscall_cp::read_signal_from_environment;
 /// The default cancel signal and the C library's own `SIGRTMIN`: for the C ABI's support and
@@ -109,12 +115,6 @@ pub(crate) use linux::{
         without_cancel_signal, CpResult, DeadlineTick, SignalError, Target,
     },
 };
-#[cfg(all(
-    feature = "c-abi",
-    any(target_os = "linux", target_os = "android"),
-    not(thread_cancel_portable)
-))]
-pub(crate) use linux::syscall_cp::cancel_signal_set;
 
 #[cfg(any(
     not(any(target_os = "linux", target_os = "android")),
