@@ -11,7 +11,7 @@
 //! (`pthread_testcancel`) — never both, where glibc before 2.41 can act on a `read` that has
 //! consumed data. The cancel reaches the call through the registry: `pthread_cancel` of the
 //! thread's id is the C library's first (its state set), then the library's wake-up
-//! ([`wake`]). The cancel state the program sets is mirrored (`plain.rs`), so that a disabled
+//! ([`cancel`]). The cancel state the program sets is mirrored (`plain.rs`), so that a disabled
 //! thread's calls are not stopped.
 //!
 //! Threads the library creates for itself (the standard library's inside it, `tc_create`'s)
