@@ -881,7 +881,8 @@ fn r10_read_either_data_or_cancel_c_vs_glibc() {
 /// The drop-in's never-both: the same race program built against plain glibc (no header),
 /// run as it is — glibc's count, printed, never asserted (a C library with the fix must not
 /// fail this) — and with `libthread_cancel.so` preloaded, where its threads' `read` is the
-/// library's: 100,000 races (2,000 under emulation), 0 bytes lost.
+/// library's: 100,000 races (2,000 under emulation; fewer beside a heavy CPU load, where each
+/// run stops after 90 s and says how many it ran), 0 bytes lost.
 #[test]
 fn w06_preloaded_plain_program_read_either_data_or_cancel() {
     let src =
@@ -893,20 +894,36 @@ fn w06_preloaded_plain_program_read_either_data_or_cancel() {
     }
     let plain = build(&src, Mode::PlainGlibc);
     let races = if target().cross { "2000" } else { "100000" };
-    let glibc = run_with(&plain, &[("R10_RACES", races)]);
+    // About 10 s each on an idle 2-core machine. Beside a CPU load of twice the cores each
+    // thread's start and end waits for a time slice (100,000 races would take half an hour):
+    // each run stops after 90 s and says how many races it ran.
+    let budget = ("R10_SECONDS", "90");
+    let glibc = run_with(&plain, &[("R10_RACES", races), budget]);
     let library = lib_dir().join("libthread_cancel.so");
     let library = library.to_str().expect("a UTF-8 path");
-    let preloaded = run_with(&plain, &[("LD_PRELOAD", library), ("R10_RACES", races)]);
+    let preloaded = run_with(
+        &plain,
+        &[("LD_PRELOAD", library), ("R10_RACES", races), budget],
+    );
     eprintln!(
         "as built: {}\npreloaded: {}",
         glibc.trim(),
         preloaded.trim()
     );
     tally.report();
+    let ran: u64 = preloaded
+        .split(": ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
     assert!(
-        preloaded.contains(&format!(": {races} races,")) && preloaded.contains(" + 0 lost"),
-        "the preloaded program lost data: {preloaded}"
+        ran >= 1000 && preloaded.contains(" + 0 lost"),
+        "the preloaded program lost data, or ran too few races: {preloaded}"
     );
+    if ran.to_string() != races {
+        eprintln!("(stopped after 90 s: {ran} of {races} races)");
+    }
 }
 
 /// Programs whose comment says `TC_COMPARE_WITH_GLIBC` are tests of behaviour glibc has too:

@@ -4,7 +4,8 @@
  * thread at once. Afterwards every byte written must be accounted for: returned by the read, or
  * still in the pipe. Built twice by the test runner: through pthread_compat.h (ours: 0 bytes
  * lost, or the program fails) and, with TC_PLAIN_GLIBC, against the system's glibc alone (its
- * losses are printed for comparison, not failed on). R10_RACES sets the count (default 2000).
+ * losses are printed for comparison, not failed on). R10_RACES sets the count (default 2000),
+ * R10_SECONDS a time after which it stops early (the line gives the count that ran).
  * Another program may include this one with R10_READ (the read call), R10_DEFAULT_RACES,
  * R10_ALARM and R10_WHO (the name its line gives ours) defined first. */
 #include <fcntl.h>
@@ -44,8 +45,21 @@ int main(void) {
     alarm(R10_ALARM);
     const char *env = getenv("R10_RACES");
     long races = env ? atol(env) : R10_DEFAULT_RACES;
+    /* R10_SECONDS: stop early once that much time has passed (a long run beside a CPU load,
+     * where each thread's start and end waits for a time slice); the line says how many ran. */
+    const char *budget = getenv("R10_SECONDS");
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
     long written = 0, returned = 0, left = 0, lossy_races = 0, canceled = 0;
     for (long i = 0; i < races; i++) {
+        if (budget && i % 16 == 0) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec - start.tv_sec >= atol(budget)) {
+                races = i;
+                break;
+            }
+        }
         int p[2];
         CHECK(pipe(p) == 0);
         struct race r = {.fd = p[0]};
