@@ -518,18 +518,8 @@ pub unsafe extern "C-unwind" fn tc_sigwaitinfo(
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 mod for_the_process {
     use super::{einval, handler_einval, ours, sigset_public};
-    use crate::threads::next::next;
+    use crate::threads::next::system_fn as system;
     use libc::c_int;
-    use std::sync::atomic::AtomicUsize;
-
-    /// The C library's definition of `$name`, of type `$ty` (found once).
-    macro_rules! system {
-        ($name:expr => $ty:ty) => {{
-            static NEXT: AtomicUsize = AtomicUsize::new(0);
-            // SAFETY: the C library's function of that name, of this C signature.
-            unsafe { std::mem::transmute::<usize, $ty>(next(&NEXT, $name)) }
-        }};
-    }
 
     /// `sigaddset`: `EINVAL` for the cancel signal.
     ///

@@ -23,6 +23,18 @@ pub(crate) fn next(slot: &AtomicUsize, name: &std::ffi::CStr) -> usize {
     p
 }
 
+/// The C library's definition of `$name` (a `&CStr`), as a function of type `$ty` (its C
+/// signature), found once ([`next`]) in a slot of the expansion's own.
+macro_rules! system_fn {
+    ($name:expr => $ty:ty) => {{
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        // SAFETY: the C library's function of that name, of this C signature (the caller's
+        // `$ty`).
+        unsafe { std::mem::transmute::<usize, $ty>($crate::threads::next::next(&NEXT, $name)) }
+    }};
+}
+pub(crate) use system_fn;
+
 /// The C library's `pthread_cancel`: for a thread whose cancellation is the C library's (a
 /// `pthread_t` is 64 bits on the targets of this file).
 pub(crate) fn system_cancel(thread: u64) -> c_int {

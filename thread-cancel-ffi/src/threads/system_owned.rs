@@ -23,7 +23,7 @@
 //! created here does.
 
 use super::ids::{registry, Registry};
-use super::next::next;
+use super::next::system_fn;
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -70,9 +70,7 @@ pub unsafe extern "C-unwind" fn pthread_create(
     start: StartFn,
     arg: *mut c_void,
 ) -> c_int {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    // SAFETY: the C library's `pthread_create`, of this C signature.
-    let create = unsafe { std::mem::transmute::<usize, CreateFn>(next(&NEXT, c"pthread_create")) };
+    let create = system_fn!(c"pthread_create" => CreateFn);
     if !wrapped(start as *const () as usize) {
         // SAFETY: the caller's contract.
         return unsafe { create(thread, attr, start, arg) };
@@ -99,9 +97,7 @@ pub unsafe extern "C-unwind" fn thrd_create(
     start: C11StartFn,
     arg: *mut c_void,
 ) -> c_int {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    // SAFETY: the C library's `thrd_create`, of this C signature.
-    let create = unsafe { std::mem::transmute::<usize, ThrdCreateFn>(next(&NEXT, c"thrd_create")) };
+    let create = system_fn!(c"thrd_create" => ThrdCreateFn);
     if !wrapped(start as *const () as usize) {
         // SAFETY: the caller's contract.
         return unsafe { create(thread, start, arg) };
