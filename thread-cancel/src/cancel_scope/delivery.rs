@@ -56,10 +56,11 @@ fn deliver_to(t: &Arc<Control>, depth: usize, how: Delivery, reached: &mut Reach
 
 /// Delivers a scope request for scope `id` to every thread registered in a run of it.
 ///
-/// Each thread is counted in its `ScopeRuns::deliveries` before its registration is read, with a
-/// `SeqCst` fence between; the owner clears its registration, then (fence) reads the count and
-/// waits for zero. So either this sees the registration cleared, or the run's end
-/// waits for this delivery (the signal included) to be over (I6). A run's entry is paired with
+/// Each thread is counted in its `ScopeRuns::deliveries` before its registration is read, with
+/// the heavy side of an asymmetric fence between; the owner clears its registration, then
+/// (light side) reads the count and waits for zero (`ScopeRuns::leave`, `settle`). So either
+/// this sees the registration cleared, or the run's end waits for this delivery (the signal
+/// included) to be over (I6). A run's entry is paired with
 /// the cancel's mark through the scope's `others` (see `Inner::claim`): this delivery is made
 /// only after that read found the run, and acquired its registration.
 pub(super) fn deliver(id: usize, reached: &mut Reached, how: Delivery) {
@@ -70,9 +71,9 @@ pub(super) fn deliver(id: usize, reached: &mut Reached, how: Delivery) {
     for t in &threads {
         t.runs.count_in();
     }
-    // A plain fence, no `membarrier`: the owner's side is a real fence too (two of them per
-    // run cost about 4 ns; a `membarrier` here would sit between the cancel and the wake-up).
-    crate::atomic::fence(Ordering::SeqCst);
+    // The heavy side: the end of every run makes only the light one (a compiler fence), so
+    // the cost of the pairing is paid here, once per cancel that found the scope run.
+    crate::control::heavy_fence();
     for t in &threads {
         let owed_wake = t
             .runs
@@ -163,30 +164,42 @@ impl Inner {
         }
     }
 
-    /// Owner, after `leave` (and its fence): the runner waits until no cancel that may have
-    /// read its block in the slot is still using it (`deliver_to_runner`). A private run's
-    /// only canceler, the deadline timer, is waited for by `deadline::withdraw`.
+    /// Owner, after `leave` (and its light fence), before `settle`: the runner (or a private
+    /// run) waits until no cancel that may have read its block in the slot is still using it
+    /// (`deliver_to_runner`); such a cancel counted itself in the thread's deliveries before it
+    /// gave `delivering` back, so the `settle` that follows waits for its delivery. (A private
+    /// run's only canceler, the deadline timer, also holds the scope itself, and is waited for
+    /// by `deadline::withdraw`.)
     #[inline(always)]
     pub(super) fn unclaimed(&self, claim: Claim) {
-        if claim == Claim::Runner {
-            while self.delivering.load(Ordering::Relaxed) != 0 {
-                crate::atomic::yield_now();
-            }
-            crate::atomic::fence(Ordering::Acquire);
+        if claim != Claim::Other && self.delivering.load(Ordering::Acquire) != 0 {
+            self.unclaimed_slow();
         }
     }
 
-    /// A cancel's delivery when one thread runs the scope (it holds the slot) and no other
-    /// run is in progress: that thread alone, as `deliver` treats each thread. The slot is
-    /// read again after counting this cancel in `delivering` and a fence: a runner that gave
-    /// the slot back before is not reached (its body is over); one that gives it back after
-    /// waits for this cancel to finish, so its block stays alive while used.
+    #[cold]
+    #[inline(never)]
+    fn unclaimed_slow(&self) {
+        while self.delivering.load(Ordering::Acquire) != 0 {
+            crate::atomic::yield_now();
+        }
+    }
+
+    /// A cancel's delivery when one thread runs the scope (it holds the slot, or the scope is
+    /// its private run's) and no other run is in progress: that thread alone, as `deliver`
+    /// treats each thread. The slot is read again after counting this cancel in `delivering`
+    /// and the heavy side of an asymmetric fence (the run's end makes the light one between
+    /// giving the slot back, then clearing its registration, and reading `delivering`:
+    /// `ScopeRuns::leave`, `unclaimed`). If the run's end cleared its registration before its
+    /// barrier point in this fence, this reads it cleared and delivers nothing (its body is
+    /// over); otherwise the run reads `delivering` after that point, sees this cancel and waits
+    /// for it: its block stays alive while used — and, this cancel having counted itself in
+    /// the thread's deliveries before giving `delivering` back, the run's `settle` waits for
+    /// the delivery too. One heavy fence serves both.
     #[cold]
     pub(super) fn deliver_to_runner(&self, reached: &mut Reached, how: Delivery) {
         self.delivering.fetch_add(1, Ordering::Relaxed);
-        // Paired with the fence of the run's `leave`, between its `unclaim` and its
-        // `unclaimed`: either this sees the slot empty, or that run waits for this cancel.
-        crate::atomic::fence(Ordering::SeqCst);
+        crate::control::heavy_fence();
         let p = self.runner.load(Ordering::Acquire);
         let runner = (!p.is_null()).then(|| {
             // SAFETY: `p` is the block of a thread in a run of this scope (`claim` stored
@@ -201,14 +214,17 @@ impl Inner {
                 Arc::from_raw(p)
             }
         });
-        // The block is held by its own count from here: the run need not wait for the rest of
-        // this delivery (on two CPUs the woken runner would preempt this thread and spin in
-        // `unclaimed` until it returned from the wake-up's system call).
-        self.delivering.fetch_sub(1, Ordering::Release);
         // In a forked child the slot may name a thread of the parent (C09): never reached.
-        if let Some(t) = runner.filter(|t| t.in_this_process()) {
+        let runner = runner.filter(|t| t.in_this_process());
+        if let Some(t) = &runner {
             t.runs.count_in();
-            crate::atomic::fence(Ordering::SeqCst);
+        }
+        // The block is held by its own count from here, and the delivery by the thread's
+        // `deliveries`: the run need not wait for `delivering` any more (on two CPUs the woken
+        // runner would preempt this thread and spin in `unclaimed` until it returned from the
+        // wake-up's system call).
+        self.delivering.fetch_sub(1, Ordering::Release);
+        if let Some(t) = runner {
             let owed_wake = t
                 .runs
                 .depth_of(self.id())

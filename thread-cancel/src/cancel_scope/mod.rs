@@ -21,7 +21,7 @@ mod run;
 mod spawn;
 
 pub use cancelled::{OnCancel, WaitForCancel};
-use delivery::{deliver, Delivery};
+use delivery::{deliver, Claim, Delivery};
 pub(crate) use delivery::{run_callbacks, Reached};
 pub use error::{Canceled, Cause, TimedOut};
 pub use generation::Generation;
@@ -208,6 +208,13 @@ impl Inner {
     #[inline(always)]
     fn marked(&self) -> bool {
         self.state.load(Ordering::Acquire) & WHY != LIVE
+    }
+
+    /// Whether the scope or a parent may have a deadline (`LOOK_FURTHER`: it has a deadline or
+    /// parents); false means neither.
+    #[inline(always)]
+    fn may_have_deadline(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & LOOK_FURTHER != 0
     }
 
     /// Whether canceled; a deadline that passed (its own or a parent's) cancels the scope

@@ -236,8 +236,7 @@ fn run_in<R>(
     // Deleted inside the run: a tick it queued is discarded, never delivered after.
     drop(tick);
     inner.unclaim(claim);
-    let caught = leave(c, &frame);
-    inner.unclaimed(claim);
+    let caught = leave(c, &frame, inner, claim);
     if let Some(h) = hidden {
         unhide_outer(c, h);
     }
@@ -305,7 +304,9 @@ fn unhide_outer(c: &Control, saved: Hidden) {
 /// run, none otherwise.
 #[inline]
 fn deadline_tick(inner: &Inner) -> Option<crate::sys::DeadlineTick> {
-    if deadline::marks_deadlines() {
+    // A scope with no deadline of its own or of a parent first (one load of its state, no
+    // global), so that a run of a plain scope costs the same with or without a timer thread.
+    if !inner.may_have_deadline() || deadline::marks_deadlines() {
         return None;
     }
     deadline_tick_cold(inner)
@@ -351,15 +352,22 @@ fn register(c: &Control, depth: usize, id: usize) {
     c.runs.enter(depth, id);
 }
 
-/// Owner: ends a run (every path: returned, unwound, never started). Unregisters, waits for
-/// the deliveries under way, unlinks the frame, and leaves the word as it was before the run
-/// (I6). Returns whether this run is the one a scope unwind (in progress, or swallowed and
-/// never raised again) ends at.
+/// Owner: ends a run of `inner` held by `claim` (every path: returned, unwound, never started),
+/// after its `unclaim`. Unregisters (the light side of the deliveries' asymmetric fence), waits
+/// for the cancels that read the scope's runner and for the deliveries under way, unlinks the
+/// frame, and leaves the word as it was before the run (I6). Returns whether this run is the
+/// one a scope unwind (in progress, or swallowed and never raised again) ends at.
 #[inline(always)]
-fn leave(c: &Control, frame: &Frame) -> bool {
-    c.runs.leave(frame.depth, frame.scope_id());
-    // After `leave`'s fence: a cancel that took callbacks of this run counted itself before it
-    // read the registration; the run returns once they have run (W07: never lost).
+fn leave(c: &Control, frame: &Frame, inner: &Inner, claim: Claim) -> bool {
+    c.runs.leave(
+        frame.depth,
+        frame.scope_id(),
+        c.fence_asymmetric.load(Ordering::Relaxed),
+    );
+    inner.unclaimed(claim);
+    c.runs.settle();
+    // After `settle`: a cancel that took callbacks of this run counted itself before it read
+    // the registration; the run returns once they have run (W07: never lost).
     if c.runs.callbacks_running.load(Ordering::Relaxed) != 0 && c.wait_for_callbacks(frame.depth) {
         frame.acted.set(true);
     }

@@ -68,9 +68,10 @@ pub(crate) struct TimedSlot {
     busy: AtomicBool,
 }
 
-/// The owner's side of the timer's asymmetric fence, between its store and its load (see
-/// [`TimedSlot`]): a compiler fence where the process registered for `membarrier`
-/// (`asymmetric`: the thread's copy of `sys::fence_asymmetric()`), a real one otherwise.
+/// The owner's side of an asymmetric fence, between its store and its load: the timer's (see
+/// [`TimedSlot`]) and the deliveries' (see [`ScopeRuns::leave`]). A compiler fence where the
+/// process registered for `membarrier` (`asymmetric`: the thread's copy of
+/// `sys::fence_asymmetric()`), a real one otherwise.
 #[inline(always)]
 fn light_fence(asymmetric: bool) {
     #[cfg(not(loom))]
@@ -82,12 +83,14 @@ fn light_fence(asymmetric: bool) {
     fence(Ordering::SeqCst);
 }
 
-/// The timer's side of the asymmetric fence, between its store and its load: a real fence, and
-/// `membarrier` where the process registered for it (then every thread running now executes a
-/// full barrier: an owner's store before it is seen after it, and an owner's load after it
-/// sees what the timer stored before). An owner uses the compiler fence only if the process had
-/// registered before its block was linked, and the timer reads the registration after taking
-/// the registry's lock that the owner's first run took after that (`scoped_threads`).
+/// The other side of the asymmetric fence, made by the timer and by a scope cancel's
+/// deliveries between their store and their load: a real fence, and `membarrier` where the
+/// process registered for it (then every thread running now executes a full barrier: an
+/// owner's store before it is seen after it, and an owner's load after it sees what was stored
+/// before). An owner uses the compiler fence only if the process had registered before its
+/// block was linked, and the caller reads the registration after taking the registry's lock
+/// that the owner's first run took after that (`scoped_threads`), or after acquiring the
+/// owner's claim of the scope (whose block it then reads).
 pub(crate) fn heavy_fence() {
     fence(Ordering::SeqCst);
     #[cfg(not(loom))]
@@ -224,21 +227,57 @@ impl ScopeRuns {
         }
     }
 
-    /// Owner, ending that run: unregisters it, then (fence) waits until no delivery is under
-    /// way. After this no delivery can reach the run: one that counted itself in before the
-    /// fence is over, and one after it sees the registration cleared.
+    /// Owner, ending that run: unregisters it, then the light side of an asymmetric fence
+    /// (`asymmetric`: the thread's copy of `sys::fence_asymmetric()`), whose heavy side the
+    /// deliveries make between their [`count_in`](Self::count_in) and their read of the slots
+    /// (`cancel_scope::deliver`). The caller then waits for the runner's deliveries (if it held
+    /// its scope's runner slot), then calls [`settle`](Self::settle): afterwards no delivery can
+    /// reach the run.
+    ///
+    /// Why the light side suffices: the heavy side is a real fence and `membarrier`, which makes
+    /// every thread of the process that runs at that moment execute a full barrier (a thread
+    /// that is not running has passed one, its context switch). Let B be this thread's barrier
+    /// point during a canceler's `membarrier`. If the slot's clearing came before B, the
+    /// canceler's read after `membarrier` sees it cleared and delivers nothing; if after, this
+    /// thread's reads that follow it come after B, hence after the canceler's count, and it
+    /// waits. Only a thread linked after the process registered for `membarrier` takes the light
+    /// side (its flag says so); every other keeps a real fence, as a canceler without
+    /// `membarrier` does.
     #[inline(always)]
-    pub(crate) fn leave(&self, depth: usize, id: usize) {
+    pub(crate) fn leave(&self, depth: usize, id: usize, asymmetric: bool) {
         match self.slots.get(depth) {
-            Some(slot) => slot.store(0, Ordering::Relaxed),
-            None => {
-                let mut deep = lock(&self.deep);
-                if let Some(i) = deep.iter().rposition(|&d| d == id) {
-                    deep.remove(i);
-                }
+            Some(slot) => {
+                slot.store(0, Ordering::Relaxed);
+                light_fence(asymmetric);
             }
+            None => self.leave_deep(id),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn leave_deep(&self, id: usize) {
+        let mut deep = lock(&self.deep);
+        if let Some(i) = deep.iter().rposition(|&d| d == id) {
+            deep.remove(i);
+        }
+        drop(deep);
         fence(Ordering::SeqCst);
+    }
+
+    /// Owner, after [`leave`](Self::leave) (and the wait for the runner's deliveries): waits
+    /// until no delivery is under way. A delivery that counted itself in before the fence of
+    /// `leave` is over; one after it sees the registration cleared.
+    #[inline(always)]
+    pub(crate) fn settle(&self) {
+        if self.deliveries.load(Ordering::Acquire) != 0 {
+            self.settle_slow();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn settle_slow(&self) {
         while self.deliveries.load(Ordering::Acquire) != 0 {
             yield_now();
         }
@@ -279,7 +318,7 @@ impl ScopeRuns {
     }
 
     /// A delivery, first step: counts itself in (then, once for every thread it delivers to,
-    /// `fence(SeqCst)`, then [`depth_of`](Self::depth_of), then [`count_out`](Self::count_out)).
+    /// [`heavy_fence`], then [`depth_of`](Self::depth_of), then [`count_out`](Self::count_out)).
     pub(crate) fn count_in(&self) {
         self.deliveries.fetch_add(1, Ordering::SeqCst);
     }
@@ -378,9 +417,12 @@ mod loom_tests {
                     a => panic!("unexpected {a:?}"),
                 }
             }
-            // `unclaim`, `leave`, then `leave_slow`.
+            // `unclaim`, `leave` (under loom its light fence is a real one, as the heavy
+            // side of the deliveries is a plain fence: the symmetric form), `settle`, then
+            // `leave_slow`.
             self.others.fetch_sub(1, Ordering::Relaxed);
-            self.runs.leave(0, SCOPE_ID);
+            self.runs.leave(0, SCOPE_ID, true);
+            self.runs.settle();
             if acted {
                 self.word.end_scope_unwind();
             }
@@ -433,6 +475,10 @@ mod loom_tests {
         delivering: AtomicUsize,
         /// The runner's block: true until the run has ended and given the slot back.
         alive: AtomicBool,
+        /// A private run (`with_timeout`): the slot names the runner from the scope's making
+        /// on and is never given back; its only canceler, the timer, holds the run's
+        /// registration (`TimedSlot`), which keeps the block alive (not modelled here).
+        private: bool,
     }
 
     impl Claims {
@@ -443,7 +489,15 @@ mod loom_tests {
                 others: AtomicUsize::new(0),
                 delivering: AtomicUsize::new(0),
                 alive: AtomicBool::new(true),
+                private: false,
             }
+        }
+
+        /// A private run's scope: its slot names the runner already.
+        fn private() -> Self {
+            let c = Self::new();
+            c.runner.store(1, Ordering::Relaxed);
+            Self { private: true, ..c }
         }
 
         /// The cancel: true if it delivered to no thread. The mark, then `runs_of`: `others`
@@ -467,19 +521,20 @@ mod loom_tests {
             self.delivering.fetch_add(1, Ordering::Relaxed);
             fence(Ordering::SeqCst);
             // Taking a count of the block (`Arc::increment_strong_count`): it must still be
-            // alive then; the count keeps it alive for the rest of the delivery, which the
-            // run's end does not wait for (`delivering` is given back first).
+            // alive then; the count keeps it alive for the rest of the delivery.
             let held = self.runner.load(Ordering::Acquire) != 0;
             if held {
                 assert!(
-                    self.alive.load(Ordering::SeqCst),
+                    self.private || self.alive.load(Ordering::SeqCst),
                     "used the block of a run that ended"
                 );
+                // Counted in the thread's deliveries before `delivering` is given back: the
+                // run's end waits for `delivering` before it reads `deliveries`, so one fence
+                // (the heavy one) serves both.
+                self.m.runs.count_in();
             }
             self.delivering.fetch_sub(1, Ordering::Release);
             if held {
-                self.m.runs.count_in();
-                fence(Ordering::SeqCst);
                 if self.m.runs.depth_of(SCOPE_ID).is_some() {
                     self.m.word.scope_request();
                 }
@@ -499,15 +554,18 @@ mod loom_tests {
             !self.m.canceled.load(Ordering::SeqCst)
         }
 
-        /// The run's end: `unclaim`, `leave` (its fence), `unclaimed`, `leave_slow`; the
-        /// block may go after it.
+        /// The run's end: `unclaim`, `leave` (its fence), `unclaimed`, `settle`,
+        /// `leave_slow`; the block may go after it.
         fn end(&self) {
-            self.runner.store(0, Ordering::Relaxed);
-            self.m.runs.leave(0, SCOPE_ID);
+            if !self.private {
+                self.runner.store(0, Ordering::Relaxed);
+            }
+            self.m.runs.leave(0, SCOPE_ID, true);
             while self.delivering.load(Ordering::Relaxed) != 0 {
                 thread::yield_now();
             }
             fence(Ordering::Acquire);
+            self.m.runs.settle();
             if self.m.word.load() & SCOPE != 0 {
                 self.m.word.clear_scope_request();
             }
@@ -555,6 +613,29 @@ mod loom_tests {
         });
     }
 
+    /// A private run's end racing its timer's delivery: the slot that names the runner is
+    /// never given back, so only the run's registration tells the timer that the run is over.
+    /// The run waits for `delivering` as a runner does, and no request is left behind.
+    #[test]
+    fn loom_private_run_end_races_the_timers_delivery() {
+        loom::model(|| {
+            let c = Arc::new(Claims::private());
+            c.m.runs.enter(0, SCOPE_ID);
+            let c2 = c.clone();
+            let timer = thread::spawn(move || c2.cancel());
+            c.end();
+            let after = c.m.word.load();
+            timer.join().unwrap();
+            assert_eq!(after & (SCOPE | SCOPE_UNWIND), 0, "left behind: {after:#x}");
+            let end = c.m.word.load();
+            assert_eq!(
+                end & (SCOPE | SCOPE_UNWIND),
+                0,
+                "arrived after run: {end:#x}"
+            );
+        });
+    }
+
     /// The shield: an outer run's scope canceled while the thread enters a shield (inside
     /// that run), runs a point in it and leaves it — the calls `CancelScope::shield` makes
     /// (`hide_below`, clear the request; then `unhide`, read the scope, queue the request).
@@ -580,7 +661,8 @@ mod loom_tests {
                 "acted inside the shield"
             );
             // Leaving it.
-            m.runs.leave(1, 2);
+            m.runs.leave(1, 2, true);
+            m.runs.settle();
             m.runs.unhide(saved);
             if m.canceled.load(Ordering::SeqCst) && m.word.load() & SCOPE == 0 {
                 m.word.scope_request();
@@ -647,7 +729,8 @@ mod loom_tests {
             thread_canceler.join().unwrap();
             scope_canceler.join().unwrap();
             // The run ends (as `leave`): the thread's request survives it.
-            m.runs.leave(0, SCOPE_ID);
+            m.runs.leave(0, SCOPE_ID, true);
+            m.runs.settle();
             if m.word.load() & SCOPE != 0 {
                 m.word.clear_scope_request();
             }
