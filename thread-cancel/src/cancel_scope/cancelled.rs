@@ -11,9 +11,11 @@
 //! such as shutting down a socket the parent still reads); it forgets them, running no
 //! destructor of theirs either.
 
+use super::AddressHasher;
 use super::{lock, CancelScope, Reached};
 use std::collections::HashMap;
 use std::future::Future;
+use std::hash::BuildHasherDefault;
 use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
@@ -35,7 +37,7 @@ type Bequest = std::sync::Arc<Mutex<Vec<Box<dyn FnOnce() + Send>>>>;
 #[derive(Default)]
 pub(crate) struct Hooks {
     next: u64,
-    map: HashMap<u64, (u32, Hook)>,
+    map: HashMap<u64, (u32, Hook), BuildHasherDefault<AddressHasher>>,
 }
 
 impl Hooks {
@@ -126,7 +128,7 @@ fn generation() -> u32 {
 }
 
 /// The registrations a cancel took from its scope ([`take`]), fired after its deliveries.
-pub(super) struct Taken(HashMap<u64, (u32, Hook)>);
+pub(super) struct Taken(HashMap<u64, (u32, Hook), BuildHasherDefault<AddressHasher>>);
 
 impl Taken {
     /// Whether a callback (not only wakers) fires with the cancel.

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError, Weak};
 use std::time::Instant;
 
+use crate::cancel_scope::private::Private;
 use crate::cancel_scope::Inner;
 use crate::control::{Control, Timed};
 
@@ -131,12 +132,10 @@ pub(crate) fn can_publish(c: &Control) -> bool {
 /// [`can_publish`]), and wakes the timer thread if it sleeps past `at` (or starts it: none runs
 /// in this process yet).
 #[inline]
-pub(crate) fn publish(c: &Control, scope: &Inner, at: u64) -> Published {
-    c.runs.timed.publish(
-        scope as *const Inner as usize,
-        at,
-        c.fence_asymmetric.load(Ordering::Relaxed),
-    );
+pub(super) fn publish(c: &Control, scope: &Private, at: u64) -> Published {
+    c.runs
+        .timed
+        .publish(scope.id(), at, c.fence_asymmetric.load(Ordering::Relaxed));
     if at < NEXT.load(Ordering::SeqCst) || !marks_deadlines() {
         kick(at);
     }
@@ -187,11 +186,11 @@ fn scan_slots(now: u64, owed: &mut super::Reached) -> Option<u64> {
             Timed::Nothing => {}
             Timed::Ahead(at) => next = Some(next.map_or(at, |n| n.min(at))),
             Timed::Due(addr) => {
-                // SAFETY: `addr` is the address of a live `Inner` on its owner's stack: the
+                // SAFETY: `addr` is the address of a live `Private` on its owner's stack: the
                 // owner published it before its run and withdraws it after, and `withdraw`
                 // waits while the slot is claimed (until `release` below), so the scope
                 // outlives this use. Only shared access is made (as any canceler's).
-                let scope = unsafe { &*(addr as *const Inner) };
+                let scope = unsafe { &*(addr as *const Private) };
                 owed.append(scope.expire_by_timer());
                 t.runs.timed.release();
             }

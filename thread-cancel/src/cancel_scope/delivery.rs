@@ -95,7 +95,7 @@ pub(super) enum Claim {
     Runner,
     /// Another run holds it: this one is counted in `others`.
     Other,
-    /// A private run (`run_private`): the slot names this thread from the scope's making on.
+    /// A private run's scope (`Private`): it names this thread from its making on.
     Preset,
 }
 
@@ -109,9 +109,6 @@ impl Inner {
     /// the cancel's read acquires the mark, which the run's read of the state then sees.
     #[inline(always)]
     pub(super) fn claim(&self, c: &Control) -> Claim {
-        if self.private {
-            return Claim::Preset;
-        }
         let me = c as *const Control as *mut Control;
         if self
             .runner
@@ -164,75 +161,95 @@ impl Inner {
         }
     }
 
-    /// Owner, after `leave` (and its light fence), before `settle`: the runner (or a private
-    /// run) waits until no cancel that may have read its block in the slot is still using it
-    /// (`deliver_to_runner`); such a cancel counted itself in the thread's deliveries before it
-    /// gave `delivering` back, so the `settle` that follows waits for its delivery. (A private
-    /// run's only canceler, the deadline timer, also holds the scope itself, and is waited for
-    /// by `deadline::withdraw`.)
+    /// Owner, after `leave` (and its light fence), before `settle`: the runner waits until no
+    /// cancel that may have read its block in the slot is still using it
+    /// ([`deliver_to_runner`]; a private run's scope waits the same way, `Private::unclaimed`).
     #[inline(always)]
     pub(super) fn unclaimed(&self, claim: Claim) {
-        if claim != Claim::Other && self.delivering.load(Ordering::Acquire) != 0 {
-            self.unclaimed_slow();
+        if claim == Claim::Runner {
+            wait_for_delivering(&self.delivering);
         }
     }
 
-    #[cold]
-    #[inline(never)]
-    fn unclaimed_slow(&self) {
-        while self.delivering.load(Ordering::Acquire) != 0 {
-            crate::atomic::yield_now();
-        }
-    }
-
-    /// A cancel's delivery when one thread runs the scope (it holds the slot, or the scope is
-    /// its private run's) and no other run is in progress: that thread alone, as `deliver`
-    /// treats each thread. The slot is read again after counting this cancel in `delivering`
-    /// and the heavy side of an asymmetric fence (the run's end makes the light one between
-    /// giving the slot back, then clearing its registration, and reading `delivering`:
-    /// `ScopeRuns::leave`, `unclaimed`). If the run's end cleared its registration before its
-    /// barrier point in this fence, this reads it cleared and delivers nothing (its body is
-    /// over); otherwise the run reads `delivering` after that point, sees this cancel and waits
-    /// for it: its block stays alive while used — and, this cancel having counted itself in
-    /// the thread's deliveries before giving `delivering` back, the run's `settle` waits for
-    /// the delivery too. One heavy fence serves both.
+    /// [`deliver_to_runner`] for this scope.
     #[cold]
     pub(super) fn deliver_to_runner(&self, reached: &mut Reached, how: Delivery) {
-        self.delivering.fetch_add(1, Ordering::Relaxed);
-        crate::control::heavy_fence();
-        let p = self.runner.load(Ordering::Acquire);
-        let runner = (!p.is_null()).then(|| {
-            // SAFETY: `p` is the block of a thread in a run of this scope (`claim` stored
-            // `Arc::as_ptr` of its block, `CURRENT`, with release; a private run's is its own
-            // thread's block); that run waits in `unclaimed` until `delivering` is zero before
-            // it ends (a private run's, in `deadline::withdraw`, until the timer is done), and
-            // the thread keeps its block alive while in a run: the count taken above keeps it
-            // alive here. Incrementing the strong count of a live `Arc` and taking that
-            // reference as an `Arc` is sound.
-            unsafe {
-                Arc::increment_strong_count(p);
-                Arc::from_raw(p)
-            }
-        });
-        // In a forked child the slot may name a thread of the parent (C09): never reached.
-        let runner = runner.filter(|t| t.in_this_process());
-        if let Some(t) = &runner {
-            t.runs.count_in();
+        deliver_to_runner(&self.runner, &self.delivering, self.id(), reached, how);
+    }
+}
+
+/// Owner, after `leave` (and its light fence), before `settle`: waits until no cancel that may
+/// have read its block in its scope's runner slot is still using it ([`deliver_to_runner`]);
+/// such a cancel counted itself in the thread's deliveries before it gave `delivering` back,
+/// so the `settle` that follows waits for its delivery.
+#[inline(always)]
+pub(super) fn wait_for_delivering(delivering: &AtomicUsize) {
+    if delivering.load(Ordering::Acquire) != 0 {
+        wait_for_delivering_slow(delivering);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wait_for_delivering_slow(delivering: &AtomicUsize) {
+    while delivering.load(Ordering::Acquire) != 0 {
+        crate::atomic::yield_now();
+    }
+}
+
+/// A cancel's delivery to the scope `id` when one thread runs it (it holds the scope's
+/// `runner` slot, or the scope is its private run's) and no other run is in progress: that
+/// thread alone, as `deliver` treats each thread. The slot is read again after counting this
+/// cancel in `delivering` and the heavy side of an asymmetric fence (the run's end makes the
+/// light one between giving the slot back, then clearing its registration, and reading
+/// `delivering`: `ScopeRuns::leave`, [`wait_for_delivering`]). If the run's end cleared its
+/// registration before its barrier point in this fence, this reads it cleared and delivers
+/// nothing (its body is over); otherwise the run reads `delivering` after that point, sees this
+/// cancel and waits for it: its block stays alive while used — and, this cancel having counted
+/// itself in the thread's deliveries before giving `delivering` back, the run's `settle` waits
+/// for the delivery too. One heavy fence serves both.
+#[cold]
+pub(super) fn deliver_to_runner(
+    slot: &AtomicPtr<Control>,
+    delivering: &AtomicUsize,
+    id: usize,
+    reached: &mut Reached,
+    how: Delivery,
+) {
+    delivering.fetch_add(1, Ordering::Relaxed);
+    crate::control::heavy_fence();
+    let p = slot.load(Ordering::Acquire);
+    let runner = (!p.is_null()).then(|| {
+        // SAFETY: `p` is the block of a thread in a run of this scope (`claim` stored
+        // `Arc::as_ptr` of its block, `CURRENT`, with release; a private run's is its own
+        // thread's block); that run waits in `wait_for_delivering` until `delivering` is zero
+        // before it ends (a private run's scope also stays alive until the timer is done,
+        // `deadline::withdraw`), and the thread keeps its block alive while in a run: the
+        // count taken above keeps it alive here. Incrementing the strong count of a live `Arc`
+        // and taking that reference as an `Arc` is sound.
+        unsafe {
+            Arc::increment_strong_count(p);
+            Arc::from_raw(p)
         }
-        // The block is held by its own count from here, and the delivery by the thread's
-        // `deliveries`: the run need not wait for `delivering` any more (on two CPUs the woken
-        // runner would preempt this thread and spin in `unclaimed` until it returned from the
-        // wake-up's system call).
-        self.delivering.fetch_sub(1, Ordering::Release);
-        if let Some(t) = runner {
-            let owed_wake = t
-                .runs
-                .depth_of(self.id())
-                .is_some_and(|depth| deliver_to(&t, depth, how, reached));
-            t.runs.count_out();
-            if owed_wake {
-                t.wake_parked();
-            }
+    });
+    // In a forked child the slot may name a thread of the parent (C09): never reached.
+    let runner = runner.filter(|t| t.in_this_process());
+    if let Some(t) = &runner {
+        t.runs.count_in();
+    }
+    // The block is held by its own count from here, and the delivery by the thread's
+    // `deliveries`: the run need not wait for `delivering` any more (on two CPUs the woken
+    // runner would preempt this thread and spin in `wait_for_delivering` until it returned from
+    // the wake-up's system call).
+    delivering.fetch_sub(1, Ordering::Release);
+    if let Some(t) = runner {
+        let owed_wake = t
+            .runs
+            .depth_of(id)
+            .is_some_and(|depth| deliver_to(&t, depth, how, reached));
+        t.runs.count_out();
+        if owed_wake {
+            t.wake_parked();
         }
     }
 }

@@ -17,6 +17,7 @@ mod diagnostic;
 mod error;
 mod generation;
 mod guard;
+mod private;
 mod run;
 mod spawn;
 
@@ -86,9 +87,6 @@ pub(crate) struct Inner {
     /// every thread that ran a scope.
     runner: AtomicPtr<Control>,
     others: AtomicUsize,
-    /// A private run's scope (`with_timeout`: on its thread's stack, run once, by that thread,
-    /// which `runner` names from the start; canceled only by its deadline).
-    private: bool,
     /// Cancels reading `runner` now: a run gives the slot back, then waits for none, so that
     /// a cancel that read the runner's block can use it (the block stays alive while its
     /// thread is in the run).
@@ -192,7 +190,6 @@ impl Inner {
             children: Mutex::new(HashMap::default()),
             runner: AtomicPtr::new(std::ptr::null_mut()),
             others: AtomicUsize::new(0),
-            private: false,
             delivering: AtomicUsize::new(0),
             timer: Mutex::new(None),
             hooks: Mutex::new(cancelled::Hooks::default()),
@@ -300,19 +297,6 @@ impl Inner {
     /// `set_deadline`, whose caller then finds the scope canceled — never a cancel by the old
     /// deadline after `set_deadline` returned with the scope live.
     fn fire_own_deadline(&self, reached: &mut Reached) -> bool {
-        if self.private {
-            // Its deadline never moves; and no lock: in a forked child, the parent's timer
-            // thread may have held one of this scope's at the fork.
-            return match self.own_deadline().filter(|&d| Instant::now() >= d) {
-                Some(d) => {
-                    if self.mark(Cause::Deadline(d)) {
-                        self.propagate(reached);
-                    }
-                    true
-                }
-                None => self.marked(),
-            };
-        }
         let marked_here = {
             let _moving = lock(&self.timer);
             match self.own_deadline().filter(|&d| Instant::now() >= d) {
@@ -393,15 +377,12 @@ impl Inner {
     /// registered on the scope (or a parent) fires with this cancel: it may be what ends their
     /// blocked call, so they report the cancel as acted on, as a run's own callback makes it.
     fn propagate_under(&self, reached: &mut Reached, hooked: bool) {
-        // (A private scope has no children and no hooks: no handle reaches it.)
-        let hooks = (!self.private).then(|| cancelled::take(&self.hooks));
-        let hooked = hooked || hooks.as_ref().is_some_and(cancelled::Taken::has_calls);
-        if !self.private {
-            let cause = self.cause();
-            let children = std::mem::take(&mut *lock(&self.children));
-            for c in children.values().filter_map(Weak::upgrade) {
-                c.cancel_under(cause.clone(), reached, hooked);
-            }
+        let hooks = cancelled::take(&self.hooks);
+        let hooked = hooked || hooks.has_calls();
+        let cause = self.cause();
+        let children = std::mem::take(&mut *lock(&self.children));
+        for c in children.values().filter_map(Weak::upgrade) {
+            c.cancel_under(cause.clone(), reached, hooked);
         }
         let first = reached.threads.len();
         // The mark (a `SeqCst` RMW), then who runs it, by read-modify-writes paired with a
@@ -420,9 +401,7 @@ impl Inner {
             self.deliver_to_runner(reached, how);
         }
         diagnostic::watch(self.id(), &reached.threads[first..]);
-        if let Some(h) = hooks {
-            cancelled::fire(h, reached);
-        }
+        cancelled::fire(hooks, reached);
     }
 
     /// A callback registered on the scope after its cancel runs at once: the runs of it still
@@ -473,10 +452,11 @@ impl Inner {
     }
 }
 
-/// The hash of a child's address: one multiplication (the keys are distinct addresses, chosen by
-/// the allocator, not by anyone who could make them collide).
+/// The hash of a key nobody outside chooses: one multiplication (a child's address, chosen by
+/// the allocator; a callback's number, counted by its scope). No random state: a scope's maps
+/// cost nothing to make (a `with_timeout` makes one per call).
 #[derive(Default)]
-struct AddressHasher(u64);
+pub(super) struct AddressHasher(u64);
 
 impl Hasher for AddressHasher {
     fn finish(&self) -> u64 {
@@ -492,13 +472,19 @@ impl Hasher for AddressHasher {
     fn write_usize(&mut self, n: usize) {
         self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 impl RunScope for Inner {
+    #[inline(always)]
     fn marked(&self) -> bool {
         Inner::marked(self)
     }
 
+    #[inline(always)]
     fn is_canceled(&self) -> bool {
         Inner::is_canceled(self)
     }
@@ -553,14 +539,6 @@ impl Drop for Inner {
     /// Ancestors this was the last holder of end here, in a loop: a chain of nested children
     /// dropped from its deepest end never recurses (100,000 deep would overflow a stack).
     fn drop(&mut self) {
-        if self.private {
-            // A private run's scope (`with_timeout`): no handle ever reached it, so it has no
-            // parents, no children, no hooks and no registration in the timer's map.
-            debug_assert!(
-                self.parents.is_empty() && self.timer.get_mut().is_ok_and(|t| t.is_none())
-            );
-            return;
-        }
         self.release();
         let mut last = std::mem::take(&mut self.parents);
         while let Some(p) = last.pop() {

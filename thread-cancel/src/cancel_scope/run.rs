@@ -3,6 +3,7 @@
 
 use super::*;
 use delivery::register_thread;
+use private::Private;
 use std::cell::Cell;
 
 impl CancelScope {
@@ -115,7 +116,7 @@ impl CancelScope {
         shield: bool,
         check_clock: bool,
     ) -> Result<R, Canceled<R>> {
-        run_in(&self.inner, f, shield, check_clock, || {})
+        run_in(&*self.inner, f, shield, check_clock, || {})
     }
 }
 
@@ -138,9 +139,7 @@ pub(super) fn run_private<R>(
             // claim the slot (no atomic read-modify-write), and the timer, the only one that
             // can cancel it, uses this block only while it holds the registration (`withdraw`
             // waits).
-            let mut inner = Inner::new(Vec::new(), at);
-            inner.private = true;
-            *inner.runner.get_mut() = c as *const Control as *mut Control;
+            let scope = Private::new(c, at);
             // Withdrawn however the run ends (a panic of `f` passes through `run_in`): the
             // timer must never find this stack frame's address after it.
             let published = Withdraw(c, Cell::new(None));
@@ -148,8 +147,8 @@ pub(super) fn run_private<R>(
             // canceler, acts on the scope only after claiming this registration, which its
             // claim synchronizes with (so it sees the run's registration, and the run needs no
             // fence of its own at its entry).
-            return run_in(&inner, f, false, check_clock, || {
-                published.1.set(Some(deadline::publish(c, &inner, at)));
+            return run_in(&scope, f, false, check_clock, || {
+                published.1.set(Some(deadline::publish(c, &scope, at)));
             });
         }
     }
@@ -169,12 +168,79 @@ impl Drop for Withdraw<'_> {
     }
 }
 
+/// What [`run_in`] needs of the scope it runs: a shared scope ([`Inner`]) or a private run's
+/// ([`Private`]).
+trait RunIn: RunScope + 'static {
+    /// Its address: the registration of its runs in the threads' slots.
+    fn id(&self) -> usize;
+    /// Whether the scope may have a deadline (its own or a parent's): false means none.
+    fn may_have_deadline(&self) -> bool;
+    /// Owner, entering a run (after its registration): claims the scope (see `Inner::claim`).
+    fn claim(&self, c: &Control) -> Claim;
+    /// Owner, after the run's body: gives back what `claim` took.
+    fn unclaim(&self, claim: Claim);
+    /// Owner, after `leave`'s light fence: waits for the cancels that read the runner.
+    fn unclaimed(&self, claim: Claim);
+    /// The error of a canceled run.
+    fn error<R>(&self, acted: bool, value: Option<R>) -> Canceled<R>;
+}
+
+impl RunIn for Inner {
+    #[inline(always)]
+    fn id(&self) -> usize {
+        Inner::id(self)
+    }
+    #[inline(always)]
+    fn may_have_deadline(&self) -> bool {
+        Inner::may_have_deadline(self)
+    }
+    #[inline(always)]
+    fn claim(&self, c: &Control) -> Claim {
+        Inner::claim(self, c)
+    }
+    #[inline(always)]
+    fn unclaim(&self, claim: Claim) {
+        Inner::unclaim(self, claim);
+    }
+    #[inline(always)]
+    fn unclaimed(&self, claim: Claim) {
+        Inner::unclaimed(self, claim);
+    }
+    fn error<R>(&self, acted: bool, value: Option<R>) -> Canceled<R> {
+        Canceled::new(self.cause(), acted, value)
+    }
+}
+
+impl RunIn for Private {
+    #[inline(always)]
+    fn id(&self) -> usize {
+        Private::id(self)
+    }
+    #[inline(always)]
+    fn may_have_deadline(&self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn claim(&self, _: &Control) -> Claim {
+        Claim::Preset
+    }
+    #[inline(always)]
+    fn unclaim(&self, _: Claim) {}
+    #[inline(always)]
+    fn unclaimed(&self, _: Claim) {
+        Private::unclaimed(self);
+    }
+    fn error<R>(&self, acted: bool, value: Option<R>) -> Canceled<R> {
+        Private::error(self, acted, value)
+    }
+}
+
 /// [`CancelScope::run`] on `inner` (see there), with `shield` for [`CancelScope::shield`], and
 /// `check_clock` false for a scope whose deadline was just computed ahead of the clock, and
 /// `registered` called once the run is registered in the thread's slots (a private run
 /// publishes its deadline there; it is what orders that registration for its only canceler).
-fn run_in<R>(
-    inner: &Inner,
+fn run_in<S: RunIn, R>(
+    inner: &S,
     f: impl FnOnce() -> R,
     shield: bool,
     check_clock: bool,
@@ -206,7 +272,7 @@ fn run_in<R>(
         crate::interpose::forget_failure();
     }
     let frame = Frame {
-        scope: inner as *const Inner as *const dyn RunScope,
+        scope: inner as *const S as *const dyn RunScope,
         parent,
         depth,
         acted: Cell::new(false),
@@ -249,12 +315,6 @@ fn run_in<R>(
         Some(Ok(v)) => Ok(v),
         Some(Err(p)) if caught && p.is::<ScopeUnwind>() => Err(inner.error(true, None)),
         Some(Err(p)) => resume_unwind(p),
-    }
-}
-
-impl Inner {
-    fn error<R>(&self, acted: bool, value: Option<R>) -> Canceled<R> {
-        Canceled::new(self.cause(), acted, value)
     }
 }
 
@@ -303,7 +363,7 @@ fn unhide_outer(c: &Control, saved: Hidden) {
 /// marks deadlines in this process and the scope has a deadline: three system calls per such
 /// run, none otherwise.
 #[inline]
-fn deadline_tick(inner: &Inner) -> Option<crate::sys::DeadlineTick> {
+fn deadline_tick(inner: &impl RunIn) -> Option<crate::sys::DeadlineTick> {
     // A scope with no deadline of its own or of a parent first (one load of its state, no
     // global), so that a run of a plain scope costs the same with or without a timer thread.
     if !inner.may_have_deadline() || deadline::marks_deadlines() {
@@ -314,7 +374,7 @@ fn deadline_tick(inner: &Inner) -> Option<crate::sys::DeadlineTick> {
 
 #[cold]
 #[inline(never)]
-fn deadline_tick_cold(inner: &Inner) -> Option<crate::sys::DeadlineTick> {
+fn deadline_tick_cold(inner: &dyn RunScope) -> Option<crate::sys::DeadlineTick> {
     let d = inner.deadline()?;
     crate::sys::set_deadline_due(runs::deadline_passed);
     crate::sys::arm_deadline_tick(d)
@@ -358,7 +418,7 @@ fn register(c: &Control, depth: usize, id: usize) {
 /// frame, and leaves the word as it was before the run (I6). Returns whether this run is the
 /// one a scope unwind (in progress, or swallowed and never raised again) ends at.
 #[inline(always)]
-fn leave(c: &Control, frame: &Frame, inner: &Inner, claim: Claim) -> bool {
+fn leave(c: &Control, frame: &Frame, inner: &impl RunIn, claim: Claim) -> bool {
     c.runs.leave(
         frame.depth,
         frame.scope_id(),
