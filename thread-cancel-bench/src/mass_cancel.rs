@@ -11,7 +11,11 @@
 //!
 //! The floor: as many `std` threads blocked in `FUTEX_WAIT`, each on its own word, woken one by
 //! one (a store and a `FUTEX_WAKE`) and joined: what waking and joining that many threads costs
-//! without any cancellation.
+//! without any cancellation. And the floor of a canceled Rust thread: as many threads made by
+//! `pthread_create` (as lightweight threads are, same stack size), blocked in `FUTEX_WAIT`,
+//! woken, each then making one bare unwind (`resume_unwind` caught one frame up, to a `Drop`:
+//! what acting on a cancel costs at the least in Rust, where glibc's forced unwind of C frames
+//! is not allowed) and ending, joined with `pthread_join`.
 //!
 //! Before the clock starts every thread is seen asleep in its system call in `/proc` (and every
 //! condition waiter is known to be queued: each publishes its tid holding the mutex, which it
@@ -59,11 +63,20 @@ pub enum Side {
     Glibc,
     /// `std` threads in `FUTEX_WAIT`, woken and joined (no cancellation).
     Floor,
+    /// `pthread_create` threads in `FUTEX_WAIT`, woken, each making one bare unwind, joined:
+    /// the floor of P6's lightweight threads.
+    FloorUnwind,
 }
 
 impl Side {
-    /// The four sides.
-    pub const ALL: [Side; 4] = [Side::Lightweight, Side::Ours, Side::Glibc, Side::Floor];
+    /// The five sides.
+    pub const ALL: [Side; 5] = [
+        Side::Lightweight,
+        Side::Ours,
+        Side::Glibc,
+        Side::Floor,
+        Side::FloorUnwind,
+    ];
 
     /// A short label.
     pub fn name(self) -> &'static str {
@@ -72,6 +85,7 @@ impl Side {
             Side::Ours => "ours std-spawned",
             Side::Glibc => "glibc",
             Side::Floor => "floor: futex wake + join",
+            Side::FloorUnwind => "floor: wake + unwind + join",
         }
     }
 
@@ -79,7 +93,7 @@ impl Side {
     /// threads spawned through `std` also its alternate signal stack and that one's guard page.
     fn maps_per_thread(self) -> usize {
         match self {
-            Side::Glibc | Side::Lightweight => 2,
+            Side::Glibc | Side::Lightweight | Side::FloorUnwind => 2,
             Side::Ours | Side::Floor => 4,
         }
     }
@@ -110,6 +124,7 @@ pub fn run(side: Side, threads: usize, stack: usize) -> io::Result<Sample> {
         Side::Ours => ours(threads, stack, false),
         Side::Glibc => glibc(threads, stack),
         Side::Floor => floor(threads, stack),
+        Side::FloorUnwind => floor_unwind(threads, stack),
     }
 }
 
@@ -140,7 +155,7 @@ pub fn summary(side: Side, runs: &[Sample], threads: usize) -> Option<String> {
 /// The system calls thread `i` blocks in (the wait is `i % 4`).
 fn syscalls(side: Side, i: usize) -> &'static [libc::c_long] {
     match (side, i % 4) {
-        (Side::Floor, _) => &[libc::SYS_futex],
+        (Side::Floor | Side::FloorUnwind, _) => &[libc::SYS_futex],
         (_, 1) => &[libc::SYS_read],
         #[cfg(target_arch = "x86_64")]
         (Side::Glibc, 0) => &[libc::SYS_clock_nanosleep, libc::SYS_nanosleep],
@@ -371,6 +386,104 @@ fn floor(n: usize, stack: usize) -> io::Result<Sample> {
     blocked?;
     if joined != n {
         return Err(io::Error::other(format!("{joined} of {n} threads ended")));
+    }
+    Ok(Sample {
+        total,
+        cancel,
+        maps: maps?,
+    })
+}
+
+/// What a thread of [`floor_unwind`] is given: its futex word and where it publishes its tid.
+struct UnwindArg {
+    word: Arc<[AtomicU32]>,
+    tid: Arc<[AtomicI32]>,
+    i: usize,
+}
+
+/// A [`floor_unwind`] thread: publishes its tid, waits for its word, then one bare unwind caught
+/// one frame up, to a `Drop` (as P3's floor). Returns non-null if the unwind was caught.
+extern "C" fn unwind_thread(arg: *mut libc::c_void) -> *mut libc::c_void {
+    // SAFETY: `arg` is the `Box<UnwindArg>` `floor_unwind` leaked for this thread alone.
+    let a = unsafe { Box::from_raw(arg.cast::<UnwindArg>()) };
+    publish(&a.tid, a.i);
+    while a.word[a.i].load(Ordering::Acquire) == 0 {
+        futex_wait(&a.word[a.i], 0);
+    }
+    struct Dropped;
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            std::hint::black_box(());
+        }
+    }
+    let caught = std::panic::catch_unwind(|| {
+        let _d = Dropped;
+        std::panic::resume_unwind(Box::new(()));
+    })
+    .is_err();
+    if caught {
+        NonNull::<libc::c_void>::dangling().as_ptr()
+    } else {
+        std::ptr::null_mut()
+    }
+}
+
+fn floor_unwind(n: usize, stack: usize) -> io::Result<Sample> {
+    let words: Arc<[AtomicU32]> = (0..n).map(|_| AtomicU32::new(0)).collect();
+    let tid = tids(n);
+    let mut threads: Vec<libc::pthread_t> = Vec::with_capacity(n);
+    let mut spawn_error = None;
+    // SAFETY: a zeroed attribute object is initialized by `pthread_attr_init` before use and
+    // destroyed after the last `pthread_create`.
+    let mut attr: libc::pthread_attr_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `attr` is valid storage; the stack size is at least `PTHREAD_STACK_MIN` (64 KiB).
+    unsafe {
+        libc::pthread_attr_init(&mut attr);
+        libc::pthread_attr_setstacksize(&mut attr, stack.max(libc::PTHREAD_STACK_MIN));
+    }
+    for i in 0..n {
+        let arg = Box::into_raw(Box::new(UnwindArg {
+            word: words.clone(),
+            tid: tid.clone(),
+            i,
+        }));
+        // SAFETY: `t` is written by a successful `pthread_create`; `unwind_thread` takes
+        // ownership of `arg` (freed here if the thread was not created).
+        let mut t: libc::pthread_t = 0;
+        let r = unsafe { libc::pthread_create(&mut t, &attr, unwind_thread, arg.cast()) };
+        if r != 0 {
+            // SAFETY: not handed to any thread.
+            drop(unsafe { Box::from_raw(arg) });
+            spawn_error = Some(io::Error::from_raw_os_error(r));
+            break;
+        }
+        threads.push(t);
+    }
+    // SAFETY: initialized above, no longer used.
+    unsafe { libc::pthread_attr_destroy(&mut attr) };
+    let blocked = match spawn_error {
+        Some(e) => Err(e),
+        None => wait_all_blocked(Side::FloorUnwind, n, |i| tid[i].load(Ordering::Acquire)),
+    };
+    let maps = map_count();
+    let t0 = Instant::now();
+    for w in words.iter().take(threads.len()) {
+        w.store(1, Ordering::Release);
+        futex_wake(w);
+    }
+    let cancel = t0.elapsed();
+    let mut caught = 0;
+    for t in threads {
+        let mut ret = std::ptr::null_mut();
+        // SAFETY: `t` is a joinable thread created above, joined once.
+        if unsafe { libc::pthread_join(t, &mut ret) } == 0 && !ret.is_null() {
+            caught += 1;
+        }
+    }
+    let total = t0.elapsed();
+    blocked?;
+    if caught != n {
+        return Err(io::Error::other(format!("{caught} of {n} threads unwound")));
     }
     Ok(Sample {
         total,

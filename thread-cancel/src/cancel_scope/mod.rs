@@ -107,6 +107,9 @@ struct Clock {
     base: Instant,
     /// `CLOCK_MONOTONIC` read just after `base` (0 if unknown).
     base_raw: u64,
+    /// `base_raw` minus the same clock read just before `base`: `base` lies that much before
+    /// `base_raw` at most.
+    gap: u64,
     /// How far a coarse reading may lag the precise time, plus the gap between `base` and
     /// `base_raw` (0: no coarse clock; every check reads the precise one).
     lag: u64,
@@ -122,11 +125,13 @@ fn clock() -> &'static Clock {
             (Some(b), Some(a), Some(lag)) => Clock {
                 base,
                 base_raw: a,
+                gap: a - b,
                 lag: lag + (a - b),
             },
             _ => Clock {
                 base,
                 base_raw: 0,
+                gap: 0,
                 lag: 0,
             },
         }
@@ -156,6 +161,22 @@ fn passed(d: u64) -> bool {
         }
     }
     Instant::now() >= c.base + Duration::from_nanos(d)
+}
+
+/// `to_nanos(Instant::now() + timeout)`, from one read of the clock `Instant` reads
+/// (`CLOCK_MONOTONIC`), counted from the raw reading next to `base` plus the gap around it:
+/// never earlier than that deadline, and later by at most the gap (tens of nanoseconds), with
+/// no `Instant` arithmetic. `base` is read first, so that the reading is never before it.
+#[inline]
+fn deadline_after(timeout: Duration) -> u64 {
+    let c = clock();
+    let timeout = u64::try_from(timeout.as_nanos()).unwrap_or(NO_DEADLINE);
+    let since_base = match crate::sys::clock::monotonic_ns() {
+        Some(raw) if c.base_raw != 0 => raw.saturating_sub(c.base_raw) + c.gap,
+        _ => u64::try_from(Instant::now().saturating_duration_since(c.base).as_nanos())
+            .unwrap_or(NO_DEADLINE),
+    };
+    since_base.saturating_add(timeout).min(NO_DEADLINE - 1)
 }
 
 fn to_nanos(t: Instant) -> u64 {
@@ -869,15 +890,7 @@ pub fn with_timeout<R>(timeout: Duration, f: impl FnOnce() -> R) -> Result<R, Ti
     // The deadline was just computed from the clock and lies ahead: the run's entry need not
     // read the clock again (a deadline that passes now is seen by the first point, or by the
     // run's end).
-    // Counted on the scopes' clock from the clock read (one conversion, no `Instant`
-    // addition; the same nanoseconds as `to_nanos(now + timeout)`): `base` is read first, so
-    // that `now` is never before it.
-    let base = base();
-    let now = Instant::now().saturating_duration_since(base);
-    let at = now.checked_add(timeout).map_or(NO_DEADLINE - 1, |d| {
-        u64::try_from(d.as_nanos()).map_or(NO_DEADLINE - 1, |n| n.min(NO_DEADLINE - 1))
-    });
-    run::run_private(at, false, f).map_err(TimedOut)
+    run::run_private(deadline_after(timeout), false, f).map_err(TimedOut)
 }
 
 /// Runs `f` with a deadline: see [`with_timeout`].
