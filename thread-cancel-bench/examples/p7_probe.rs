@@ -1,5 +1,5 @@
-//! A probe of P7's calls for profilers (callgrind, `perf`), outside criterion and `compare`:
-//! one mode per process, `N` calls per batch, `REPS` batches, each batch's ns per call printed.
+//! A probe of `CancelScope::run` and `with_timeout` with nothing canceled, for profilers
+//! (callgrind, `perf`), outside criterion and `compare`: one mode per process, `N` calls per batch, `REPS` batches, each batch's ns per call printed.
 //!
 //! ```text
 //! cargo build --release -p thread-cancel-bench --example p7_probe
@@ -36,8 +36,9 @@ fn do_new_run() -> i32 {
 }
 
 /// "cancel" mode: the time of `scope.cancel()` on a scope whose run is blocked in
-/// `thread_cancel::sleep` on another thread (the canceler's side of a delivery: R1 adds its
-/// `membarrier`s here), and the time until that run returned `Err`.
+/// `thread_cancel::sleep` on another thread (the canceler's side of a delivery, where the end
+/// of a run's asymmetric fence puts its `membarrier`), and the time until that run returned
+/// `Err`.
 fn cancel_mode(n: u64) {
     use std::sync::mpsc;
     let (tx, rx) = mpsc::channel::<CancelScope>();
