@@ -1,5 +1,6 @@
 //! A probe of `CancelScope::run` and `with_timeout` with nothing canceled, for profilers
-//! (callgrind, `perf`), outside criterion and `compare`: one mode per process, `N` calls per batch, `REPS` batches, each batch's ns per call printed.
+//! (callgrind, `perf`), outside criterion and `compare`: one mode per process, `N` calls per
+//! batch, `REPS` batches, each batch's ns per call printed.
 //!
 //! ```text
 //! cargo build --release -p thread-cancel-bench --example p7_probe
