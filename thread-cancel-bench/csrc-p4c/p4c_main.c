@@ -8,12 +8,14 @@
  *   "ours CPU"   one sample of p4c_sample_ours (a thread created through pthread_compat.h)
  *   "glibc CPU"  one sample of p4c_sample_glibc (the same code against glibc alone)
  *
- * with CPU the target's CPU (-1: not pinned). The answer is the latency in ns, or "error N"
+ * with CPU the target's CPU (-1: not pinned; else this program's sampling thread keeps off it
+ * for the sample, so that the wake-up crosses CPUs as in the bench process). The answer is the latency in ns, or "error N"
  * (an error number). It exits at end of input. */
 
 #include "p4c.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -73,6 +75,10 @@ int p4c_wait_blocked(int tid) {
 int main(void) {
     char line[64];
     setvbuf(stdout, NULL, _IOLBF, 0);
+    cpu_set_t all;
+    if (sched_getaffinity(0, sizeof all, &all) != 0) {
+        CPU_ZERO(&all);
+    }
     while (fgets(line, sizeof line, stdin) != NULL) {
         char who[16];
         int cpu;
@@ -87,6 +93,13 @@ int main(void) {
         }
         /* A fresh pipe per sample, its write end open until the target was joined: the target
          * leaves read only through the cancellation. */
+        cpu_set_t away = all;
+        if (cpu >= 0 && cpu < CPU_SETSIZE) {
+            CPU_CLR(cpu, &away);
+        }
+        if (CPU_COUNT(&away) > 0) {
+            (void)sched_setaffinity(0, sizeof away, &away);
+        }
         int fds[2];
         if (pipe(fds) != 0) {
             printf("error %d\n", errno);

@@ -11,7 +11,9 @@
 //!
 //! Environment: `COMPARE_SAMPLES` (samples per scenario, after `COMPARE_WARMUP` dropped ones),
 //! `COMPARE_P6_SAMPLES`, `COMPARE_P6_THREADS`, `COMPARE_P6_STACK` (bytes), `COMPARE_OUT` (the
-//! output directory), `P3_TARGET_CPU` (see [`crate::wait_latency::target_cpu`]).
+//! output directory), `P3_TARGET_CPU` (see [`crate::wait_latency::target_cpu`]). The latency
+//! rows pin every sample's wake-up across CPUs ([`crate::target::AcrossCpus`]; the R06 rows
+//! excepted), or, those marked "one CPU", onto one.
 //!
 //! What is measured, per scenario (a sample is one batch for the per-call figures):
 //!
@@ -48,6 +50,7 @@ use crate::rounds::{interleave, Plan, Series};
 use crate::scope_latency;
 use crate::stats::{env_usize, num, ratio, us, Mode, Stats};
 use crate::syscall_latency::{self, Call, Scenario as P4};
+use crate::target::AcrossCpus;
 use crate::wait_latency::{self, Scenario as P3};
 use std::cell::RefCell;
 use std::fmt::Write as _;
@@ -202,8 +205,20 @@ impl Plans {
     }
 }
 
-/// A P3/P4 latency series, in µs.
+/// A P3/P4/P8 latency series, in µs, each sample with its wake-up across CPUs: the sampling
+/// thread confined to the CPU it is on and the target on another ([`AcrossCpus`]), for every
+/// series of a row alike (unpinned, which of this VM's two modes a series lands in depends on
+/// its place in the round-robin, and a row would compare series in different modes).
 fn latency(f: impl Fn() -> io::Result<Duration> + 'static) -> Sampler {
+    Box::new(move || {
+        let _pin = AcrossCpus::here()?;
+        f().map(us)
+    })
+}
+
+/// A latency series, in µs, where the scheduler places the threads: R06's targets spin (they
+/// would share the sampler's CPU if it were confined) and its rows are informative.
+fn unpinned(f: impl Fn() -> io::Result<Duration> + 'static) -> Sampler {
     Box::new(move || f().map(us))
 }
 
@@ -549,12 +564,12 @@ fn r06_plans(p: &mut Plans, each: Plan) {
     let ours = p.add(
         "async_region compute loop",
         each,
-        latency(|| Ok(async_cancel::ours())),
+        unpinned(|| Ok(async_cancel::ours())),
     );
     let glibc = p.add(
         "C loop, PTHREAD_CANCEL_ASYNCHRONOUS + pthread_cancel",
         each,
-        latency(|| Ok(async_cancel::glibc())),
+        unpinned(|| Ok(async_cancel::glibc())),
     );
     p.rows.push(Row {
         scenario: "R06 cancel -> cleanup, async compute loop",
@@ -1284,7 +1299,10 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
          {P5_BATCH} spawn + join; a P3/P4/P4c sample is one cancellation of a fresh thread \
          seen asleep in its system call, from the cancel call to the first cleanup handler \
          starting (a P4c sample after 10 ms of quiet: the side sampled right after another \
-         scenario paid for that scenario's threads ending, up to 1.4x). For P3 and P4 the floor is the wait's floor plus one bare unwind \
+         scenario paid for that scenario's threads ending, up to 1.4x). Every P3/P4/P4c/P8 \
+         sample not marked \"one CPU\" has its wake-up across CPUs: the sampling thread \
+         stays on the CPU it is on and the target moves to another, for ours, glibc's and \
+         the floor alike. For P3 and P4 the floor is the wait's floor plus one bare unwind \
          (`resume_unwind` caught one frame up; its median in this run: {} us), so \
          \"ours/floor\" is the ratio the target holds them to and \"ours/glibc\" the gap to \
          glibc. A P7 sample is the mean of {P7_BATCH} calls; its floor is `catch_unwind` \

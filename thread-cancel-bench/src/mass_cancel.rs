@@ -376,10 +376,7 @@ fn floor(n: usize, stack: usize) -> io::Result<Sample> {
     };
     let maps = map_count();
     let t0 = Instant::now();
-    for w in words.iter().take(handles.len()) {
-        w.store(1, Ordering::Release);
-        futex_wake(w);
-    }
+    wake_all(&words[..handles.len()]);
     let cancel = t0.elapsed();
     let joined = handles.into_iter().filter_map(|h| h.join().ok()).count();
     let total = t0.elapsed();
@@ -392,6 +389,14 @@ fn floor(n: usize, stack: usize) -> io::Result<Sample> {
         cancel,
         maps: maps?,
     })
+}
+
+/// The floors' "cancel": each word set and woken, in order.
+fn wake_all(words: &[AtomicU32]) {
+    for w in words {
+        w.store(1, Ordering::Release);
+        futex_wake(w);
+    }
 }
 
 /// What a thread of [`floor_unwind`] is given: its futex word and where it publishes its tid.
@@ -467,10 +472,7 @@ fn floor_unwind(n: usize, stack: usize) -> io::Result<Sample> {
     };
     let maps = map_count();
     let t0 = Instant::now();
-    for w in words.iter().take(threads.len()) {
-        w.store(1, Ordering::Release);
-        futex_wake(w);
-    }
+    wake_all(&words[..threads.len()]);
     let cancel = t0.elapsed();
     let mut caught = 0;
     for t in threads {

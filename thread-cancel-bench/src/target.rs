@@ -3,7 +3,7 @@
 //! it is canceled, and waiting until it is blocked in its system call.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -16,16 +16,81 @@ const BLOCK_TIMEOUT: Duration = Duration::from_secs(10);
 pub const SETTLE: Duration = Duration::from_micros(100);
 
 /// The CPU every target thread moves to before it blocks: `P3_TARGET_CPU`, if set to a CPU
-/// number. Unset (the default), targets run wherever the scheduler puts them. With the
-/// measuring thread pinned elsewhere (`taskset -c 0` on the process, `P3_TARGET_CPU=1`), every
-/// wake-up crosses CPUs; with both on one CPU (`taskset -c 0`, no variable), none does.
+/// number, else the one an [`AcrossCpus`] guard chose while it lives. Neither (the default):
+/// targets run wherever the scheduler puts them. With the measuring thread pinned elsewhere
+/// (`taskset -c 0` on the process, `P3_TARGET_CPU=1`, or an [`AcrossCpus`]), every wake-up
+/// crosses CPUs; with both on one CPU (`taskset -c 0`, no variable), none does.
 pub fn target_cpu() -> Option<usize> {
     static CPU: OnceLock<Option<usize>> = OnceLock::new();
-    *CPU.get_or_init(|| {
+    CPU.get_or_init(|| {
         std::env::var("P3_TARGET_CPU")
             .ok()
             .and_then(|v| v.trim().parse().ok())
     })
+    .or_else(|| {
+        let c = ACROSS.load(Ordering::Relaxed);
+        (c != NO_CPU).then_some(c)
+    })
+}
+
+/// The target CPU an [`AcrossCpus`] guard set ([`NO_CPU`]: none).
+static ACROSS: AtomicUsize = AtomicUsize::new(NO_CPU);
+const NO_CPU: usize = usize::MAX;
+
+/// While it lives, the calling (measuring) thread is confined to the CPU it is on and every
+/// target thread moves to another CPU of the process's set before it blocks ([`target_cpu`]):
+/// every wake-up of a sample crosses CPUs, for every series alike. Unpinned, a 2-CPU VM makes
+/// each latency bimodal (the futex floor 3-4 us on the waker's CPU, 10-14 us across), and
+/// which mode a series lands in depends on its place in the round-robin; pinned, the series
+/// of a row (ours, glibc's, the floor) are compared in the same mode. On a machine with one
+/// CPU for the process it pins nothing. One guard at a time (the measuring thread is one).
+pub struct AcrossCpus {
+    old: Option<libc::cpu_set_t>,
+}
+
+impl AcrossCpus {
+    /// Pins as above.
+    ///
+    /// # Errors
+    ///
+    /// If the kernel refuses to read or set the calling thread's CPU set.
+    pub fn here() -> io::Result<Self> {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: a `cpu_set_t` is plain bits, for which all-zero is the empty set.
+        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: pid 0 is the calling thread; `old` is a live set of `size` bytes.
+        if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: no arguments.
+        let here = usize::try_from(unsafe { libc::sched_getcpu() })
+            .map_err(|_| io::Error::last_os_error())?;
+        // SAFETY: `CPU_ISSET` reads the bit of an index below the set's size.
+        let other = (0..8 * size).find(|&c| c != here && unsafe { libc::CPU_ISSET(c, &old) });
+        let Some(other) = other else {
+            return Ok(Self { old: None });
+        };
+        // SAFETY: as above; `here` is a CPU number the kernel just gave, below `CPU_SETSIZE`.
+        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        unsafe { libc::CPU_SET(here, &mut one) };
+        // SAFETY: pid 0 is the calling thread; `one` is a live set of `size` bytes.
+        if unsafe { libc::sched_setaffinity(0, size, &one) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        ACROSS.store(other, Ordering::Relaxed);
+        Ok(Self { old: Some(old) })
+    }
+}
+
+impl Drop for AcrossCpus {
+    fn drop(&mut self) {
+        if let Some(old) = &self.old {
+            ACROSS.store(NO_CPU, Ordering::Relaxed);
+            // SAFETY: pid 0 is the calling thread; the set is the one `here` read.
+            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), old) };
+        }
+    }
 }
 
 /// Pins the calling thread to [`target_cpu`], if set.
