@@ -8,8 +8,8 @@
 //! ACROSS=1 target/release/examples/latency_probe scope_recv   # wake-ups across CPUs, as in `compare`
 //! strace -f -e trace=futex,sched_yield,membarrier,tgkill target/release/examples/latency_probe scope_recv 1
 //! ```
-use thread_cancel_bench::target::AcrossCpus;
 use thread_cancel_bench::scope_latency::{self, Scenario as P8, Wait};
+use thread_cancel_bench::target::AcrossCpus;
 use thread_cancel_bench::wait_latency::{self, Scenario as P3};
 
 fn main() {
@@ -20,7 +20,9 @@ fn main() {
         "scope_sleep" => Box::new(|| scope_latency::sample(P8::ScopeCancel(Wait::Sleep))),
         "scope_recv" => Box::new(|| scope_latency::sample(P8::ScopeCancel(Wait::Recv))),
         "scope_read" => Box::new(|| scope_latency::sample(P8::ScopeCancel(Wait::Read))),
-        "scope_sleep_drop" => Box::new(|| scope_latency::sample(P8::ScopeCancelToDrop(Wait::Sleep))),
+        "scope_sleep_drop" => {
+            Box::new(|| scope_latency::sample(P8::ScopeCancelToDrop(Wait::Sleep)))
+        }
         "scope_recv_drop" => Box::new(|| scope_latency::sample(P8::ScopeCancelToDrop(Wait::Recv))),
         "scope_read_drop" => Box::new(|| scope_latency::sample(P8::ScopeCancelToDrop(Wait::Read))),
         "thread_sleep" => Box::new(|| wait_latency::sample(P3::OursSleep)),
