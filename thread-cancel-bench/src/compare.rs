@@ -25,7 +25,7 @@
 //! | P4 | cancel → first cleanup in `io::read`, `io::accept`, `io::poll` | `pthread_cancel` in `read`, `accept`, `poll` | signal → handler + one bare unwind |
 //! | P4c | cancel → first C cleanup handler, C thread through `pthread_compat.h` in `read` ([`crate::c_thread_latency`]) | the same C code on glibc, in a driver process without the library | signal → handler |
 //! | P4c (informative) | the same, the glibc driver given `libthread_cancel.so` with `LD_PRELOAD` | the same C code on glibc, without the library | signal → handler |
-//! | P5 | `spawn` + `join` (and with `Builder::lightweight()`), [`P5_BATCH`] | `pthread_create` + `pthread_join` | `std::thread::spawn` + `join` |
+//! | P5 | `spawn` + `join` (and with `Builder::lightweight()`), [`P5_BATCH`], every thread on the sampler's CPU | `pthread_create` + `pthread_join` | `std::thread::spawn` + `join` |
 //! | P6 | cancel + join of [`crate::mass_cancel::THREADS`] blocked lightweight threads (and, informative, `std`-spawned ones) | the same with `pthread_cancel` | `pthread_create` threads: futex wake + one bare unwind + join (and, in the notes, `std` threads: futex wake + join) |
 //! | P7 | `CancelScope::run(\|\| black_box(1))` on a reused scope; `with_timeout(5 s, ..)`, [`P7_BATCH`] calls | — | `catch_unwind` alone; for `with_timeout`, `Instant::now()` + a `run` |
 //! | P8 | `scope.cancel()` → `Err` from `run` in `sleep`, `recv`, `io::read` ([`crate::scope_latency`]) | `pthread_cancel` in `nanosleep`, `pthread_cond_wait`, `read` | the thread cancel on the same wait (P3/P4's ours) |
@@ -272,6 +272,23 @@ impl Drop for OneCpu {
 fn per_call(unit: Unit, n: u32, mut f: impl FnMut() -> io::Result<()> + 'static) -> Sampler {
     let per_ns = unit.of(Duration::from_nanos(1));
     Box::new(move || micro::batch(n, &mut f).map(|ns| ns * per_ns))
+}
+
+/// As [`per_call`], with the sampling thread confined to the CPU it is on while the batch runs,
+/// and so every thread the batch spawns (they inherit the mask): P5's threads start and end on
+/// the joiner's CPU for every series alike. Unpinned, a 2-CPU VM makes spawn + join bimodal
+/// (8-13 us when the new thread runs on the joiner's CPU, 25-45 us when it runs on the other
+/// and its end wakes the joiner across), and the series of a row land in different modes.
+fn per_call_on_one_cpu(
+    unit: Unit,
+    n: u32,
+    mut f: impl FnMut() -> io::Result<()> + 'static,
+) -> Sampler {
+    let per_ns = unit.of(Duration::from_nanos(1));
+    Box::new(move || {
+        let _pin = OneCpu::here()?;
+        micro::batch(n, &mut f).map(|ns| ns * per_ns)
+    })
 }
 
 /// A P2 series: `f` on `file`, [`P2_BATCH`] calls per sample, in ns.
@@ -588,22 +605,22 @@ fn p5_plans(p: &mut Plans, each: Plan) {
     let ours = p.add(
         "thread_cancel::spawn + join",
         each,
-        per_call(Unit::Us, P5_BATCH, micro::spawn_join_ours),
+        per_call_on_one_cpu(Unit::Us, P5_BATCH, micro::spawn_join_ours),
     );
     let light = p.add(
         "thread_cancel Builder::lightweight() spawn + join",
         each,
-        per_call(Unit::Us, P5_BATCH, micro::spawn_join_lightweight),
+        per_call_on_one_cpu(Unit::Us, P5_BATCH, micro::spawn_join_lightweight),
     );
     let glibc = p.add(
         "glibc pthread_create + pthread_join",
         each,
-        per_call(Unit::Us, P5_BATCH, crate::glibc_spawn_join),
+        per_call_on_one_cpu(Unit::Us, P5_BATCH, crate::glibc_spawn_join),
     );
     let floor = p.add(
         "std::thread::spawn + join",
         each,
-        per_call(Unit::Us, P5_BATCH, micro::spawn_join_std),
+        per_call_on_one_cpu(Unit::Us, P5_BATCH, micro::spawn_join_std),
     );
     for (ours, target, scenario, short) in [
         (ours, Target::P5, "P5 spawn + join", "P5 spawn + join"),
@@ -1302,7 +1319,8 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
          scenario paid for that scenario's threads ending, up to 1.4x). Every P3/P4/P4c/P8 \
          sample not marked \"one CPU\" has its wake-up across CPUs: the sampling thread \
          stays on the CPU it is on and the target moves to another, for ours, glibc's and \
-         the floor alike. For P3 and P4 the floor is the wait's floor plus one bare unwind \
+         the floor alike. A P5 batch runs with every thread on the sampling thread's CPU (for \
+         every series alike: unpinned, spawn + join is bimodal on this VM). For P3 and P4 the floor is the wait's floor plus one bare unwind \
          (`resume_unwind` caught one frame up; its median in this run: {} us), so \
          \"ours/floor\" is the ratio the target holds them to and \"ours/glibc\" the gap to \
          glibc. A P7 sample is the mean of {P7_BATCH} calls; its floor is `catch_unwind` \
