@@ -14,7 +14,8 @@
 //! `OTHERS` names what runs before each round, one letter each: `s`/`j` a thread cancel in
 //! `sleep`/`join`, `r` a scope cancel in `recv`, `d` a `with_deadline` of 2 ms in `sleep` on
 //! this thread (`D`: on another), `z` a plain 2 ms sleep of this thread, `i`/`g`/`f` P4's read
-//! (ours, glibc's, the signal floor), `t` 1,000 `with_timeout`s.
+//! (ours, glibc's, the signal floor), `t` 1,000 `with_timeout`s. `ROTATE=k` starts each round
+//! with the k-th series; `WARM=1` makes one untimed pair before each batch.
 //!
 //! ```text
 //! strace -f -c target/release/examples/p5_probe ours_adopted 2000 1
@@ -94,12 +95,15 @@ fn pin_here() -> std::io::Result<()> {
 /// untimed pair before each batch), `n` rounds; each series' median batch printed.
 fn round_robin(n: u32, reps: u32) {
     use thread_cancel_bench::micro;
-    let series: [(&str, Pair); 4] = [
+    let mut series: [(&str, Pair); 4] = [
         ("ours", micro::spawn_join_ours),
         ("light", micro::spawn_join_lightweight),
         ("glibc", thread_cancel_bench::glibc_spawn_join),
         ("std", micro::spawn_join_std),
     ];
+    // `ROTATE=k`: the round starts with the k-th series (which comes right after `OTHERS`).
+    let k = std::env::var("ROTATE").map_or(0, |v| v.parse().expect("ROTATE"));
+    series.rotate_left(k % 4);
     let warm = std::env::var_os("WARM").is_some();
     let others = std::env::var("OTHERS").unwrap_or_default();
     for _ in 0..reps {

@@ -279,6 +279,11 @@ fn per_call(unit: Unit, n: u32, mut f: impl FnMut() -> io::Result<()> + 'static)
 /// the joiner's CPU for every series alike. Unpinned, a 2-CPU VM makes spawn + join bimodal
 /// (8-13 us when the new thread runs on the joiner's CPU, 25-45 us when it runs on the other
 /// and its end wakes the joiner across), and the series of a row land in different modes.
+///
+/// One untimed pair comes before the batch: the first spawn + join after a series whose
+/// threads slept (a latency sample) costs about 15 us more, and in the round-robin's fixed
+/// cyclic order the same P5 series always came right after one (`p5_probe`'s `rr` mode with
+/// `OTHERS=z` and `ROTATE`: whichever series comes first after a 2 ms sleep pays it).
 fn per_call_on_one_cpu(
     unit: Unit,
     n: u32,
@@ -287,6 +292,7 @@ fn per_call_on_one_cpu(
     let per_ns = unit.of(Duration::from_nanos(1));
     Box::new(move || {
         let _pin = OneCpu::here()?;
+        f()?;
         micro::batch(n, &mut f).map(|ns| ns * per_ns)
     })
 }
@@ -1320,7 +1326,9 @@ pub fn main(full_dir: &Path, quick_dir: &Path) {
          sample not marked \"one CPU\" has its wake-up across CPUs: the sampling thread \
          stays on the CPU it is on and the target moves to another, for ours, glibc's and \
          the floor alike. A P5 batch runs with every thread on the sampling thread's CPU (for \
-         every series alike: unpinned, spawn + join is bimodal on this VM). For P3 and P4 the floor is the wait's floor plus one bare unwind \
+         every series alike: unpinned, spawn + join is bimodal on this VM), after one \
+         untimed pair (the first pair after a series whose threads slept costs ~15 us \
+         more, and the round-robin's cyclic order always put the same P5 series there). For P3 and P4 the floor is the wait's floor plus one bare unwind \
          (`resume_unwind` caught one frame up; its median in this run: {} us), so \
          \"ours/floor\" is the ratio the target holds them to and \"ours/glibc\" the gap to \
          glibc. A P7 sample is the mean of {P7_BATCH} calls; its floor is `catch_unwind` \
