@@ -46,7 +46,7 @@ fn main() {
     }
     let _pin = std::env::var_os("PIN")
         .is_some()
-        .then(|| pin_here().expect("pinned"));
+        .then(|| thread_cancel_bench::target::OneCpu::here().expect("pinned"));
     if base == "rr" {
         round_robin(n, reps);
         return;
@@ -68,26 +68,6 @@ fn main() {
         let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(n);
         let faults = (minor_faults() - f0) as f64 / f64::from(n);
         println!("{mode} {us:.2} us, {faults:.2} page faults per pair");
-    }
-}
-
-/// Confines the calling thread (not the process) to the CPU it is on, as `compare` does for a
-/// P5 batch; the threads it spawns inherit the mask.
-fn pin_here() -> std::io::Result<()> {
-    // SAFETY: no arguments.
-    let cpu = usize::try_from(unsafe { libc::sched_getcpu() })
-        .map_err(|_| std::io::Error::last_os_error())?;
-    // SAFETY: a `cpu_set_t` is plain bits (all-zero: the empty set); `cpu` is a CPU number
-    // the kernel gave, below `CPU_SETSIZE`; pid 0 is the calling thread.
-    let rc = unsafe {
-        let mut one: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut one);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one)
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
     }
 }
 

@@ -12,8 +12,8 @@
 //! Environment: `COMPARE_SAMPLES` (samples per scenario, after `COMPARE_WARMUP` dropped ones),
 //! `COMPARE_P6_SAMPLES`, `COMPARE_P6_THREADS`, `COMPARE_P6_STACK` (bytes), `COMPARE_OUT` (the
 //! output directory), `P3_TARGET_CPU` (see [`crate::wait_latency::target_cpu`]). The latency
-//! rows pin every sample's wake-up across CPUs ([`crate::target::AcrossCpus`]; the R06 rows
-//! excepted), or, those marked "one CPU", onto one.
+//! rows pin every sample's wake-up across CPUs ([`crate::target::AcrossCpus`]; the rows of
+//! the asynchronous compute loop excepted), or, those marked "one CPU", onto one.
 //!
 //! What is measured, per scenario (a sample is one batch for the per-call figures):
 //!
@@ -50,7 +50,7 @@ use crate::rounds::{interleave, Plan, Series};
 use crate::scope_latency;
 use crate::stats::{env_usize, num, ratio, us, Mode, Stats};
 use crate::syscall_latency::{self, Call, Scenario as P4};
-use crate::target::AcrossCpus;
+use crate::target::{AcrossCpus, OneCpu};
 use crate::wait_latency::{self, Scenario as P3};
 use std::cell::RefCell;
 use std::fmt::Write as _;
@@ -232,40 +232,6 @@ fn latency_on_one_cpu(f: impl Fn() -> io::Result<Duration> + 'static) -> Sampler
         let _pin = OneCpu::here()?;
         f().map(us)
     })
-}
-
-/// The calling thread confined to its current CPU until dropped (the old mask is restored).
-struct OneCpu(libc::cpu_set_t);
-
-impl OneCpu {
-    fn here() -> io::Result<Self> {
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        // SAFETY: a `cpu_set_t` is plain bits, for which all-zero is the empty set.
-        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: pid 0 is the calling thread; `old` is a live set of `size` bytes.
-        if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: no arguments.
-        let cpu = unsafe { libc::sched_getcpu() };
-        let cpu = usize::try_from(cpu).map_err(|_| io::Error::last_os_error())?;
-        // SAFETY: as above.
-        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `cpu` is a CPU number the kernel just gave, below `CPU_SETSIZE`.
-        unsafe { libc::CPU_SET(cpu, &mut one) };
-        // SAFETY: pid 0 is the calling thread; `one` is a live set of `size` bytes.
-        if unsafe { libc::sched_setaffinity(0, size, &one) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Self(old))
-    }
-}
-
-impl Drop for OneCpu {
-    fn drop(&mut self) {
-        // SAFETY: pid 0 is the calling thread; the set is the one `here` read.
-        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.0) };
-    }
 }
 
 /// A batch of one-call-at-a-time operations, the mean of one call in `unit`.

@@ -37,19 +37,15 @@ pub fn target_cpu() -> Option<usize> {
 static ACROSS: AtomicUsize = AtomicUsize::new(NO_CPU);
 const NO_CPU: usize = usize::MAX;
 
-/// While it lives, the calling (measuring) thread is confined to the CPU it is on and every
-/// target thread moves to another CPU of the process's set before it blocks ([`target_cpu`]):
-/// every wake-up of a sample crosses CPUs, for every series alike. Unpinned, a 2-CPU VM makes
-/// each latency bimodal (the futex floor 3-4 us on the waker's CPU, 10-14 us across), and
-/// which mode a series lands in depends on its place in the round-robin; pinned, the series
-/// of a row (ours, glibc's, the floor) are compared in the same mode. On a machine with one
-/// CPU for the process it pins nothing. One guard at a time (the measuring thread is one).
-pub struct AcrossCpus {
-    old: Option<libc::cpu_set_t>,
+/// The calling thread confined to the CPU it is on until dropped (its old set is restored);
+/// the threads it spawns meanwhile inherit the confinement.
+pub struct OneCpu {
+    old: libc::cpu_set_t,
+    here: usize,
 }
 
-impl AcrossCpus {
-    /// Pins as above.
+impl OneCpu {
+    /// Confines as above.
     ///
     /// # Errors
     ///
@@ -65,30 +61,63 @@ impl AcrossCpus {
         // SAFETY: no arguments.
         let here = usize::try_from(unsafe { libc::sched_getcpu() })
             .map_err(|_| io::Error::last_os_error())?;
-        // SAFETY: `CPU_ISSET` reads the bit of an index below the set's size.
-        let other = (0..8 * size).find(|&c| c != here && unsafe { libc::CPU_ISSET(c, &old) });
-        let Some(other) = other else {
-            return Ok(Self { old: None });
-        };
-        // SAFETY: as above; `here` is a CPU number the kernel just gave, below `CPU_SETSIZE`.
-        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
         // SAFETY: as above.
+        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `here` is a CPU number the kernel just gave, below `CPU_SETSIZE`.
         unsafe { libc::CPU_SET(here, &mut one) };
         // SAFETY: pid 0 is the calling thread; `one` is a live set of `size` bytes.
         if unsafe { libc::sched_setaffinity(0, size, &one) } != 0 {
             return Err(io::Error::last_os_error());
         }
+        Ok(Self { old, here })
+    }
+}
+
+impl Drop for OneCpu {
+    fn drop(&mut self) {
+        // SAFETY: pid 0 is the calling thread; the set is the one `here` read.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.old) };
+    }
+}
+
+/// While it lives, the calling (measuring) thread is confined to the CPU it is on
+/// ([`OneCpu`]) and every target thread moves to another CPU of the process's set before it
+/// blocks ([`target_cpu`]): every wake-up of a sample crosses CPUs, for every series alike.
+/// Unpinned, a 2-CPU VM makes each latency bimodal (the futex floor 3-4 us on the waker's CPU,
+/// 10-14 us across), and which mode a series lands in depends on its place in the round-robin;
+/// pinned, the series of a row (ours, glibc's, the floor) are compared in the same mode. On a
+/// machine with one CPU for the process it pins nothing. One guard at a time (the measuring
+/// thread is one).
+pub struct AcrossCpus {
+    confined: Option<OneCpu>,
+}
+
+impl AcrossCpus {
+    /// Pins as above.
+    ///
+    /// # Errors
+    ///
+    /// If the kernel refuses to read or set the calling thread's CPU set.
+    pub fn here() -> io::Result<Self> {
+        let one = OneCpu::here()?;
+        let bits = 8 * std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: `CPU_ISSET` reads the bit of an index below the set's size.
+        let other = (0..bits).find(|&c| c != one.here && unsafe { libc::CPU_ISSET(c, &one.old) });
+        let Some(other) = other else {
+            return Ok(Self { confined: None }); // dropping `one` restores the set
+        };
         ACROSS.store(other, Ordering::Relaxed);
-        Ok(Self { old: Some(old) })
+        Ok(Self {
+            confined: Some(one),
+        })
     }
 }
 
 impl Drop for AcrossCpus {
     fn drop(&mut self) {
-        if let Some(old) = &self.old {
+        // Before `confined` restores the set (fields drop after this).
+        if self.confined.is_some() {
             ACROSS.store(NO_CPU, Ordering::Relaxed);
-            // SAFETY: pid 0 is the calling thread; the set is the one `here` read.
-            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), old) };
         }
     }
 }
