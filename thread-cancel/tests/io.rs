@@ -353,6 +353,11 @@ fn r05_blocked_pause_epoll_wait_waitpid_are_woken_by_cancel() {
 /// parker's hand-off instead. The target here parks (a short `sleep`) and then blocks in a
 /// `read` that nothing but the cancel signal ends, so a request whose hand-off it missed
 /// would leave it blocked for ever: every race must end with the thread canceled, at once.
+///
+/// Most races cancel after a varying spin, so the request lands before, in or after the park
+/// as the scheduler has it. Two races in sixteen are placed on purpose, so both sides are run
+/// whatever the machine's load: in one the target parks for seconds (the cancel lands in the
+/// park), in the other the canceler waits until the target has left the park for the read.
 #[test]
 #[cfg_attr(
     thread_cancel_portable,
@@ -365,6 +370,12 @@ fn r05_cancel_racing_a_park_then_a_blocking_read_never_hangs() {
     let r = Arc::new(r);
     let (mut in_park, mut in_read) = (0, 0);
     for i in 0..n {
+        let (park_anchor, read_anchor) = (i % 16 == 0, i % 16 == 1);
+        let park = if park_anchor {
+            Duration::from_secs(5)
+        } else {
+            Duration::from_micros(20)
+        };
         let rr = r.clone();
         let started = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let reading = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -372,7 +383,7 @@ fn r05_cancel_racing_a_park_then_a_blocking_read_never_hangs() {
         let h = spawn(move || {
             st.store(true, Ordering::SeqCst);
             loop {
-                thread_cancel::sleep(Duration::from_micros(20));
+                thread_cancel::sleep(park);
                 rd.store(true, Ordering::SeqCst);
                 let _ = io::read(rr.as_fd(), &mut [0u8; 1]);
             }
@@ -380,9 +391,21 @@ fn r05_cancel_racing_a_park_then_a_blocking_read_never_hangs() {
         while !started.load(Ordering::SeqCst) {
             std::hint::spin_loop();
         }
-        // From nothing to about 40 µs: the request lands before, in, or after the park.
-        for _ in 0..(i % 64) * (i % 7) * 10 {
-            std::hint::spin_loop();
+        if read_anchor {
+            // Past the park: the request lands at or in the read.
+            let t = std::time::Instant::now();
+            while !reading.load(Ordering::SeqCst) {
+                assert!(
+                    t.elapsed() < HANG,
+                    "race {i}: the target never left its park"
+                );
+                std::thread::yield_now();
+            }
+        } else if !park_anchor {
+            // From nothing to about 40 µs: the request lands before, in, or after the park.
+            for _ in 0..(i % 64) * (i % 7) * 10 {
+                std::hint::spin_loop();
+            }
         }
         h.cancel().unwrap();
         let c = h.canceler();
@@ -395,14 +418,19 @@ fn r05_cancel_racing_a_park_then_a_blocking_read_never_hangs() {
             std::thread::yield_now();
         }
         assert!(h.join().is_canceled());
-        if reading.load(Ordering::SeqCst) {
+        let read = reading.load(Ordering::SeqCst);
+        if park_anchor {
+            // A cancel that did not end the long park would let the target reach the read.
+            assert!(!read, "race {i}: the cancel did not end the park");
+        }
+        if read {
             in_read += 1;
         } else {
             in_park += 1;
         }
     }
     eprintln!("{n} races: {in_park} canceled before the read, {in_read} at or in it");
-    // Both sides of the race were run (at 2,000 races, about 85% / 15% here).
+    // Both sides of the race were run (the placed races make sure of it).
     assert!(
         in_park > 0 && in_read > 0,
         "the races all landed on one side"
