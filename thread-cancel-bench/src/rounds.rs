@@ -1,6 +1,7 @@
-//! Interleaved sampling: one sample of each series per round, the starting series rotating
-//! from round to round, so that machine noise (a frequency change, a neighbour on the host)
-//! hits every series alike. A series may ask for fewer samples than the others (an expensive
+//! Interleaved sampling: one sample of each series per round, in an order shuffled afresh each
+//! round, so that machine noise (a frequency change, a neighbour on the host) hits every series
+//! alike, and so does what a series leaves behind for the next one (a thread that slept, a
+//! cache another series filled): no series always follows the same other one. A series may ask for fewer samples than the others (an expensive
 //! one, such as P6's 10,000 threads): its samples are then spread evenly over the rounds.
 //!
 //! ```
@@ -55,8 +56,9 @@ impl Series {
 /// Takes `plans[i].warmup + plans[i].samples` samples of every series `i` with `sample(i)`, in
 /// rounds: there are as many rounds as the largest plan has samples in all, and series `i` is
 /// sampled in round `r` when `⌊(r + 1) t / R⌋ > ⌊r t / R⌋` (`t` its total, `R` the rounds), so
-/// exactly `t` times, evenly spread. Within a round the series are taken in turn, starting
-/// from `r mod k`. `progress(r, R)` is called before each round.
+/// exactly `t` times, evenly spread. Within a round the series are taken in an order shuffled
+/// for that round (by a fixed seed: the same plans give the same order, run after run).
+/// `progress(r, R)` is called before each round.
 ///
 /// # Errors
 ///
@@ -70,10 +72,12 @@ pub fn interleave<E>(
     let rounds = plans.iter().map(|p| p.total()).max().unwrap_or(0);
     let mut out = vec![Series::default(); k];
     let mut taken = vec![0usize; k];
+    let mut order: Vec<usize> = (0..k).collect();
+    let mut rng = SplitMix(0x7468_7265_6164_2d63);
     for r in 0..rounds {
         progress(r, rounds);
-        for j in 0..k {
-            let i = (r + j) % k;
+        rng.shuffle(&mut order);
+        for &i in &order {
             let t = plans[i].total();
             if (r + 1) * t / rounds == r * t / rounds {
                 continue;
@@ -87,4 +91,88 @@ pub fn interleave<E>(
         }
     }
     Ok(out)
+}
+
+/// SplitMix64: a small generator for the rounds' order (no dependency for a shuffle).
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Fisher–Yates.
+    fn shuffle(&mut self, v: &mut [usize]) {
+        for i in (1..v.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_series_gets_its_samples_and_no_series_always_follows_the_same_one() {
+        let plans = [
+            Plan {
+                warmup: 2,
+                samples: 398,
+            },
+            Plan {
+                warmup: 0,
+                samples: 400,
+            },
+            Plan {
+                warmup: 1,
+                samples: 99,
+            },
+            Plan {
+                warmup: 0,
+                samples: 400,
+            },
+        ];
+        let mut calls = [0usize; 4];
+        let mut trace = Vec::new();
+        let series = interleave(
+            &plans,
+            |i| -> Result<f64, ()> {
+                calls[i] += 1;
+                trace.push(i);
+                Ok(calls[i] as f64)
+            },
+            |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(calls, [400, 400, 100, 400]);
+        assert_eq!(series[0].kept.len(), 398);
+        assert_eq!(
+            series[2].kept,
+            (2..=100).map(|v| v as f64).collect::<Vec<_>>()
+        );
+        // No series mostly follows one other (a rotated fixed cycle gives each series the same
+        // predecessor in all rounds but one in four here).
+        for i in [0, 1, 3] {
+            let before: Vec<usize> = trace
+                .windows(2)
+                .filter(|w| w[1] == i)
+                .map(|w| w[0])
+                .collect();
+            let most = (0..4)
+                .map(|p| before.iter().filter(|&&b| b == p).count())
+                .max()
+                .unwrap();
+            assert!(
+                most * 2 < before.len(),
+                "series {i} follows one series {most} times in {}",
+                before.len()
+            );
+        }
+    }
 }
