@@ -1,32 +1,34 @@
 //! The link between a thread and its control block, and the adoption of threads the crate did
 //! not spawn.
 //!
-//! Every thread that has a control block keeps an `Arc` of it in the thread-local `LINK` and a
-//! raw pointer to it in `control::tls` (the pointer a cancellation point reads). Threads the
-//! crate did not spawn are adopted on first use (`thread_cancel::current`, `set_cancel_state`,
-//! ...); until then no one can hold a `Canceler` for them, so they have nothing to act on.
+//! Every thread that has a control block keeps a raw pointer to it in `control::tls` (the
+//! pointer a cancellation point reads) and something that keeps the block alive while the
+//! pointer names it: the root, in a thread the crate spawned ([`link_spawned`]); the
+//! thread-local `LINK`, whose destructor releases it at the thread's end, in a thread the crate
+//! adopted. Threads the crate did not spawn are adopted on first use (`thread_cancel::current`,
+//! `set_cancel_state`, ...); until then no one can hold a `Canceler` for them, so they have
+//! nothing to act on.
 
 use crate::control::{current_ptr, set_current, with_current, Control};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 thread_local! {
     static LINK: RefCell<Option<Link>> = const { RefCell::new(None) };
+    /// Set when a spawned thread's root is over (no destructor: nothing to register).
+    static ROOT_OVER: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Keeps the thread's control block alive; its destructor (at thread exit) detaches it.
+/// Keeps an adopted thread's control block alive; its destructor (at thread exit) detaches
+/// it and marks it finished (an adopted thread has no root of ours).
 struct Link {
     control: Arc<Control>,
-    /// Adopted threads have no root of ours: they are marked finished here.
-    adopted: bool,
 }
 
 impl Drop for Link {
     fn drop(&mut self) {
         set_current(std::ptr::null());
-        if self.adopted {
-            self.control.finish();
-        }
+        self.control.finish();
     }
 }
 
@@ -45,13 +47,18 @@ pub(crate) fn current_control() -> Arc<Control> {
     if let Some(c) = current_arc() {
         return c;
     }
+    if ROOT_OVER.get() {
+        // A spawned thread past its root (its thread-local destructors): its block is
+        // finished, and so is the one it gets here.
+        return Arc::new(Control::finished());
+    }
     LINK.try_with(|l| {
         let mut l = l.borrow_mut();
         if let Some(link) = &*l {
             return link.control.clone();
         }
         let control = Arc::new(Control::new(None));
-        install(&mut l, control.clone(), true);
+        install(&mut l, control.clone());
         control
     })
     // The thread is being torn down: it can no longer be canceled.
@@ -75,18 +82,29 @@ fn current_arc() -> Option<Arc<Control>> {
     }
 }
 
-/// Called first thing on a thread the crate spawned.
-pub(crate) fn link_spawned(control: Arc<Control>) {
-    LINK.with(|l| install(&mut l.borrow_mut(), control, false));
+/// Called first thing on a thread the crate spawned: links `control`, which the caller (the
+/// root) keeps alive until the returned guard is dropped. No thread-local destructor is
+/// registered for it: registering one takes the dynamic loader's lock and an allocation, for
+/// every thread.
+pub(crate) fn link_spawned(control: &Arc<Control>) -> SpawnedLink {
+    crate::sys::prepare();
+    control.set_thread(std::thread::current());
+    set_current(Arc::as_ptr(control));
+    SpawnedLink(())
 }
 
-/// A spawned thread's root is over (its block finished): the block is no longer the thread's
-/// current one, so that code its thread-local destructors run later (a `CancelScope::run`, a
-/// deadline) gets a block of its own for the length of a run ([`link_for_teardown`]), as in a
-/// thread the crate did not spawn, and its scopes and deadlines are enforced there. The link
-/// keeps the block alive until the thread ends.
-pub(crate) fn unlink_after_root() {
-    set_current(std::ptr::null());
+/// A spawned thread's link, dropped when its root is over (its block finished, or the root
+/// unwinding): the block is no longer the thread's current one, so that code its thread-local
+/// destructors run later (a `CancelScope::run`, a deadline) gets a block of its own for the
+/// length of a run ([`link_for_teardown`]), as in a thread the crate did not spawn, and its
+/// scopes and deadlines are enforced there; [`current_control`] gives a finished block there.
+pub(crate) struct SpawnedLink(());
+
+impl Drop for SpawnedLink {
+    fn drop(&mut self) {
+        set_current(std::ptr::null());
+        ROOT_OVER.set(true);
+    }
 }
 
 /// Called first thing on a thread created for the C ABI with the system's `pthread_create`:
@@ -131,7 +149,7 @@ pub(crate) fn link_adopted(control: Arc<Control>) -> Result<(), Arc<Control>> {
     let mut control = Some(control);
     let linked = LINK.try_with(|l| {
         if let Some(c) = control.take() {
-            install(&mut l.borrow_mut(), c, true);
+            install(&mut l.borrow_mut(), c);
         }
     });
     match (linked, control) {
@@ -162,14 +180,15 @@ pub(crate) fn adopt_without_std_handle() {
     NO_STD_HANDLE_ON_ADOPTION.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-fn install(slot: &mut Option<Link>, control: Arc<Control>, adopted: bool) {
+/// Links `control` as the adopted calling thread's.
+fn install(slot: &mut Option<Link>, control: Arc<Control>) {
     // Before the thread can make a cancellable call: the signal handler and the fence.
     crate::sys::prepare();
-    if adopted && NO_STD_HANDLE_ON_ADOPTION.load(std::sync::atomic::Ordering::Relaxed) {
+    if NO_STD_HANDLE_ON_ADOPTION.load(std::sync::atomic::Ordering::Relaxed) {
         control.set_pthread();
     } else {
         control.set_thread(std::thread::current());
     }
     set_current(Arc::as_ptr(&control));
-    *slot = Some(Link { control, adopted });
+    *slot = Some(Link { control });
 }

@@ -123,6 +123,53 @@ fn r18_cancel_of_a_thread_that_does_not_exist_is_an_error() {
     assert_eq!(e.raw_os_error(), Some(libc::ESRCH));
 }
 
+/// What a thread-local destructor of a spawned thread saw of the thread itself.
+struct CancelsItselfWhenDropped(mpsc::Sender<(Result<(), NoSuchThread>, bool)>);
+
+impl Drop for CancelsItselfWhenDropped {
+    fn drop(&mut self) {
+        let me = current();
+        let r = me.cancel();
+        // A point here never acts: the thread's root is over.
+        testcancel();
+        let _ = self.0.send((r, me.is_finished()));
+    }
+}
+
+thread_local! {
+    static CANCELS_ITSELF: std::cell::RefCell<Option<CancelsItselfWhenDropped>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// After its root, in its thread-local destructors, a spawned thread is gone for the crate: a
+/// cancel of it is an error and its points never act (an unwind out of a thread-local
+/// destructor would abort the process). The root holds the thread's block, with no
+/// thread-local destructor of the crate's: what the destructors see must not depend on the
+/// order they run in.
+#[test]
+fn r18_a_spawned_thread_in_its_thread_local_destructors_is_finished() {
+    for lightweight in [false, true] {
+        let (tx, rx) = mpsc::channel();
+        let body = move || {
+            CANCELS_ITSELF.with(|c| *c.borrow_mut() = Some(CancelsItselfWhenDropped(tx)));
+        };
+        let h = if lightweight {
+            Builder::new().lightweight().spawn(body)
+        } else {
+            Builder::new().spawn(body)
+        };
+        assert!(
+            matches!(h.unwrap().join(), Outcome::Returned(())),
+            "lightweight {lightweight}"
+        );
+        assert_eq!(
+            rx.recv().unwrap(),
+            (Err(NoSuchThread), true),
+            "lightweight {lightweight}"
+        );
+    }
+}
+
 #[test]
 fn exit_with_a_value_of_the_wrong_type_panics_at_the_call() {
     let h = spawn(|| -> u32 { exit("not a u32") });

@@ -24,11 +24,12 @@ use std::time::Instant;
 /// Runs `f` as the body of a spawned thread: link the control block, catch the termination
 /// unwind, run the thread-specific-data destructors, mark finished (later requests fail).
 pub(crate) fn root<T: 'static>(control: Arc<Control>, f: impl FnOnce() -> T) -> Outcome<T> {
-    link_spawned(control.clone());
+    // Dropped before `control` (locals before parameters), also if the root unwinds.
+    let link = link_spawned(&control);
     let outcome = outcome(&control, catch_unwind(AssertUnwindSafe(f)));
     tsd::run_destructors();
     control.finish();
-    crate::current::unlink_after_root();
+    drop(link);
     outcome
 }
 
