@@ -297,7 +297,7 @@ fn run_in<S: RunIn, R>(
     let result = if inner.marked() {
         None
     } else {
-        Some(catch_unwind(AssertUnwindSafe(f)))
+        Some(catch_run(f))
     };
     // Deleted inside the run: a tick it queued is discarded, never delivered after.
     drop(tick);
@@ -316,6 +316,14 @@ fn run_in<S: RunIn, R>(
         Some(Err(p)) if caught && p.is::<ScopeUnwind>() => Err(inner.error(true, None)),
         Some(Err(p)) => resume_unwind(p),
     }
+}
+
+/// The run's `catch_unwind`, in a frame of its own: a scope's unwind stops in this frame, whose
+/// table of call sites (what the unwinder's personality routine scans in each phase) has the
+/// closure's call alone, not every call of `run_in` and of the code it is inlined into.
+#[inline(never)]
+fn catch_run<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    catch_unwind(AssertUnwindSafe(f))
 }
 
 /// What a shield holds of the enclosing runs until it ends.

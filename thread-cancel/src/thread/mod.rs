@@ -26,11 +26,19 @@ use std::time::Instant;
 pub(crate) fn root<T: 'static>(control: Arc<Control>, f: impl FnOnce() -> T) -> Outcome<T> {
     // Dropped before `control` (locals before parameters), also if the root unwinds.
     let link = link_spawned(&control);
-    let outcome = outcome(&control, catch_unwind(AssertUnwindSafe(f)));
+    let outcome = outcome(&control, catch_body(f));
     tsd::run_destructors();
     control.finish();
     drop(link);
     outcome
+}
+
+/// The root's `catch_unwind`, in a frame of its own: a cancel's unwind stops in this frame,
+/// whose table of call sites (what the unwinder's personality routine scans in each phase) has
+/// the body's call alone, not the root's.
+#[inline(never)]
+fn catch_body<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    catch_unwind(AssertUnwindSafe(f))
 }
 
 /// A thread's root, once its body has returned or unwound (`result`): marks the word (the
