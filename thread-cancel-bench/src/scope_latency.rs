@@ -106,20 +106,33 @@ impl Scenario {
 /// returning `Err`, or a deadline firing early.
 pub fn sample(scenario: Scenario) -> io::Result<Duration> {
     match scenario {
-        Scenario::ScopeCancel(w) => scope_cancel(w, false),
-        Scenario::Deadline(w) => deadline(w),
-        Scenario::ScopeCancelToDrop(w) => scope_cancel(w, true),
+        Scenario::ScopeCancel(w) => with_blocker(w, ScopeCancel { to_drop: false }),
+        Scenario::Deadline(w) => with_blocker(w, DeadlineIn),
+        Scenario::ScopeCancelToDrop(w) => with_blocker(w, ScopeCancel { to_drop: true }),
     }
 }
 
-/// The blocking call of `w` (to run in a target), and what keeps it blocked (the pipe's write
-/// end, the channel's sender), to drop only after the call returned.
-type Blocker = (Box<dyn FnOnce() + Send>, Box<dyn std::any::Any>);
+/// What a sample does with the blocking call of a [`Wait`] (to run in a target) and what keeps
+/// it blocked (the pipe's write end, the channel's sender, to drop only after the call
+/// returned). The call is passed as a closure of its own type, never boxed: a
+/// `Box<dyn FnOnce>` between the run and the wait would add a frame (with a landing pad, to
+/// free the box) to every unwind measured, which the thread cancels the rows are compared with
+/// do not have.
+trait WithBlocker {
+    fn with<F: FnOnce() + Send + 'static>(
+        self,
+        w: Wait,
+        call: F,
+        keep: Box<dyn std::any::Any>,
+    ) -> io::Result<Duration>;
+}
 
-fn blocker(w: Wait) -> io::Result<Blocker> {
-    Ok(match w {
-        Wait::Sleep => (
-            Box::new(|| thread_cancel::sleep(Duration::from_secs(3600))),
+/// Gives `sample` the blocking call of `w`.
+fn with_blocker(w: Wait, sample: impl WithBlocker) -> io::Result<Duration> {
+    match w {
+        Wait::Sleep => sample.with(
+            w,
+            || thread_cancel::sleep(Duration::from_secs(3600)),
             Box::new(()),
         ),
         Wait::Recv => {
@@ -127,17 +140,17 @@ fn blocker(w: Wait) -> io::Result<Blocker> {
             let call = move || {
                 let _ = rx.recv();
             };
-            (Box::new(call), Box::new(tx))
+            sample.with(w, call, Box::new(tx))
         }
         Wait::Read => {
-            let (r, w) = io::pipe()?;
+            let (r, wr) = io::pipe()?;
             let r: OwnedFd = r.into();
             let call = move || {
                 let _ = thread_cancel::io::read(r.as_fd(), &mut [0u8; 1]);
             };
-            (Box::new(call), Box::new(w))
+            sample.with(w, call, Box::new(wr))
         }
-    })
+    }
 }
 
 /// Records the time when dropped.
@@ -151,59 +164,78 @@ impl Drop for RecordOnDrop {
 
 /// (a): a fresh target runs `scope.run(call)`; the time from `scope.cancel()` to `run`
 /// returning in the target (or, `to_drop`, to the first `Drop` inside the run).
-fn scope_cancel(w: Wait, to_drop: bool) -> io::Result<Duration> {
-    let (call, keep) = blocker(w)?;
-    let scope = CancelScope::new();
-    let stamp = Stamp::default();
-    let tid = Tid::default();
-    let (sc, s, t) = (scope.clone(), stamp.clone(), tid.clone());
-    let h = thread_cancel::Builder::new()
-        .name(TARGET_NAME.into())
-        .spawn(move || {
-            t.publish();
-            if to_drop {
-                sc.run(move || {
-                    let _first = RecordOnDrop(s);
-                    call()
-                })
-                .is_err()
-            } else {
-                let r = sc.run(call);
-                s.record();
-                r.is_err()
-            }
-        })?;
-    let blocked = wait_blocked(tid.wait(), w.syscalls());
-    let t0 = now_ns();
-    scope.cancel();
-    let outcome = h.join();
-    drop(keep); // only now: the target is joined
-    blocked?;
-    match outcome {
-        Outcome::Returned(true) => interval(t0, stamp.get(), "scope cancel"),
-        other => Err(io::Error::other(format!(
-            "run did not return Err: {other:?}"
-        ))),
+struct ScopeCancel {
+    to_drop: bool,
+}
+
+impl WithBlocker for ScopeCancel {
+    fn with<F: FnOnce() + Send + 'static>(
+        self,
+        w: Wait,
+        call: F,
+        keep: Box<dyn std::any::Any>,
+    ) -> io::Result<Duration> {
+        let to_drop = self.to_drop;
+        let scope = CancelScope::new();
+        let stamp = Stamp::default();
+        let tid = Tid::default();
+        let (sc, s, t) = (scope.clone(), stamp.clone(), tid.clone());
+        let h = thread_cancel::Builder::new()
+            .name(TARGET_NAME.into())
+            .spawn(move || {
+                t.publish();
+                if to_drop {
+                    sc.run(move || {
+                        let _first = RecordOnDrop(s);
+                        call()
+                    })
+                    .is_err()
+                } else {
+                    let r = sc.run(call);
+                    s.record();
+                    r.is_err()
+                }
+            })?;
+        let blocked = wait_blocked(tid.wait(), w.syscalls());
+        let t0 = now_ns();
+        scope.cancel();
+        let outcome = h.join();
+        drop(keep); // only now: the target is joined
+        blocked?;
+        match outcome {
+            Outcome::Returned(true) => interval(t0, stamp.get(), "scope cancel"),
+            other => Err(io::Error::other(format!(
+                "run did not return Err: {other:?}"
+            ))),
+        }
     }
 }
 
 /// (b): `with_deadline(now + DEADLINE_AFTER, call)` in this thread; how late it returned.
-fn deadline(w: Wait) -> io::Result<Duration> {
-    let (call, keep) = blocker(w)?;
-    let at = Instant::now() + DEADLINE_AFTER;
-    let r = thread_cancel::with_deadline(at, call);
-    let end = Instant::now();
-    drop(keep);
-    if r.is_ok() {
-        return Err(io::Error::other("the call returned before its deadline"));
+struct DeadlineIn;
+
+impl WithBlocker for DeadlineIn {
+    fn with<F: FnOnce() + Send + 'static>(
+        self,
+        _: Wait,
+        call: F,
+        keep: Box<dyn std::any::Any>,
+    ) -> io::Result<Duration> {
+        let at = Instant::now() + DEADLINE_AFTER;
+        let r = thread_cancel::with_deadline(at, call);
+        let end = Instant::now();
+        drop(keep);
+        if r.is_ok() {
+            return Err(io::Error::other("the call returned before its deadline"));
+        }
+        if end < at {
+            return Err(io::Error::other(format!(
+                "the deadline fired {:?} early",
+                at - end
+            )));
+        }
+        Ok(end - at)
     }
-    if end < at {
-        return Err(io::Error::other(format!(
-            "the deadline fired {:?} early",
-            at - end
-        )));
-    }
-    Ok(end - at)
 }
 
 /// The `p8_latency` bench: the scope cancel in each wait beside the thread cancel on the same
