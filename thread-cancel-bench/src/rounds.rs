@@ -1,8 +1,9 @@
 //! Interleaved sampling: one sample of each series per round, in an order shuffled afresh each
 //! round, so that machine noise (a frequency change, a neighbour on the host) hits every series
 //! alike, and so does what a series leaves behind for the next one (a thread that slept, a
-//! cache another series filled): no series always follows the same other one. A series may ask for fewer samples than the others (an expensive
-//! one, such as P6's 10,000 threads): its samples are then spread evenly over the rounds.
+//! cache another series filled): no series always follows the same other one. A series may
+//! ask for fewer samples than the others (an expensive one, such as P6's 10,000 threads): its
+//! samples are then spread evenly over the rounds.
 //!
 //! ```
 //! use thread_cancel_bench::rounds::{interleave, Plan};

@@ -121,7 +121,8 @@ pub(crate) fn current_ptr() -> Option<*const Control> {
 #[inline(always)]
 pub(crate) fn with_current<R>(f: impl FnOnce(&Control) -> R) -> Option<R> {
     // SAFETY: `CURRENT` is set (`set_current`) to `Arc::as_ptr` of an `Arc` that its setter keeps
-    // alive until it resets it to null (the thread's link, `current.rs`, or a C thread's root).
+    // alive until it resets it to null (a spawned thread's root or an adopted thread's link,
+    // `current.rs`, or a C thread's root).
     // It is only read on this thread, so the pointee is alive for the whole of `f`.
     current_ptr().map(|p| f(unsafe { &*p }))
 }
