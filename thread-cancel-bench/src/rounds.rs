@@ -2,8 +2,8 @@
 //! round, so that machine noise (a frequency change, a neighbour on the host) hits every series
 //! alike, and so does what a series leaves behind for the next one (a thread that slept, a
 //! cache another series filled): no series always follows the same other one. A series may
-//! ask for fewer samples than the others (an expensive one, such as P6's 10,000 threads): its
-//! samples are then spread evenly over the rounds.
+//! ask for fewer samples than the others (an expensive one, such as the cancel of 10,000
+//! threads): its samples are then spread evenly over the rounds.
 //!
 //! ```
 //! use thread_cancel_bench::rounds::{interleave, Plan};
