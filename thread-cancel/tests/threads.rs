@@ -1061,6 +1061,33 @@ fn scoped_threads_can_be_canceled_and_borrow() {
     assert!(counter.load(Ordering::Relaxed) > 0);
 }
 
+#[test]
+fn r09_a_scoped_join_is_a_cancellation_point_and_its_target_runs_on() {
+    // The joiner's handle of the target is dropped before its unwind starts: the unwind still
+    // runs the joiner's cleanup, and the target, not canceled, runs on and is waited for by
+    // the scope.
+    let (release, wait) = mpsc::channel::<()>();
+    let cleaned = AtomicBool::new(false);
+    let tid = common::Tid::new();
+    thread_cancel::scope(|s| {
+        let target = s.spawn(move || wait.recv().is_ok()); // `std`'s recv: not a point
+        let c = target.canceler();
+        let (cleaned, t2) = (&cleaned, tid.clone());
+        let joiner = s.spawn(move || {
+            let _g = cleanup_push(move || cleaned.store(true, Ordering::SeqCst));
+            t2.set();
+            target.join();
+            unreachable!("the join returned before the target ended")
+        });
+        tid.wait_blocked();
+        joiner.cancel().unwrap();
+        assert!(joiner.join().is_canceled());
+        assert!(cleaned.load(Ordering::SeqCst));
+        assert!(!c.is_finished(), "the joiner's cancel reached its target");
+        release.send(()).unwrap();
+    });
+}
+
 /// A thread blocked in a system call (`read` of a socket nobody writes to), and the socket's
 /// other end.
 fn blocked_in_read() -> (JoinHandle<()>, std::os::unix::net::UnixStream, common::Tid) {

@@ -115,7 +115,12 @@ impl<T> JoinHandle<T> {
     /// assert_eq!(h.join().unwrap(), 42);
     /// ```
     pub fn join(self) -> Outcome<T> {
-        wait_finished(&self.control, None, true);
+        if wait_for_end(&self.control, None, true) == Wake::Cancel {
+            // The handle goes first (the thread is detached, as the unwind would have done):
+            // the unwind then leaves this frame with nothing to drop.
+            drop(self);
+            crate::point::wait::act_current();
+        }
         match self.inner {
             Native::Std(h) => h.join().unwrap_or_else(Outcome::Panicked),
             Native::Light { thread, packet } => {

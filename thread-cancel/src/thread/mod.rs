@@ -13,6 +13,7 @@ pub use outcome::Outcome;
 
 use crate::control::Control;
 use crate::current::{current_control, link_spawned, try_current_control};
+use crate::point::wait::Wake;
 use crate::word::{self, CANCELING, EXITING};
 use crate::{tsd, Canceler, NoSuchThread};
 use std::any::TypeId;
@@ -99,6 +100,25 @@ pub(crate) fn wait_finished(
     deadline: Option<Instant>,
     then_std_join: bool,
 ) -> bool {
+    match wait_for_end(target, deadline, then_std_join) {
+        Wake::Ready => true,
+        Wake::Timeout => false,
+        Wake::Cancel => crate::point::wait::act_current(),
+    }
+}
+
+/// [`wait_finished`], leaving the act to the caller: `Wake::Cancel` when a request must be
+/// acted on, which a `join` does once it has dropped its handle (the thread is detached, as
+/// the unwind would have done), so that the unwind leaves the `join` with nothing to drop:
+/// a landing pad and a restart of the unwind fewer on the way to the caller's cleanup.
+/// `Wake::Timeout` means not finished (the deadline passed, or a caller that cannot act did
+/// not wait).
+pub(crate) fn wait_for_end(
+    target: &Arc<Control>,
+    deadline: Option<Instant>,
+    then_std_join: bool,
+) -> Wake {
+    let done = |finished: bool| if finished { Wake::Ready } else { Wake::Timeout };
     if crate::control::is_current(target) {
         own_thread(if then_std_join { "join" } else { "wait for" });
     }
@@ -108,20 +128,20 @@ pub(crate) fn wait_finished(
     let me = if then_std_join {
         match try_current_control() {
             Some(me) if me.word.load() & word::DISABLED == 0 => me,
-            _ => return finished(),
+            _ => return done(finished()),
         }
     } else {
         current_control()
     };
     if finished() {
-        return true;
+        return Wake::Ready;
     }
     // A short thread is often about to finish: yielding a few times first saves a park/unpark
     // round trip on top of `std`'s own join (P5). Each round is also a point for the joiner.
     for _ in 0..JOIN_YIELDS {
         crate::testcancel();
         if finished() {
-            return true;
+            return Wake::Ready;
         }
         std::thread::yield_now();
     }
@@ -137,9 +157,5 @@ pub(crate) fn wait_finished(
     // Undone before acting, so that the unwind starts with nothing to drop here.
     drop(unregister);
     drop(me);
-    match wake {
-        crate::point::wait::Wake::Ready => true,
-        crate::point::wait::Wake::Timeout => false,
-        crate::point::wait::Wake::Cancel => crate::point::wait::act_current(),
-    }
+    wake
 }

@@ -1,7 +1,8 @@
 //! Scoped cancelable threads, over [`std::thread::scope`].
 
 use crate::control::Control;
-use crate::thread::{new_control, root, wait_finished, Outcome};
+use crate::point::wait::Wake;
+use crate::thread::{new_control, root, wait_finished, wait_for_end, Outcome};
 use crate::{Canceler, NoSuchThread};
 use std::io;
 use std::sync::Arc;
@@ -141,7 +142,11 @@ impl<T> ScopedJoinHandle<'_, T> {
     /// });
     /// ```
     pub fn join(self) -> Outcome<T> {
-        wait_finished(&self.control, None, true);
+        if wait_for_end(&self.control, None, true) == Wake::Cancel {
+            // As `JoinHandle::join`: the handle goes before the unwind starts.
+            drop(self);
+            crate::point::wait::act_current();
+        }
         self.inner.join().unwrap_or_else(Outcome::Panicked)
     }
 
