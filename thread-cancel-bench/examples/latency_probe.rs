@@ -4,11 +4,12 @@
 //!
 //! ```text
 //! cargo build --release -p thread-cancel-bench --example latency_probe
-//! target/release/examples/latency_probe <scope_sleep|scope_recv|scope_read|scope_sleep_drop|scope_recv_drop|scope_read_drop|thread_sleep|thread_condvar|thread_recv|thread_join|futex> [N]
+//! target/release/examples/latency_probe <scope_sleep|scope_recv|scope_read|scope_sleep_drop|scope_recv_drop|scope_read_drop|thread_sleep|thread_condvar|thread_recv|thread_join|thread_read|futex> [N]
 //! ACROSS=1 target/release/examples/latency_probe scope_recv   # wake-ups across CPUs, as in `compare`
 //! strace -f -e trace=futex,sched_yield,membarrier,tgkill target/release/examples/latency_probe scope_recv 1
 //! ```
 use thread_cancel_bench::scope_latency::{self, Scenario as P8, Wait};
+use thread_cancel_bench::syscall_latency::{self, Call, Scenario as P4};
 use thread_cancel_bench::target::AcrossCpus;
 use thread_cancel_bench::wait_latency::{self, Scenario as P3};
 
@@ -29,6 +30,7 @@ fn main() {
         "thread_condvar" => Box::new(|| wait_latency::sample(P3::OursCondvar)),
         "thread_recv" => Box::new(|| wait_latency::sample(P3::OursRecv)),
         "thread_join" => Box::new(|| wait_latency::sample(P3::OursJoin)),
+        "thread_read" => Box::new(|| syscall_latency::sample(P4::Ours(Call::Read))),
         "futex" => Box::new(|| wait_latency::sample(P3::FutexFloor)),
         m => panic!("unknown mode {m}"),
     };
