@@ -117,10 +117,25 @@ impl<T> JoinHandle<T> {
     pub fn join(self) -> Outcome<T> {
         if wait_for_end(&self.control, None, true) == Wake::Cancel {
             // The handle goes first (the thread is detached, as the unwind would have done):
-            // the unwind then leaves this frame with nothing to drop.
-            drop(self);
+            // the unwind then leaves this frame with nothing to drop. What `join` does besides
+            // is out of line, so that the personality routine's scan of this frame's call
+            // sites, in both phases of the unwind, is short.
+            self.abandon();
             crate::point::wait::act_current();
         }
+        self.join_finished()
+    }
+
+    /// Drops the handle of a thread this one stops waiting for: the thread is detached.
+    #[inline(never)]
+    fn abandon(self) {
+        drop(self);
+    }
+
+    /// [`join`](Self::join), once the thread has finished (or the caller cannot be canceled):
+    /// `std`'s join or the system's, and the outcome.
+    #[inline(never)]
+    fn join_finished(self) -> Outcome<T> {
         match self.inner {
             Native::Std(h) => h.join().unwrap_or_else(Outcome::Panicked),
             Native::Light { thread, packet } => {
