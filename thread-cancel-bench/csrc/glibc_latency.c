@@ -1,6 +1,6 @@
 /* P3 and P4, the glibc side: cancellation latency of glibc's pthread_cancel, from the call to
  * the first cleanup handler (pushed with pthread_cleanup_push) starting in the target thread,
- * with the target blocked in a wait (nanosleep, pthread_cond_wait), in a system-call
+ * with the target blocked in a wait (nanosleep, pthread_cond_wait, pthread_join), in a system-call
  * cancellation point (read, accept, poll on a descriptor the Rust side owns), or running
  * (a pthread_testcancel loop); and the signal-to-handler floor of P4 (no cancellation).
  *
@@ -40,7 +40,9 @@ enum glibc_lat_kind {
     GLIBC_LAT_POLL = 5,       /* poll({fd, POLLIN}, 1, -1) on an empty pipe */
     /* The floor of P4: blocked in read as GLIBC_LAT_READ, woken by a signal (pthread_kill, not
      * pthread_cancel) whose handler is what is timed; the thread then returns. */
-    GLIBC_LAT_SIGNAL_READ = 6
+    GLIBC_LAT_SIGNAL_READ = 6,
+    /* pthread_join of a helper thread that waits until the sample is over */
+    GLIBC_LAT_JOIN = 7
 };
 
 struct glibc_lat_target {
@@ -51,6 +53,13 @@ struct glibc_lat_target {
     int pin_error; /* the target's pthread_setaffinity_np error (published with tid = -1) */
     pthread_mutex_t mutex;
     pthread_cond_t cond;
+    /* GLIBC_LAT_JOIN: the thread the target joins, which waits on `cond` until `stop` (set by
+     * glibc_lat_fire once the target is over); `helper_started` says it must be ended and
+     * joined; `helper_joined` that the target's join returned (it never should). */
+    pthread_t helper;
+    int helper_started;
+    int helper_joined;
+    int stop;
     /* The target's kernel tid; 0 until the thread is about to block. */
     _Atomic int tid;
     /* CLOCK_MONOTONIC in ns when the measured handler started; 0 until then. */
@@ -127,6 +136,15 @@ static void block(struct glibc_lat_target *t) {
         case GLIBC_LAT_POLL:
             (void)poll(&p, 1, -1);
             break;
+        case GLIBC_LAT_JOIN:
+            /* A thread is joined once: should the join return, wait as in nanosleep. */
+            if (!t->helper_joined) {
+                (void)pthread_join(t->helper, NULL);
+                t->helper_joined = 1;
+            } else {
+                nanosleep(&hour, NULL);
+            }
+            break;
         default: /* GLIBC_LAT_SIGNAL_READ */
             (void)read(t->fd, buf, sizeof buf);
             if (atomic_load_explicit(&t->handler_ns, memory_order_acquire) != 0) {
@@ -135,6 +153,33 @@ static void block(struct glibc_lat_target *t) {
             break;
         }
     }
+}
+
+/* GLIBC_LAT_JOIN's helper: waits until glibc_lat_fire sets `stop`. */
+static void *helper_start(void *arg) {
+    struct glibc_lat_target *t = arg;
+    pthread_mutex_lock(&t->mutex);
+    while (!t->stop) {
+        pthread_cond_wait(&t->cond, &t->mutex);
+    }
+    pthread_mutex_unlock(&t->mutex);
+    return NULL;
+}
+
+/* Ends GLIBC_LAT_JOIN's helper, if there is one (the target is over: a canceled join leaves
+ * the helper joinable). */
+static void end_helper(struct glibc_lat_target *t) {
+    if (!t->helper_started) {
+        return;
+    }
+    pthread_mutex_lock(&t->mutex);
+    t->stop = 1;
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->mutex);
+    if (!t->helper_joined) {
+        (void)pthread_join(t->helper, NULL);
+    }
+    t->helper_started = 0;
 }
 
 /* Pushes the measured cleanup handler, then blocks. */
@@ -199,7 +244,7 @@ static void destroy(struct glibc_lat_target *t) {
 /* Creates the target thread, pinned to `cpu` if it is not negative, and waits (yielding) until
  * it is about to block. Returns 0 and stores the target in *out, or an error number. */
 int glibc_lat_start(int kind, int fd, int cpu, struct glibc_lat_target **out) {
-    if (cpu >= CPU_SETSIZE || kind < GLIBC_LAT_NANOSLEEP || kind > GLIBC_LAT_SIGNAL_READ) {
+    if (cpu >= CPU_SETSIZE || kind < GLIBC_LAT_NANOSLEEP || kind > GLIBC_LAT_JOIN) {
         return EINVAL;
     }
     if (kind == GLIBC_LAT_SIGNAL_READ) {
@@ -212,8 +257,18 @@ int glibc_lat_start(int kind, int fd, int cpu, struct glibc_lat_target **out) {
     if (t == NULL) {
         return ENOMEM;
     }
+    if (kind == GLIBC_LAT_JOIN) {
+        /* Made by this thread, as the Rust side's joined thread is by the sampling thread. */
+        int hrc = pthread_create(&t->helper, NULL, helper_start, t);
+        if (hrc != 0) {
+            destroy(t);
+            return hrc;
+        }
+        t->helper_started = 1;
+    }
     int rc = glibc_bench_spawn_wait(&t->thread, target_start, t, &t->tid);
     if (rc != 0) {
+        end_helper(t);
         destroy(t);
         return rc;
     }
@@ -221,6 +276,7 @@ int glibc_lat_start(int kind, int fd, int cpu, struct glibc_lat_target **out) {
         /* The thread could not pin itself and has returned. */
         rc = t->pin_error;
         pthread_join(t->thread, NULL);
+        end_helper(t);
         destroy(t);
         return rc;
     }
@@ -243,6 +299,9 @@ int64_t glibc_lat_fire(struct glibc_lat_target *t) {
     void *ret = NULL;
     int jrc = pthread_join(t->thread, &ret);
     uint64_t t1 = atomic_load_explicit(&t->handler_ns, memory_order_acquire);
+    if (jrc == 0) {
+        end_helper(t);
+    }
     int64_t result;
     if (rc != 0) {
         result = -(int64_t)rc;

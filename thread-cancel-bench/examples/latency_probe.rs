@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo build --release -p thread-cancel-bench --example latency_probe
-//! target/release/examples/latency_probe <scope_sleep|scope_recv|scope_read|scope_sleep_drop|scope_recv_drop|scope_read_drop|thread_sleep|thread_condvar|thread_recv|thread_join|thread_read|futex> [N]
+//! target/release/examples/latency_probe <scope_sleep|scope_recv|scope_read|scope_sleep_drop|scope_recv_drop|scope_read_drop|thread_sleep|thread_condvar|thread_recv|thread_join|thread_read|futex|glibc_sleep|glibc_condvar|glibc_join> [N]
 //! ACROSS=1 target/release/examples/latency_probe scope_recv   # wake-ups across CPUs, as in `compare`
 //! strace -f -e trace=futex,sched_yield,membarrier,tgkill target/release/examples/latency_probe scope_recv 1
 //! ```
@@ -32,6 +32,9 @@ fn main() {
         "thread_join" => Box::new(|| wait_latency::sample(P3::OursJoin)),
         "thread_read" => Box::new(|| syscall_latency::sample(P4::Ours(Call::Read))),
         "futex" => Box::new(|| wait_latency::sample(P3::FutexFloor)),
+        "glibc_sleep" => Box::new(|| wait_latency::sample(P3::GlibcNanosleep)),
+        "glibc_condvar" => Box::new(|| wait_latency::sample(P3::GlibcCondWait)),
+        "glibc_join" => Box::new(|| wait_latency::sample(P3::GlibcJoin)),
         m => panic!("unknown mode {m}"),
     };
     let across = std::env::var_os("ACROSS").is_some();

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo build --release -p thread-cancel-bench --example p5_probe
-//! target/release/examples/p5_probe <std|ours|light|glibc> [N] [REPS]
+//! target/release/examples/p5_probe <std|ours|light|glibc|glibc_std_handle> [N] [REPS]
 //! target/release/examples/p5_probe ours_adopted   # the joiner has a control block of its own
 //! PIN=1 TIMER=1 target/release/examples/p5_probe ours_adopted  # this thread on its CPU, timer started
 //! PIN=1 OTHERS=z target/release/examples/p5_probe rr 200 1     # compare's order, a 2 ms sleep per round
@@ -56,6 +56,7 @@ fn main() {
         "ours" => thread_cancel_bench::micro::spawn_join_ours,
         "light" => thread_cancel_bench::micro::spawn_join_lightweight,
         "glibc" => thread_cancel_bench::glibc_spawn_join,
+        "glibc_std_handle" => glibc_spawn_join_with_std_handle,
         m => panic!("unknown mode {m}"),
     };
     pair().expect("a first pair");
@@ -69,6 +70,32 @@ fn main() {
         let faults = (minor_faults() - f0) as f64 / f64::from(n);
         println!("{mode} {us:.2} us, {faults:.2} page faults per pair");
     }
+}
+
+/// `pthread_create` + `pthread_join` of a thread that only makes `std`'s handle of itself
+/// (`std::thread::current()`), as a lightweight thread does for `JoinHandle::thread`: what that
+/// handle costs a thread `std` did not start (an allocation, the C library's per-thread malloc
+/// cache made and freed, a thread-specific key's destructor pass at exit).
+fn glibc_spawn_join_with_std_handle() -> std::io::Result<()> {
+    extern "C" fn start(_: *mut libc::c_void) -> *mut libc::c_void {
+        // No unwind may leave an `extern "C"` function: `current()` does not panic but in an
+        // allocation failure (which aborts); caught all the same.
+        let _ = std::panic::catch_unwind(|| drop(std::thread::current()));
+        std::ptr::null_mut()
+    }
+    let mut t: libc::pthread_t = 0;
+    // SAFETY: `t` is written by `pthread_create`; `start` takes no data (null) and returns
+    // null; the thread is joined below, before `t` goes out of scope.
+    let rc = unsafe { libc::pthread_create(&mut t, std::ptr::null(), start, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(std::io::Error::from_raw_os_error(rc));
+    }
+    // SAFETY: `t` is a joinable thread created above and joined once.
+    let rc = unsafe { libc::pthread_join(t, std::ptr::null_mut()) };
+    if rc != 0 {
+        return Err(std::io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
 }
 
 /// "rr": the four series in `compare`'s order, a batch of 4 pairs each per round (`WARM=1`: one

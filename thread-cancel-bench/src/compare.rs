@@ -21,7 +21,7 @@
 //! |---|---|---|---|
 //! | P1 | `testcancel()`, nothing pending, [`P1_BATCH`] calls | `pthread_testcancel()`, C loop | — |
 //! | P2 | `io::read`/`io::write` of 1 byte (`/dev/zero`, `/dev/null`), [`P2_BATCH`] calls | glibc `read`/`write` | `syscall(SYS_read/SYS_write)` |
-//! | P3 | cancel → first cleanup in `sleep`, `Condvar::wait`, `recv`, `join` | `pthread_cancel` in `nanosleep`, `pthread_cond_wait` | futex wake-to-run + one bare unwind |
+//! | P3 | cancel → first cleanup in `sleep`, `Condvar::wait`, `recv`, `join` | `pthread_cancel` in `nanosleep`, `pthread_cond_wait`, `pthread_join` | futex wake-to-run + one bare unwind |
 //! | P4 | cancel → first cleanup in `io::read`, `io::accept`, `io::poll` | `pthread_cancel` in `read`, `accept`, `poll` | signal → handler + one bare unwind |
 //! | P4c | cancel → first C cleanup handler, C thread through `pthread_compat.h` in `read` ([`crate::c_thread_latency`]) | the same C code on glibc, in a driver process without the library | signal → handler |
 //! | P4c (informative) | the same, the glibc driver given `libthread_cancel.so` with `LD_PRELOAD` | the same C code on glibc, without the library | signal → handler |
@@ -399,9 +399,9 @@ fn p2_plans(p: &mut Plans, each: Plan) -> io::Result<()> {
     Ok(())
 }
 
-/// P3: ours canceled in a wait, beside glibc's canceled in `nanosleep` and
-/// `pthread_cond_wait`, and the futex floor plus the bare unwind (series shared by several
-/// rows).
+/// P3: ours canceled in a wait, beside glibc's canceled in the same wait (`nanosleep` for
+/// `sleep`, `pthread_join` for `join`, `pthread_cond_wait` for the condvar and the channel),
+/// and the futex floor plus the bare unwind (series shared by several rows).
 fn p3_plans(p: &mut Plans, each: Plan) -> P3Series {
     let mut ours_by_scenario = Vec::new();
     let p3_of = |s: P3| latency(move || wait_latency::sample(s));
@@ -420,6 +420,11 @@ fn p3_plans(p: &mut Plans, each: Plan) -> P3Series {
         "glibc pthread_cond_wait + pthread_cancel",
         each,
         p3_of(P3::GlibcCondWait),
+    );
+    let join = p.add(
+        "glibc pthread_join + pthread_cancel",
+        each,
+        p3_of(P3::GlibcJoin),
     );
     for (s, scenario, short, glibc) in [
         (
@@ -444,7 +449,7 @@ fn p3_plans(p: &mut Plans, each: Plan) -> P3Series {
             P3::OursJoin,
             "P3 cancel -> cleanup, in join",
             "P3 join",
-            cond_wait,
+            join,
         ),
     ] {
         let ours = p.add(s.name(), each, p3_of(s));

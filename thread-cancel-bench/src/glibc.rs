@@ -36,6 +36,8 @@ pub enum Kind {
     /// The signal floor: blocked in `read` as [`Kind::Read`], but sent a plain signal
     /// (`pthread_kill`) instead of a cancel; the time is that of the signal handler starting.
     SignalRead,
+    /// Blocked in `pthread_join` of a thread that does not end before the sample is over.
+    Join,
 }
 
 impl Kind {
@@ -49,6 +51,7 @@ impl Kind {
             Kind::Accept => 4,
             Kind::Poll => 5,
             Kind::SignalRead => 6,
+            Kind::Join => 7,
         }
     }
 
@@ -69,7 +72,7 @@ impl Kind {
             Kind::Nanosleep => &[libc::SYS_clock_nanosleep, libc::SYS_nanosleep],
             #[cfg(not(target_arch = "x86_64"))]
             Kind::Nanosleep => &[libc::SYS_clock_nanosleep],
-            Kind::CondWait => &[libc::SYS_futex],
+            Kind::CondWait | Kind::Join => &[libc::SYS_futex],
             Kind::TestcancelSpin => &[],
             Kind::Read | Kind::SignalRead => &[libc::SYS_read],
             Kind::Accept => &[libc::SYS_accept, libc::SYS_accept4],

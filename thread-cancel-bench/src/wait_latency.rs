@@ -48,6 +48,9 @@ pub enum Scenario {
     GlibcNanosleep,
     /// (g) glibc: `pthread_cancel` of a C thread blocked in `pthread_cond_wait`.
     GlibcCondWait,
+    /// (h) glibc: `pthread_cancel` of a C thread blocked in `pthread_join` of a thread that
+    /// does not end.
+    GlibcJoin,
     /// Diagnostic: ours, the target running a loop of `testcancel()` (no wake-up, no sleep).
     OursTestcancelSpin,
     /// Diagnostic: glibc, the target running a loop of `pthread_testcancel()`.
@@ -61,8 +64,8 @@ pub enum Scenario {
 }
 
 impl Scenario {
-    /// The seven scenarios of P3, (a) to (g).
-    pub const MAIN: [Scenario; 7] = [
+    /// The eight scenarios of P3, (a) to (h).
+    pub const MAIN: [Scenario; 8] = [
         Scenario::OursSleep,
         Scenario::OursCondvar,
         Scenario::OursRecv,
@@ -70,6 +73,7 @@ impl Scenario {
         Scenario::FutexFloor,
         Scenario::GlibcNanosleep,
         Scenario::GlibcCondWait,
+        Scenario::GlibcJoin,
     ];
 
     /// Extra measurements that split the latency into its parts (for the analysis).
@@ -95,6 +99,7 @@ impl Scenario {
             Scenario::FutexFloor => "floor: futex wake-to-run",
             Scenario::GlibcNanosleep => "glibc nanosleep",
             Scenario::GlibcCondWait => "glibc pthread_cond_wait",
+            Scenario::GlibcJoin => "glibc pthread_join",
             Scenario::OursTestcancelSpin => "diag: ours testcancel spin",
             Scenario::GlibcTestcancelSpin => "diag: glibc testcancel spin",
             Scenario::OursExitUnwind => "diag: ours exit() unwind",
@@ -110,14 +115,13 @@ impl Scenario {
         )
     }
 
-    /// The glibc scenario on the same kind of wait: `nanosleep` for `sleep`,
-    /// `pthread_cond_wait` for the other waits of ours (condvar, channel, join).
+    /// The glibc scenario on the same kind of wait: `nanosleep` for `sleep`, `pthread_join` for
+    /// `join`, `pthread_cond_wait` for the other waits of ours (condvar, channel).
     pub fn glibc_counterpart(self) -> Option<Scenario> {
         match self {
             Scenario::OursSleep => Some(Scenario::GlibcNanosleep),
-            Scenario::OursCondvar | Scenario::OursRecv | Scenario::OursJoin => {
-                Some(Scenario::GlibcCondWait)
-            }
+            Scenario::OursCondvar | Scenario::OursRecv => Some(Scenario::GlibcCondWait),
+            Scenario::OursJoin => Some(Scenario::GlibcJoin),
             Scenario::OursTestcancelSpin => Some(Scenario::GlibcTestcancelSpin),
             _ => None,
         }
@@ -169,6 +173,7 @@ pub fn sample(scenario: Scenario) -> io::Result<Duration> {
         Scenario::FutexFloor => futex_floor(),
         Scenario::GlibcNanosleep => glibc::latency(glibc::Kind::Nanosleep, None),
         Scenario::GlibcCondWait => glibc::latency(glibc::Kind::CondWait, None),
+        Scenario::GlibcJoin => glibc::latency(glibc::Kind::Join, None),
         Scenario::OursTestcancelSpin => ours_blocked(
             || loop {
                 thread_cancel::testcancel();
