@@ -1,7 +1,7 @@
 //! `sleep`, `park`, `park_timeout`: cancellation points that a request wakes at once.
 
 use crate::current::{current_control, with_own};
-use crate::point::wait::{block_until, deadline_after};
+use crate::point::wait::{act_current, deadline_after, wait_until, Wake};
 use std::time::Duration;
 
 /// Sleeps for `dur`; a cancellation point that a request interrupts at once (like C's `sleep`,
@@ -12,11 +12,20 @@ use std::time::Duration;
 /// h.cancel().unwrap();
 /// assert!(h.join().is_canceled()); // not an hour later
 /// ```
+#[inline]
 pub fn sleep(dur: Duration) {
-    // Borrowed, not an `Arc`: nothing to drop here when the wait acts (no landing pad between
-    // the point and the caller's frames, see `wait::act`).
+    // The wait is out of line and the act inlined: the unwind starts in the caller's frame.
+    if sleep_unacted(dur) {
+        act_current();
+    }
+}
+
+/// [`sleep`]'s wait: whether a request must be acted on (the caller acts).
+#[inline(never)]
+fn sleep_unacted(dur: Duration) -> bool {
+    // Borrowed, not an `Arc`: nothing to drop when the caller acts.
     let deadline = deadline_after(dur);
-    with_own(|me| block_until(me, || false, deadline));
+    with_own(|me| wait_until(me, || false, deadline) == Wake::Cancel)
 }
 
 /// Blocks until the thread's `std` park token is made available (`Thread::unpark`) or a

@@ -103,19 +103,6 @@ pub(crate) fn act_current() -> ! {
     act(unsafe { &*c })
 }
 
-/// [`wait_until`], acting on a request at once: for waits with nothing to undo.
-pub(crate) fn block_until(
-    me: &Control,
-    ready: impl FnMut() -> bool,
-    deadline: Option<Instant>,
-) -> bool {
-    match wait_until(me, ready, deadline) {
-        Wake::Ready => true,
-        Wake::Timeout => false,
-        Wake::Cancel => act(me),
-    }
-}
-
 /// A deadline `d` from now, or `None` (forever) if it overflows.
 pub(crate) fn deadline_after(d: std::time::Duration) -> Option<Instant> {
     Instant::now().checked_add(d)

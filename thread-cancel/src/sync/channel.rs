@@ -271,6 +271,7 @@ impl<T> Receiver<T> {
     /// assert_eq!(rx.recv(), Ok(7));
     /// assert!(rx.recv().is_err());
     /// ```
+    #[inline]
     pub fn recv(&self) -> Result<T, RecvError> {
         self.recv_deadline(None).map_err(|_| RecvError)
     }
@@ -351,19 +352,34 @@ impl<T> Receiver<T> {
         Some(v)
     }
 
+    /// The wait is out of line and the act inlined: the unwind starts in the caller's frame.
+    #[inline(always)]
     fn recv_deadline(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
+        match self.recv_deadline_unacted(deadline) {
+            Some(r) => r,
+            None => act_current(),
+        }
+    }
+
+    /// [`recv_deadline`](Self::recv_deadline)'s wait: `None` if a request must be acted on
+    /// (nothing was taken), which the caller does.
+    #[inline(never)]
+    fn recv_deadline_unacted(
+        &self,
+        deadline: Option<Instant>,
+    ) -> Option<Result<T, RecvTimeoutError>> {
         crate::testcancel();
         let sh = &*self.shared;
         let mut c = sh.lock();
         loop {
             if let Some(v) = self.take(&mut c) {
-                return Ok(v);
+                return Some(Ok(v));
             }
             if c.senders == 0 {
-                return Err(RecvTimeoutError::Disconnected);
+                return Some(Err(RecvTimeoutError::Disconnected));
             }
             if deadline.is_some_and(|d| d <= Instant::now()) {
-                return Err(RecvTimeoutError::Timeout);
+                return Some(Err(RecvTimeoutError::Timeout));
             }
             // Counted while blocked, for a rendezvous `try_send`.
             c.receivers_waiting += 1;
@@ -372,8 +388,7 @@ impl<T> Receiver<T> {
             c.receivers_waiting -= 1;
             if wake == Wake::Cancel {
                 // Nothing taken, nothing to undo.
-                drop(c);
-                act_current();
+                return None;
             }
         }
     }

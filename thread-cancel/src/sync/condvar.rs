@@ -163,6 +163,7 @@ impl Condvar {
     /// pair.1.notify_one();
     /// assert_eq!(h.join().unwrap(), 5);
     /// ```
+    #[inline]
     pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
         self.wait_deadline(guard, None).0
     }
@@ -296,11 +297,27 @@ impl Condvar {
         notify_all_queued(self.queue());
     }
 
+    /// The wait is out of line and the act inlined: the unwind starts in the caller's frame.
+    #[inline(always)]
     fn wait_deadline<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
         deadline: Option<Instant>,
     ) -> (LockResult<MutexGuard<'a, T>>, bool) {
+        match self.wait_deadline_unacted(guard, deadline) {
+            Some(r) => r,
+            None => act_current(),
+        }
+    }
+
+    /// [`wait_deadline`](Self::wait_deadline)'s wait: `None` if a request must be acted on,
+    /// which the caller does.
+    #[inline(never)]
+    fn wait_deadline_unacted<'a, T: ?Sized>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        deadline: Option<Instant>,
+    ) -> Option<(LockResult<MutexGuard<'a, T>>, bool)> {
         // Entering the point: act with the lock held (the guard unlocks as the unwind drops it).
         crate::testcancel();
         let (relocked, wake) = self.wait_unacted(guard, deadline);
@@ -311,10 +328,10 @@ impl Condvar {
                 // (the mutex does not poison on a cancellation) and spares the unwind a
                 // landing pad.
                 drop(relocked);
-                act_current()
+                None
             }
-            Wake::Timeout => (relocked, true),
-            Wake::Ready => (relocked, false),
+            Wake::Timeout => Some((relocked, true)),
+            Wake::Ready => Some((relocked, false)),
         }
     }
 

@@ -114,12 +114,12 @@ impl<T> JoinHandle<T> {
     /// let h = thread_cancel::spawn(|| 40 + 2);
     /// assert_eq!(h.join().unwrap(), 42);
     /// ```
+    #[inline]
     pub fn join(self) -> Outcome<T> {
         if wait_for_end(&self.control, None, true) == Wake::Cancel {
-            // The handle goes first (the thread is detached, as the unwind would have done):
-            // the unwind then leaves this frame with nothing to drop. What `join` does besides
-            // is out of line, so that the personality routine's scan of this frame's call
-            // sites, in both phases of the unwind, is short.
+            // The handle goes first (the thread is detached, as the unwind would have done),
+            // and the act is inlined: the unwind starts in the caller's frame with nothing of
+            // `join`'s to drop. What `join` does besides is out of line.
             self.abandon();
             crate::point::wait::act_current();
         }

@@ -141,6 +141,7 @@ impl<T> ScopedJoinHandle<'_, T> {
     ///     assert!(matches!(h.join(), thread_cancel::Outcome::Panicked(_)));
     /// });
     /// ```
+    #[inline]
     pub fn join(self) -> Outcome<T> {
         if wait_for_end(&self.control, None, true) == Wake::Cancel {
             // As `JoinHandle::join`: the handle goes before the unwind starts.
