@@ -75,10 +75,11 @@ pub(super) unsafe fn region_call(
             let s = c.word.load();
             if scope && s & word::TERMINATING == 0 {
                 if s & word::SCOPE_UNWIND != 0 {
-                    crate::point::runs::raise_scope(&c, false);
+                    crate::point::unwind(crate::point::runs::scope_payload(&c, false));
                 }
                 if !word::thread_acts(s) && word::acts(s) {
-                    crate::point::runs::raise_scope(&c, true); // at entry, asynchronous
+                    crate::point::unwind(crate::point::runs::scope_payload(&c, true));
+                    // at entry, asynchronous
                 }
             }
             if s & word::TERMINATING == 0 {

@@ -20,7 +20,7 @@ pub(crate) mod wait;
 use crate::control::{with_current, CancelPayload};
 use crate::current::current_control;
 use crate::word::{self, Action};
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 
 /// `exit` reached while the thread unwinds, outside `control::contain`: the unwind it would start
 /// would leave a destructor that runs during another unwind, which Rust turns into an abort
@@ -77,21 +77,48 @@ pub(crate) fn slow_point(c: &crate::control::Control, s: u32) {
 /// adds none of its own.
 #[inline(always)]
 pub(crate) fn act_on(c: &crate::control::Control, s: u32) {
+    if let Some(payload) = begin_act(c, s) {
+        unwind(payload)
+    }
+}
+
+/// What acting on the word `s` does before its unwind, out of line (so that the code inlined
+/// where the unwind starts is a call and the raise): marks the thread's or the scope's unwind
+/// begun and returns the payload to unwind with; `None` if there is nothing to act on.
+#[inline(never)]
+pub(crate) fn begin_act(c: &crate::control::Control, s: u32) -> Option<Box<dyn Any + Send>> {
     // Starting an unwind while another one runs (a point called from a Drop during a panic, or
     // from a cleanup handler) would abort the process: the request stays pending instead.
     if std::thread::panicking() {
-        return;
+        return None;
     }
     match word::classify(s) {
-        Action::None => {}
+        Action::None => None,
         Action::Act => {
             c.word.begin_cancel();
-            raise();
+            Some(Box::new(CancelPayload::raised()))
         }
-        Action::Resume => raise(),
-        Action::ActScope => runs::raise_scope(c, true),
-        Action::ResumeScope => runs::raise_scope(c, false),
+        Action::Resume => Some(Box::new(CancelPayload::raised())),
+        Action::ActScope => Some(runs::scope_payload(c, true)),
+        Action::ResumeScope => Some(runs::scope_payload(c, false)),
     }
+}
+
+/// Starts an unwind of ours (a thread's termination or a scope's) with `payload`, in the
+/// caller's frame.
+#[inline(always)]
+pub(crate) fn unwind(payload: Box<dyn Any + Send>) -> ! {
+    #[cfg(panic = "abort")]
+    {
+        drop(payload);
+        eprintln!(
+            "thread-cancel: a thread acted on a cancellation (of the thread or of a scope) in a \
+             panic=abort build; aborting"
+        );
+        std::process::abort();
+    }
+    #[cfg(not(panic = "abort"))]
+    std::panic::resume_unwind(payload)
 }
 
 /// Whether the calling thread is unwinding because it acts on a cancellation, an exit or a
@@ -112,15 +139,7 @@ pub(crate) fn terminating() -> bool {
 /// Starts (or resumes) the termination unwind.
 #[inline(always)]
 pub(crate) fn raise() -> ! {
-    #[cfg(panic = "abort")]
-    {
-        eprintln!(
-            "thread-cancel: a thread acted on a cancellation in a panic=abort build; aborting"
-        );
-        std::process::abort();
-    }
-    #[cfg(not(panic = "abort"))]
-    std::panic::resume_unwind(Box::new(CancelPayload::raised()))
+    unwind(Box::new(CancelPayload::raised()))
 }
 
 /// Terminates the calling thread with `value`: cleanup handlers run (last pushed first),

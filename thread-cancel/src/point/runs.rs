@@ -145,28 +145,14 @@ pub(crate) fn mark_acted() {
     });
 }
 
-/// Acts on a scope request (`begin`) or raises a swallowed scope unwind again: unwinds to the
-/// outermost run whose scope is canceled. Called by a point that decided
-/// `ActScope`/`ResumeScope` (never while panicking).
-///
-/// Inlined, as the thread's own `raise`: the unwind starts in the point's frame (a frame
-/// more would cost both phases of the unwind); what comes before it is out of line.
-#[inline(always)]
-pub(crate) fn raise_scope(c: &Control, begin: bool) -> ! {
-    begin_scope_unwind(c, begin);
-    #[cfg(panic = "abort")]
-    {
-        eprintln!("thread-cancel: a scope was canceled in a panic=abort build; aborting");
-        std::process::abort();
-    }
-    #[cfg(not(panic = "abort"))]
-    std::panic::resume_unwind(Box::new(crate::control::ScopeUnwind::raised()))
-}
-
-/// [`raise_scope`]'s work before the unwind: marks it begun (`begin`) and sets its target.
+/// Acting on a scope request (`begin`) or raising a swallowed scope unwind again, up to the
+/// unwind: marks it begun (`begin`), sets its target (the outermost run whose scope is
+/// canceled), and returns the payload to unwind with ([`unwind`](super::unwind), in the
+/// caller's frame: a frame more would cost both phases of the unwind). Called by a point that
+/// decided `ActScope`/`ResumeScope` (never while panicking).
 #[inline(never)]
 #[cold]
-fn begin_scope_unwind(c: &Control, begin: bool) {
+pub(crate) fn scope_payload(c: &Control, begin: bool) -> Box<dyn std::any::Any + Send> {
     if begin {
         c.word.begin_scope_unwind();
     }
@@ -176,6 +162,7 @@ fn begin_scope_unwind(c: &Control, begin: bool) {
         None => TARGET.with(Cell::get),
     };
     TARGET.with(|t| t.set(target));
+    Box::new(crate::control::ScopeUnwind::raised())
 }
 
 /// Whether a deadline of a run on this thread (that its points see) has passed. For the signal

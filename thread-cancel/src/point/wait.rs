@@ -1,7 +1,6 @@
 //! Blocking as a cancellation point: the wait loop every blocking primitive goes through.
 
 use crate::control::Control;
-use crate::point::{act_on, raise};
 use crate::word::{self, Action};
 use std::time::Instant;
 
@@ -84,10 +83,18 @@ pub(crate) fn wait_until(
 /// caller's code costs both phases of the unwind, so this is the cancellation latency.
 #[inline(always)]
 pub(crate) fn act(me: &Control) -> ! {
-    act_on(me, me.word.load());
+    crate::point::unwind(act_payload(me))
+}
+
+/// [`act`]'s work before the unwind, out of line: what is inlined where the unwind starts is
+/// this call and the raise, so that the caller (often a user's closure, inside a run's or a
+/// thread's catch) stays small enough to be inlined where it is called.
+#[inline(never)]
+fn act_payload(me: &Control) -> Box<dyn std::any::Any + Send> {
     // `wait_until` saw a word that acts; only the owner could have changed it since, and it
     // did not: acting is certain. Raise in any case rather than return into a finished wait.
-    raise()
+    crate::point::begin_act(me, me.word.load())
+        .unwrap_or_else(|| Box::new(crate::control::CancelPayload::raised()))
 }
 
 /// [`act`] on the calling thread's own control block, borrowed from the thread-local rather
