@@ -78,8 +78,8 @@ pub(super) unsafe fn region_call(
                     crate::point::unwind(crate::point::runs::scope_payload(&c, false));
                 }
                 if !word::thread_acts(s) && word::acts(s) {
+                    // At entry, asynchronous.
                     crate::point::unwind(crate::point::runs::scope_payload(&c, true));
-                    // at entry, asynchronous
                 }
             }
             if s & word::TERMINATING == 0 {
