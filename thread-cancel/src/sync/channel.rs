@@ -289,6 +289,7 @@ impl<T> Receiver<T> {
     /// let r = rx.recv_timeout(std::time::Duration::from_millis(5));
     /// assert_eq!(r, Err(RecvTimeoutError::Timeout));
     /// ```
+    #[inline]
     pub fn recv_timeout(&self, dur: Duration) -> Result<T, RecvTimeoutError> {
         self.recv_deadline(Instant::now().checked_add(dur))
     }

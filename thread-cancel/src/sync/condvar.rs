@@ -181,6 +181,7 @@ impl Condvar {
     /// let g = cv.wait_while(m.lock().unwrap(), |v| *v == 0).unwrap();
     /// assert_eq!(*g, 1);
     /// ```
+    #[inline]
     pub fn wait_while<'a, T: ?Sized>(
         &self,
         mut guard: MutexGuard<'a, T>,
@@ -207,6 +208,7 @@ impl Condvar {
     /// assert!(r.timed_out());
     /// ```
     #[allow(clippy::type_complexity)]
+    #[inline]
     pub fn wait_timeout<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
@@ -255,6 +257,7 @@ impl Condvar {
     /// assert!(r.timed_out());
     /// ```
     #[allow(clippy::type_complexity)]
+    #[inline]
     pub fn wait_timeout_while<'a, T: ?Sized>(
         &self,
         mut guard: MutexGuard<'a, T>,
