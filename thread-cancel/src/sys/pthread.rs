@@ -8,7 +8,9 @@
 
 use std::ffi::CStr;
 use std::io;
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// `std`'s default stack size for a spawned thread, unless `RUST_MIN_STACK` says otherwise.
 const STD_DEFAULT_STACK: usize = 2 << 20;
@@ -57,42 +59,53 @@ pub(crate) struct Thread {
     id: Id,
 }
 
+/// What a thread made by [`spawn`] runs: an object shared with its creator (which keeps a
+/// reference of its own, and carries the thread's work inside it: no allocation besides it).
+/// The thread calls [`run`](Main::run) once, then drops its reference as its last act.
+pub(crate) trait Main: Send + Sync + 'static {
+    /// The thread's work. It must not unwind: it runs under an `extern "C"` start routine,
+    /// where an unwind aborts the process; the implementer catches every unwind inside it.
+    fn run(&self);
+}
+
 /// Creates a thread with `stack` bytes of stack (raised to the system's minimum and rounded up
 /// to whole pages, as `std` does; 0 for the system's default) that runs `main`.
 ///
-/// `main` must not unwind: it runs under an `extern "C"` start routine, where an unwind aborts
-/// the process. The caller catches every unwind inside it.
-///
 /// # Errors
 /// The error of `pthread_attr_setstacksize` (a size the system refuses) or of `pthread_create`
-/// (`EAGAIN`: out of threads or memory); `main` is dropped unrun then.
-pub(crate) fn spawn<F: FnOnce() + Send + 'static>(stack: usize, main: F) -> io::Result<Thread> {
-    let mut attr = Attr::new()?;
+/// (`EAGAIN`: out of threads or memory); the thread's reference to `main` is dropped then, and
+/// `main` was not run.
+pub(crate) fn spawn<M: Main>(stack: usize, main: Arc<M>) -> io::Result<Thread> {
+    let mut slot = MaybeUninit::uninit();
+    let mut attr = Attr::init(&mut slot)?;
     if stack > 0 {
         attr.set_stack_size(stack)?;
     }
-    let arg = Box::into_raw(Box::new(main));
+    let arg = Arc::into_raw(main);
     // SAFETY: `pthread_t` is a plain integer or pointer, for which all-zero is a valid value;
     // `pthread_create` overwrites it.
     let mut id: libc::pthread_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `attr` is an initialised attribute object; `start::<F>` matches the start
-    // routine's C signature and is given a pointer from `Box::into_raw` of an `F`, which it
-    // takes back exactly once; `id` is valid for writes.
-    let rc = unsafe { libc::pthread_create(&mut id, attr.as_ptr(), start::<F>, arg.cast()) };
+    // SAFETY: `attr` is an initialised attribute object; `start::<M>` matches the start
+    // routine's C signature and is given a pointer from `Arc::into_raw` of an `Arc<M>`, which
+    // it takes back exactly once; `id` is valid for writes.
+    let rc =
+        unsafe { libc::pthread_create(&mut id, attr.as_ptr(), start::<M>, arg.cast_mut().cast()) };
     if rc != 0 {
-        // SAFETY: the thread was not created, so `arg` is still ours, and unused.
-        drop(unsafe { Box::from_raw(arg) });
+        // SAFETY: the thread was not created, so the reference `arg` holds is still ours.
+        drop(unsafe { Arc::from_raw(arg) });
         return Err(io::Error::from_raw_os_error(rc));
     }
     Ok(Thread { id: Id(id) })
 }
 
-/// The start routine: takes the closure back and runs it.
-extern "C" fn start<F: FnOnce()>(arg: *mut libc::c_void) -> *mut libc::c_void {
-    // SAFETY: `arg` is the `Box::into_raw` of an `F` made by `spawn`, handed to this thread
-    // alone, which takes it back here once.
-    let main = unsafe { Box::from_raw(arg.cast::<F>()) };
-    main();
+/// The start routine: takes the reference back, runs the work, drops the reference last.
+extern "C" fn start<M: Main>(arg: *mut libc::c_void) -> *mut libc::c_void {
+    // SAFETY: `arg` is the `Arc::into_raw` of an `Arc<M>` made by `spawn`, handed to this
+    // thread alone, which takes it back here once.
+    let main = unsafe { Arc::from_raw(arg.cast_const().cast::<M>()) };
+    main.run();
+    // The last act: the creator counts the references to know the thread is done.
+    drop(main);
     std::ptr::null_mut()
 }
 
@@ -166,16 +179,16 @@ fn set_name(buf: &[u8; 16]) {
 )))]
 fn set_name(_buf: &[u8; 16]) {}
 
-/// A `pthread_attr_t`, destroyed when dropped.
-struct Attr(Box<libc::pthread_attr_t>);
+/// A `pthread_attr_t` initialised in place in its caller's frame (POSIX leaves the use of a
+/// copy of one undefined: it never moves, and needs no allocation), destroyed when dropped.
+struct Attr<'a>(&'a mut libc::pthread_attr_t);
 
-impl Attr {
-    fn new() -> io::Result<Attr> {
-        // SAFETY: plain data; `pthread_attr_init` initialises it before any other use.
-        let mut attr = Box::new(unsafe { std::mem::zeroed::<libc::pthread_attr_t>() });
-        // SAFETY: `attr` is valid for writes.
-        match unsafe { libc::pthread_attr_init(&mut *attr) } {
-            0 => Ok(Attr(attr)),
+impl<'a> Attr<'a> {
+    fn init(slot: &'a mut MaybeUninit<libc::pthread_attr_t>) -> io::Result<Attr<'a>> {
+        // SAFETY: `slot` is valid for writes; `pthread_attr_init` initialises it.
+        match unsafe { libc::pthread_attr_init(slot.as_mut_ptr()) } {
+            // SAFETY: initialised by the call that succeeded.
+            0 => Ok(Attr(unsafe { slot.assume_init_mut() })),
             rc => Err(io::Error::from_raw_os_error(rc)),
         }
     }
@@ -196,16 +209,16 @@ impl Attr {
             .checked_next_multiple_of(page)
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
         // SAFETY: an initialised attribute object, borrowed mutably for the call.
-        match unsafe { libc::pthread_attr_setstacksize(&mut *self.0, size) } {
+        match unsafe { libc::pthread_attr_setstacksize(self.0, size) } {
             0 => Ok(()),
             rc => Err(io::Error::from_raw_os_error(rc)),
         }
     }
 }
 
-impl Drop for Attr {
+impl Drop for Attr<'_> {
     fn drop(&mut self) {
         // SAFETY: initialised by `new`, destroyed once.
-        unsafe { libc::pthread_attr_destroy(&mut *self.0) };
+        unsafe { libc::pthread_attr_destroy(self.0) };
     }
 }

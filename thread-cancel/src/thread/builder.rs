@@ -154,22 +154,13 @@ impl Builder {
         let packet = Arc::new(Packet {
             thread: std::sync::OnceLock::new(),
             outcome: std::sync::Mutex::new(None),
+            work: Work(std::sync::Mutex::new(Some(Start {
+                name,
+                control: control.clone(),
+                f,
+            }))),
         });
-        let (c, p) = (control.clone(), packet.clone());
-        let thread = crate::sys::pthread::spawn(stack, move || {
-            if let Some(name) = &name {
-                crate::sys::pthread::set_current_name(name);
-            }
-            let _ = p.thread.set(std::thread::current());
-            // `root` catches the closure's unwind; this one catches what could escape its own
-            // work (a panicking destructor of the outcome's value, say) as `std`'s spawn does:
-            // no unwind may reach the C start routine.
-            let outcome =
-                catch_unwind(AssertUnwindSafe(|| root(c, f))).unwrap_or_else(Outcome::Panicked);
-            *lock(&p.outcome) = Some(outcome);
-            // The last act: `is_finished` counts the references.
-            drop(p);
-        })?;
+        let thread = crate::sys::pthread::spawn(stack, packet.clone())?;
         Ok(JoinHandle {
             inner: Native::Light { thread, packet },
             control,
@@ -202,6 +193,39 @@ impl Builder {
         T: Send + 'static,
     {
         crate::thread::scoped::spawn_in(self.std_builder()?, scope, f)
+    }
+}
+
+/// A lightweight thread's work, carried to it in its [`Packet`] (no allocation of its own): its
+/// name, its control block and the closure, taken once by the thread as it starts.
+struct Work<F>(std::sync::Mutex<Option<Start<F>>>);
+
+/// What [`Work`] holds until the thread starts.
+struct Start<F> {
+    name: Option<std::ffi::CString>,
+    control: Arc<Control>,
+    f: F,
+}
+
+impl<T, F> crate::sys::pthread::Main for Packet<T, Work<F>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    fn run(&self) {
+        let Some(Start { name, control, f }) = lock(&self.work.0).take() else {
+            return;
+        };
+        if let Some(name) = &name {
+            crate::sys::pthread::set_current_name(name);
+        }
+        let _ = self.thread.set(std::thread::current());
+        // `root` catches the closure's unwind; this one catches what could escape its own
+        // work (a panicking destructor of the outcome's value, say) as `std`'s spawn does:
+        // no unwind may reach the C start routine.
+        let outcome =
+            catch_unwind(AssertUnwindSafe(|| root(control, f))).unwrap_or_else(Outcome::Panicked);
+        *lock(&self.outcome) = Some(outcome);
     }
 }
 

@@ -54,12 +54,16 @@ impl<T> std::fmt::Debug for Native<T> {
     }
 }
 
-/// What a lightweight thread hands back to its handle.
-pub(super) struct Packet<T> {
+/// What a lightweight thread shares with its handle: one allocation, made by the spawn, that
+/// also carries the thread's work to it (`W`, the spawn's `Work`; the handle sees it erased).
+pub(super) struct Packet<T, W: ?Sized = dyn std::any::Any + Send + Sync> {
     /// `std`'s handle of the thread, set by the thread before it runs user code.
     pub(super) thread: std::sync::OnceLock<std::thread::Thread>,
     /// How the thread ended, set as its last act (read after `pthread_join`).
     pub(super) outcome: std::sync::Mutex<Option<Outcome<T>>>,
+    /// The thread's work, until the thread takes it as it starts (dropped unrun with the
+    /// packet if the thread could not be created).
+    pub(super) work: W,
 }
 
 impl<T> JoinHandle<T> {
