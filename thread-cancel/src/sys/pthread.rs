@@ -218,7 +218,7 @@ impl<'a> Attr<'a> {
 
 impl Drop for Attr<'_> {
     fn drop(&mut self) {
-        // SAFETY: initialised by `new`, destroyed once.
+        // SAFETY: initialised by `init`, destroyed once.
         unsafe { libc::pthread_attr_destroy(self.0) };
     }
 }

@@ -62,7 +62,8 @@ pub(super) struct Packet<T, W: ?Sized = dyn std::any::Any + Send + Sync> {
     /// How the thread ended, set as its last act (read after `pthread_join`).
     pub(super) outcome: std::sync::Mutex<Option<Outcome<T>>>,
     /// The thread's work, until the thread takes it as it starts (dropped unrun with the
-    /// packet if the thread could not be created).
+    /// packet if the thread could not be created). Its room stays allocated with the packet,
+    /// until both the handle and the thread are done with it.
     pub(super) work: W,
 }
 
