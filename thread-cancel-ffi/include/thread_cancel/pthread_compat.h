@@ -271,8 +271,9 @@ TC_COMPAT_END_
 #include <fcntl.h>
 #include <stdarg.h>
 #include <thread_cancel.h>
-/* C11 <threads.h> (glibc 2.28 and later; -DTC_COMPAT_NO_C11_THREADS leaves it out): read here so
- * that its calls can be redirected below. It defines C11's `thread_local` macro in C. */
+/* The C standard's <threads.h> (glibc 2.28 and later; -DTC_COMPAT_NO_C11_THREADS leaves it
+ * out): read here so that its calls can be redirected below. It defines the standard's
+ * `thread_local` macro in C. */
 #if defined __GLIBC__ && defined __has_include && !defined TC_COMPAT_NO_C11_THREADS
 #if __has_include(<threads.h>)
 #include <threads.h>
@@ -397,7 +398,7 @@ extern int TC_COMPAT_REDIRECT_(sem_clockwait, (sem_t *__restrict, clockid_t, con
 #endif
 
 #ifdef TC_COMPAT_C11_THREADS_
-/* C11 threads (glibc's layouts: thrd_t is a pthread_t, so it is our id; cnd_t, mtx_t, once_flag
+/* The C standard's threads (glibc's layouts: thrd_t is a pthread_t, so it is our id; cnd_t, mtx_t, once_flag
  * and tss_t are glibc's pthread_cond_t, pthread_mutex_t, pthread_once_t and pthread_key_t),
  * with glibc's results: thrd_success, thrd_nomem (ENOMEM), thrd_timedout, thrd_busy,
  * thrd_error (any other error); thrd_sleep 0, -1 (a signal: *remaining is set) or -2.
@@ -734,7 +735,7 @@ static int tc_compat_fcntl_(int fd, int cmd, ...) {
 
 #ifdef TC_COMPAT_C11_THREADS_
 TC_COMPAT_BEGIN_
-/* C11 threads over the tc_ calls, as glibc's over its pthread calls (thrd_err_map). */
+/* The C standard's threads over the tc_ calls, as glibc's over its pthread calls (thrd_err_map). */
 static inline int tc_compat_thrd_result_(int e) {
     return e == 0 ? thrd_success : e == ENOMEM ? thrd_nomem : e == ETIMEDOUT ? thrd_timedout
          : e == EBUSY ? thrd_busy : thrd_error;

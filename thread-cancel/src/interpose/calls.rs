@@ -229,9 +229,9 @@ pub unsafe extern "C-unwind" fn usleep(usec: useconds_t) -> c_int {
     }
 }
 
-/// `thrd_sleep` (C11; the C library's calls its own `clock_nanosleep`): 0, -1 when interrupted
-/// by a handled signal or a cancel (then with a remaining time of zero), -2 on another error,
-/// as glibc.
+/// `thrd_sleep` (the C standard's `<threads.h>`; the C library's calls its own
+/// `clock_nanosleep`): 0, -1 when interrupted by a handled signal or a cancel (then with a
+/// remaining time of zero), -2 on another error, as glibc.
 ///
 /// # Safety
 /// As `thrd_sleep`: `req` valid, `rem` null or valid for a write.
