@@ -1734,9 +1734,14 @@ fn c08_a_missed_cancel_is_reported_with_the_value() {
 fn c08_a_missed_deadline_is_reported_with_the_value() {
     // The timer thread is started by a first deadline, so that this one is not spent on it.
     let _ = with_timeout(Duration::from_millis(1), || ());
-    let e = with_timeout(Duration::from_millis(50), || {
-        common::spin_for(Duration::from_millis(300));
-        7
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it).
+    let e = common::once_started(Duration::from_millis(50), |budget, started| {
+        with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            common::spin_for(budget * 6);
+            7
+        })
     })
     .unwrap_err();
     assert!(e.deadline_passed());

@@ -8,6 +8,7 @@
 mod common;
 
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use thread_cancel::{with_timeout, CancelScope, Canceled};
 
@@ -20,8 +21,9 @@ fn fetch(scope: &CancelScope, data: &'static [u8]) -> std::io::Result<Vec<u8>> {
     })?
 }
 
-fn fetch_timed(budget: Duration, spin: Duration) -> std::io::Result<u32> {
+fn fetch_timed(budget: Duration, spin: Duration, started: &AtomicBool) -> std::io::Result<u32> {
     with_timeout(budget, || {
+        started.store(true, Ordering::SeqCst);
         let t = std::time::Instant::now();
         while t.elapsed() < spin {
             std::hint::spin_loop(); // no cancellation point: a cancel is missed
@@ -30,8 +32,9 @@ fn fetch_timed(budget: Duration, spin: Duration) -> std::io::Result<u32> {
     })?
 }
 
-fn fetch_anyhow(budget: Duration, spin: Duration) -> anyhow::Result<u32> {
+fn fetch_anyhow(budget: Duration, spin: Duration, started: &AtomicBool) -> anyhow::Result<u32> {
     Ok(with_timeout(budget, || {
+        started.store(true, Ordering::SeqCst);
         let t = std::time::Instant::now();
         while t.elapsed() < spin {
             std::hint::spin_loop();
@@ -58,12 +61,13 @@ impl<R: Read> Read for Scoped<'_, R> {
 fn c08_question_mark_compiles_where_users_write_it_and_a_miss_stays_an_error() {
     let s = CancelScope::new();
     assert_eq!(fetch(&s, b"abc").unwrap(), b"abc");
+    let started = AtomicBool::new(false);
     assert_eq!(
-        fetch_timed(Duration::from_secs(60), Duration::ZERO).unwrap(),
+        fetch_timed(Duration::from_secs(60), Duration::ZERO, &started).unwrap(),
         7
     );
     assert_eq!(
-        fetch_anyhow(Duration::from_secs(60), Duration::ZERO).unwrap(),
+        fetch_anyhow(Duration::from_secs(60), Duration::ZERO, &started).unwrap(),
         7
     );
     assert_eq!(fetch_boxed(&s).unwrap(), 7);
@@ -71,13 +75,22 @@ fn c08_question_mark_compiles_where_users_write_it_and_a_miss_stays_an_error() {
     Scoped(&s, &b"xyz"[..]).read_to_end(&mut v).unwrap();
     assert_eq!(v, b"xyz");
 
-    // A deadline missed (the closure returned 7 after it): an error, which says so.
-    let e = fetch_timed(Duration::from_millis(5), Duration::from_millis(30)).unwrap_err();
+    // A deadline missed (the closure returned 7 after it): an error, which says so. The budget
+    // grows until the run started its closure (a deadline that passes before the run's entry
+    // rightly never starts it: an emulated machine can take 5 ms to get there).
+    let late = |budget: Duration| budget + Duration::from_millis(25);
+    let e = common::once_started(Duration::from_millis(5), |b, started| {
+        fetch_timed(b, late(b), started)
+    })
+    .unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
     assert!(e.to_string().contains("nothing acted"), "{e}");
     let c = Canceled::from_io_error(&e).expect("ours");
     assert!(c.deadline_passed() && !c.acted());
-    let e = fetch_anyhow(Duration::from_millis(5), Duration::from_millis(30)).unwrap_err();
+    let e = common::once_started(Duration::from_millis(5), |b, started| {
+        fetch_anyhow(b, late(b), started)
+    })
+    .unwrap_err();
     assert!(e.to_string().contains("deadline passed"), "{e}");
     // Canceled before: never started.
     s.cancel();

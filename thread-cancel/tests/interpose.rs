@@ -1543,10 +1543,15 @@ fn w03_system_and_popen_children_are_not_reached_they_run_to_their_end() {
     // `posix_spawn` and wait for it with its internal `waitpid` (and `popen`'s stream reads
     // with its internal `read`): none is the interposed symbol. A `system("sleep ..")` in a run
     // whose deadline passes runs to its end, and the run reports the deadline, not acted on.
+    // Each budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it).
     let t = Instant::now();
-    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
-        // SAFETY: a nul-terminated command.
-        unsafe { libc::system(c"exec sleep 0.3".as_ptr()) }
+    let r = common::once_started(Duration::from_millis(50), |budget, started| {
+        thread_cancel::with_timeout(budget, || {
+            started.store(true, std::sync::atomic::Ordering::SeqCst);
+            // SAFETY: a nul-terminated command.
+            unsafe { libc::system(c"exec sleep 0.3".as_ptr()) }
+        })
     });
     let took = t.elapsed();
     let e = r.unwrap_err();
@@ -1555,17 +1560,20 @@ fn w03_system_and_popen_children_are_not_reached_they_run_to_their_end() {
     assert_eq!(e.into_value(), Some(0), "`sleep` ran to its end");
     assert!(took >= Duration::from_millis(300), "{took:?}");
 
-    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
-        // SAFETY: nul-terminated strings; the stream is read and closed here.
-        unsafe {
-            let f = libc::popen(c"sleep 0.3; echo done".as_ptr(), c"r".as_ptr());
-            assert!(!f.is_null());
-            let mut line = [0 as libc::c_char; 16];
-            let got = !libc::fgets(line.as_mut_ptr(), 16, f).is_null();
-            let status = libc::pclose(f);
-            let line = std::ffi::CStr::from_ptr(line.as_ptr()).to_owned();
-            (got, line, status)
-        }
+    let r = common::once_started(Duration::from_millis(50), |budget, started| {
+        thread_cancel::with_timeout(budget, || {
+            started.store(true, std::sync::atomic::Ordering::SeqCst);
+            // SAFETY: nul-terminated strings; the stream is read and closed here.
+            unsafe {
+                let f = libc::popen(c"sleep 0.3; echo done".as_ptr(), c"r".as_ptr());
+                assert!(!f.is_null());
+                let mut line = [0 as libc::c_char; 16];
+                let got = !libc::fgets(line.as_mut_ptr(), 16, f).is_null();
+                let status = libc::pclose(f);
+                let line = std::ffi::CStr::from_ptr(line.as_ptr()).to_owned();
+                (got, line, status)
+            }
+        })
     });
     let e = r.unwrap_err();
     assert!(e.deadline_passed() && !e.acted(), "{:?}", e.cause());

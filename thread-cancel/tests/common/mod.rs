@@ -3,7 +3,8 @@
 //! - Stress counts: [`stress_iters`] / [`stress_count`] read `THREAD_CANCEL_STRESS`,
 //!   [`enough`] adds the optional time cap `THREAD_CANCEL_STRESS_SECS`.
 //! - Hangs: [`HANG`], the one bound after which something that must happen counts as hung
-//!   (hangs are detected with it, never asserted on elapsed time); [`wait_for`].
+//!   (hangs are detected with it, never asserted on elapsed time); [`wait_for`];
+//!   [`once_started`] (a deadline's budget grown until the run started its closure).
 //! - Races: [`Rng`] (a seeded, replayable generator), [`spin_for`].
 //! - Threads seen from the kernel: [`gettid`], [`wait_blocked`], [`wait_blocked_in_read`],
 //!   [`Tid`] (a thread's id published by the thread itself, to wait until it is blocked).
@@ -76,6 +77,27 @@ pub fn wait_for(mut done: impl FnMut() -> bool) -> bool {
         }
     }
     true
+}
+
+/// Runs `attempt` with a deadline budget that doubles from `first` until the closure it runs
+/// under that budget has started (sets `started`), and returns that attempt's result. On a
+/// loaded or emulated machine a short deadline can pass before the run's entry, which then
+/// rightly never starts its closure: a test of what a started closure does (a missed deadline,
+/// a value kept) waits for an attempt that started, never for a lucky schedule.
+pub fn once_started<T>(first: Duration, mut attempt: impl FnMut(Duration, &AtomicBool) -> T) -> T {
+    let mut budget = first;
+    loop {
+        let started = AtomicBool::new(false);
+        let r = attempt(budget, &started);
+        if started.load(Ordering::SeqCst) {
+            return r;
+        }
+        assert!(
+            budget < HANG,
+            "no run started its closure within a budget of {budget:?}"
+        );
+        budget = (budget * 2).max(Duration::from_millis(1));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
