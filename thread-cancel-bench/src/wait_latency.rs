@@ -301,15 +301,24 @@ where
     interval(t0, stamp.get(), "ours")
 }
 
-/// (d): the target joins a thread that waits on a `std` channel nobody sends on; once the
-/// target is canceled (its join abandoned, the handle dropped), the channel is closed and the
-/// joined thread's end awaited, so it does not run during the next sample.
+/// (d): the target joins a thread that waits on a `std` condition variable until the sample
+/// is over, as glibc's joined helper waits on a `pthread_cond_t` (a channel's blocking receive
+/// would make the helper allocate — `std`'s per-thread wait context —, which glibc's helper
+/// does not: the helper then takes a malloc arena of its own, and the target's first
+/// allocation, the unwind's, finds none free and makes one). Once the target is canceled (its
+/// join abandoned, the handle dropped), the helper is told to stop and its end awaited, so it
+/// does not run during the next sample.
 fn ours_join() -> io::Result<Duration> {
-    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let stop = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let s = stop.clone();
     let never = thread_cancel::Builder::new()
         .name("p3-never-ends".into())
         .spawn(move || {
-            let _ = stop_rx.recv();
+            let (m, c) = &*s;
+            let mut stopped = m.lock().unwrap_or_else(|e| e.into_inner());
+            while !*stopped {
+                stopped = c.wait(stopped).unwrap_or_else(|e| e.into_inner());
+            }
         })?;
     let never_canceler = never.canceler();
     let r = ours_blocked(
@@ -318,7 +327,11 @@ fn ours_join() -> io::Result<Duration> {
         },
         &[libc::SYS_futex],
     );
-    drop(stop_tx);
+    {
+        let (m, c) = &*stop;
+        *m.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        c.notify_all();
+    }
     let start = Instant::now();
     while !never_canceler.is_finished() && start.elapsed() < BLOCK_TIMEOUT {
         std::thread::sleep(Duration::from_micros(10));
