@@ -880,25 +880,41 @@ fn race<R: Send + 'static>(
         }
     });
     let (mut ok, mut canceled, mut races, mut late) = (0usize, 0usize, 0usize, 0usize);
+    // The deadline of the long rounds: 2 ms, doubled after each long round while no run has
+    // started `op` yet. On a loaded emulated machine even 2 ms can pass before the run's
+    // entry, which then rightly never starts `op`: a test that needs some run to have run `op`
+    // (the end of run's count) waits for a long round that started it, never for a lucky
+    // schedule.
+    let mut long = Duration::from_millis(2);
+    let mut any_started = false;
     while !enough(races, started) {
         // A deadline a few microseconds away, moving over the rounds; one round in 16 has
-        // 2 ms, so that some runs complete even where a round takes longer than the short
-        // deadlines (under emulation all 200 rounds of a CI run timed out).
-        let timeout = Duration::from_nanos(if races % 16 == 15 {
-            2_000_000
+        // the long deadline, so that some runs complete even where a round takes longer than
+        // the short deadlines (under emulation all 200 rounds of a CI run timed out).
+        let is_long = races % 16 == 15;
+        let timeout = if is_long {
+            long
         } else {
-            2_000 + (races as u64 * 131) % 40_000
-        });
+            Duration::from_nanos(2_000 + (races as u64 * 131) % 40_000)
+        };
         let scope = match by {
             By::Cancel | By::PrivateDeadline => CancelScope::new(),
             By::Deadline => CancelScope::with_timeout(timeout),
         };
         *slot.lock().unwrap() = Some(scope.clone());
         go.wait();
-        let run = match by {
-            By::PrivateDeadline => with_timeout(timeout, &op).map_err(|e| e.into_canceled()),
-            _ => scope.run(&op),
+        let entered = AtomicBool::new(false);
+        let entering_op = || {
+            entered.store(true, Ordering::SeqCst);
+            op()
         };
+        let run = match by {
+            By::PrivateDeadline => {
+                with_timeout(timeout, entering_op).map_err(|e| e.into_canceled())
+            }
+            _ => scope.run(entering_op),
+        };
+        any_started |= entered.load(Ordering::SeqCst);
         // A run whose op returned after the cancel reports the cancel with the op's value
         // (C08): for "completed or no effect" that is a completed op.
         let r = match run {
@@ -912,6 +928,9 @@ fn race<R: Send + 'static>(
             ok += 1;
         } else {
             canceled += 1;
+        }
+        if is_long && !any_started && long < HANG {
+            long *= 2;
         }
         done.wait();
         check(races, r);
@@ -1437,15 +1456,25 @@ fn c06_a_slow_on_cancel_callback_does_not_delay_another_deadline() {
     let slow = {
         let in_callback = in_callback.clone();
         std::thread::spawn(move || {
-            with_timeout(Duration::from_millis(50), || {
-                let shut = conn.try_clone().unwrap();
-                let _g = thread_cancel::on_cancel(move || {
-                    in_callback.store(true, Ordering::SeqCst);
-                    let _ = held.recv_timeout(2 * HANG);
-                    let _ = shut.shutdown(std::net::Shutdown::Both);
-                });
-                let mut b = [0u8; 1];
-                (&conn).read(&mut b).map(|_| ())
+            // The budget grows until the run started its closure: a deadline that passes
+            // before the run's entry rightly never starts it, and no callback is registered.
+            let mut held = Some(held);
+            common::once_started(Duration::from_millis(50), |budget, started| {
+                with_timeout(budget, || {
+                    started.store(true, Ordering::SeqCst);
+                    let shut = conn.try_clone().unwrap();
+                    let in_callback = in_callback.clone();
+                    let held = held
+                        .take()
+                        .expect("only the last attempt starts its closure");
+                    let _g = thread_cancel::on_cancel(move || {
+                        in_callback.store(true, Ordering::SeqCst);
+                        let _ = held.recv_timeout(2 * HANG);
+                        let _ = shut.shutdown(std::net::Shutdown::Both);
+                    });
+                    let mut b = [0u8; 1];
+                    (&conn).read(&mut b).map(|_| ())
+                })
             })
         })
     };
@@ -1972,17 +2001,23 @@ fn s7_an_outer_cancel_during_a_shield_is_held_until_it_ends() {
 fn s7_an_outer_deadline_is_held_by_a_shield() {
     // The timer thread is started first: under emulation its start can outlast a deadline.
     let _ = with_timeout(Duration::from_millis(1), || ());
-    let t = Instant::now();
-    let r = with_timeout(Duration::from_millis(20), || {
-        let inner = CancelScope::new().shield(|| thread_cancel::sleep(Duration::from_millis(100)));
-        assert!(inner.is_ok());
-        assert!(
-            cancel_requested(),
-            "the held deadline is seen after the shield"
-        );
-        1
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it); the shielded sleep lasts five budgets, past it.
+    let (r, took, slept) = common::once_started(Duration::from_millis(20), |budget, started| {
+        let t = Instant::now();
+        let r = with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            let inner = CancelScope::new().shield(|| thread_cancel::sleep(budget * 5));
+            assert!(inner.is_ok());
+            assert!(
+                cancel_requested(),
+                "the held deadline is seen after the shield"
+            );
+            1
+        });
+        (r, t.elapsed(), budget * 5)
     });
-    assert!(t.elapsed() >= Duration::from_millis(100));
+    assert!(took >= slept, "{took:?} < {slept:?}");
     let e = r.unwrap_err();
     assert!(e.deadline_passed());
     assert_eq!(e.into_value(), Some(1));
@@ -2139,22 +2174,30 @@ fn c08_the_diagnostic_reports_a_thread_that_has_not_acted_on_a_cancel() {
                 // The timer thread is started first (under emulation its start can take longer
                 // than the deadline below, which the run would then never start).
                 let _ = with_timeout(Duration::from_millis(1), || ());
-                with_timeout(Duration::from_millis(100), || {
-                    // A call that is not a point, with or without `interpose` (the raw
-                    // system call, not the C library's function). 3 s: long past the report
-                    // (100 ms after the deadline), even when a loaded machine runs it late.
-                    let ts = libc::timespec {
-                        tv_sec: 3,
-                        tv_nsec: 0,
-                    };
-                    // SAFETY: a valid timespec; no remaining-time pointer.
-                    unsafe {
-                        libc::syscall(
-                            libc::SYS_nanosleep,
-                            &ts as *const libc::timespec,
-                            std::ptr::null_mut::<libc::timespec>(),
-                        )
-                    };
+                // The budget grows until the run started its closure (a deadline that passes
+                // before the run's entry rightly never starts it: then nothing is stuck, and
+                // nothing is reported).
+                common::once_started(Duration::from_millis(100), |budget, started| {
+                    with_timeout(budget, || {
+                        started.store(true, Ordering::SeqCst);
+                        // A call that is not a point, with or without `interpose` (the raw
+                        // system call, not the C library's function). 3 s past the deadline:
+                        // long past the report (100 ms after it), even when a loaded machine
+                        // runs it late.
+                        let d = budget + Duration::from_secs(3);
+                        let ts = libc::timespec {
+                            tv_sec: d.as_secs() as libc::time_t,
+                            tv_nsec: d.subsec_nanos() as libc::c_long,
+                        };
+                        // SAFETY: a valid timespec; no remaining-time pointer.
+                        unsafe {
+                            libc::syscall(
+                                libc::SYS_nanosleep,
+                                &ts as *const libc::timespec,
+                                std::ptr::null_mut::<libc::timespec>(),
+                            )
+                        };
+                    })
                 })
             })
             .unwrap();
@@ -2201,10 +2244,16 @@ fn c03_current_deadline_is_the_innermost_deadline_of_the_runs() {
                 assert_eq!(thread_cancel::current_deadline(), outer.deadline());
             })
             .unwrap();
-            let early = CancelScope::with_timeout(Duration::from_secs(1));
-            early
-                .run(|| assert_eq!(thread_cancel::current_deadline(), early.deadline()))
-                .unwrap();
+            // The budget grows until the run started its closure (a deadline that passes
+            // before the run's entry rightly never starts it).
+            common::once_started(Duration::from_secs(1), |budget, started| {
+                let early = CancelScope::with_timeout(budget);
+                early.run(|| {
+                    started.store(true, Ordering::SeqCst);
+                    assert_eq!(thread_cancel::current_deadline(), early.deadline());
+                })
+            })
+            .unwrap();
             // A shield has its own (none here).
             CancelScope::new()
                 .shield(|| assert_eq!(thread_cancel::current_deadline(), None))
@@ -2514,15 +2563,23 @@ fn s7_set_deadline_moves_a_deadline_while_runs_are_in_progress() {
     assert!(e.deadline_passed() && e.acted());
     assert!(t.elapsed() < HANG, "not moved earlier: {:?}", t.elapsed());
     // Later: a run blocked in a sleep goes past the old deadline. The deadline is moved once
-    // the run is seen blocked; 1 s leaves a loaded machine time to do that.
-    let s = CancelScope::with_timeout(Duration::from_secs(1));
-    let s2 = s.clone();
-    let mover = std::thread::spawn(move || {
-        common::wait_blocked(tid); // in the run's sleep
-        s2.set_deadline(Instant::now() + Duration::from_secs(60));
+    // the run is seen blocked; 1 s leaves a loaded machine time to do that. The budget grows
+    // until the run started its closure (a deadline that passes before the run's entry rightly
+    // never starts it); the sleep outlasts it by 300 ms.
+    let r = common::once_started(Duration::from_secs(1), |budget, started| {
+        let s = CancelScope::with_timeout(budget);
+        let s2 = s.clone();
+        let mover = std::thread::spawn(move || {
+            common::wait_blocked(tid); // in the run's sleep
+            s2.set_deadline(Instant::now() + Duration::from_secs(60));
+        });
+        let r = s.run(|| {
+            started.store(true, Ordering::SeqCst);
+            thread_cancel::sleep(budget + Duration::from_millis(300))
+        });
+        mover.join().unwrap();
+        r
     });
-    let r = s.run(|| thread_cancel::sleep(Duration::from_millis(1_300)));
-    mover.join().unwrap();
     assert!(r.is_ok(), "the moved deadline still fired: {r:?}");
     // Never extends an enclosing one.
     let parent = CancelScope::with_timeout(Duration::from_millis(30));
@@ -2712,18 +2769,28 @@ fn s7_generation_renewal_cancels_in_flight_work_and_keeps_the_pool() {
 /// (With the feature `interpose`, the C library's calls do act there, by an error.)
 #[test]
 fn c05_a_deadline_in_a_drop_during_a_panic_is_reported_not_silent() {
-    struct InDrop(Arc<std::sync::Mutex<Option<(Duration, bool, bool)>>>);
+    /// What the run in the `Drop` saw: how long it took, how long its sleep was, whether
+    /// anything acted, whether its closure returned.
+    type Seen = (Duration, Duration, bool, bool);
+    struct InDrop(Arc<std::sync::Mutex<Option<Seen>>>);
     impl Drop for InDrop {
         fn drop(&mut self) {
             assert!(std::thread::panicking());
             let (_tx, rx) = std::sync::mpsc::channel::<()>();
-            let t = Instant::now();
-            let r = with_timeout(Duration::from_millis(30), || {
-                thread_cancel::sleep(Duration::from_millis(150));
-                rx.try_recv().is_err()
-            });
+            // The budget grows until the run started its closure (a deadline that passes
+            // before the run's entry rightly never starts it); the sleep lasts five budgets.
+            let (r, took, slept) =
+                common::once_started(Duration::from_millis(30), |budget, started| {
+                    let t = Instant::now();
+                    let r = with_timeout(budget, || {
+                        started.store(true, Ordering::SeqCst);
+                        thread_cancel::sleep(budget * 5);
+                        rx.try_recv().is_err()
+                    });
+                    (r, t.elapsed(), budget * 5)
+                });
             let e = r.unwrap_err();
-            *self.0.lock().unwrap() = Some((t.elapsed(), e.acted(), e.completed()));
+            *self.0.lock().unwrap() = Some((took, slept, e.acted(), e.completed()));
         }
     }
     let seen = Arc::new(std::sync::Mutex::new(None));
@@ -2736,8 +2803,8 @@ fn c05_a_deadline_in_a_drop_during_a_panic_is_reported_not_silent() {
     })
     .join();
     assert!(r.is_err());
-    let (took, acted, completed) = seen.lock().unwrap().take().expect("the Drop ran");
-    assert!(took >= Duration::from_millis(150), "{took:?}");
+    let (took, slept, acted, completed) = seen.lock().unwrap().take().expect("the Drop ran");
+    assert!(took >= slept, "{took:?} < {slept:?}");
     assert!(
         !acted && completed,
         "reported as a missed deadline, with the value"

@@ -138,11 +138,16 @@ fn c08_another_ecanceled_or_etimedout_is_not_ours() {
 #[test]
 fn e02_an_interposed_failure_is_recognised_on_its_thread_in_its_run_and_just_after() {
     let (r, _w) = std::io::pipe().unwrap();
-    let e = with_timeout(Duration::from_millis(20), || {
-        let mut b = [0u8; 1];
-        let e = (&r).read(&mut b).unwrap_err();
-        let inside = Canceled::from_io_error(&e);
-        (e, inside)
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it, and no call fails).
+    let e = common::once_started(Duration::from_millis(20), |budget, started| {
+        with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            let mut b = [0u8; 1];
+            let e = (&r).read(&mut b).unwrap_err();
+            let inside = Canceled::from_io_error(&e);
+            (e, inside)
+        })
     })
     .unwrap_err();
     let (e, inside) = e.into_value().unwrap();

@@ -11,6 +11,7 @@ use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// The deadline of every "table" test, and the bound it must end within: `HANG`, generous for
@@ -22,13 +23,29 @@ const BOUND: Duration = common::HANG;
 /// Runs `f` under `with_timeout(DEADLINE)`; checks that the run ended within `BOUND` and never
 /// before its deadline, that its error says the deadline passed and that the cancel acted (an
 /// interposed call failed); returns the closure's value (it returned: the foreign code left by
-/// its error path).
-fn timed_out<R>(f: impl FnOnce() -> R) -> R {
-    let t = Instant::now();
-    let r = thread_cancel::with_timeout(DEADLINE, f);
-    let took = t.elapsed();
+/// its error path). See [`timed_out_with`].
+fn timed_out<R>(mut f: impl FnMut() -> R) -> R {
+    timed_out_with(|_| f())
+}
+
+/// [`timed_out`], the budget given to `f`: `DEADLINE`, doubled until the run started its
+/// closure (on a loaded or emulated machine a deadline can pass before the run's entry, which
+/// then rightly never starts it, and there is no value). Work that must outlast the deadline
+/// and would end by itself (a sleep, a child's) is made as many budgets long.
+fn timed_out_with<R>(mut f: impl FnMut(Duration) -> R) -> R {
+    let (r, took, budget) = common::once_started(DEADLINE, |budget, started| {
+        let t = Instant::now();
+        let r = thread_cancel::with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            f(budget)
+        });
+        (r, t.elapsed(), budget)
+    });
     assert!(took < BOUND, "the run took {took:?}");
-    assert!(took >= DEADLINE, "ended before its deadline: {took:?}");
+    assert!(
+        took >= budget,
+        "ended before its deadline {budget:?}: {took:?}"
+    );
     let e = r
         .err()
         .expect("the deadline passed: the run reports it")
@@ -53,7 +70,7 @@ fn assert_deadline_error(e: &io::Error) {
 
 #[test]
 fn e02_std_thread_sleep_ends_at_the_deadline_without_a_panic() {
-    timed_out(|| std::thread::sleep(Duration::from_millis(600)));
+    timed_out_with(|budget| std::thread::sleep(budget * 6));
 }
 
 #[test]
@@ -124,7 +141,7 @@ fn assert_no_child_left() {
 fn e05_command_status_ends_at_the_deadline_with_its_child_killed_and_reaped() {
     // `status` waits in `waitpid`: the deadline kills the child the run started, and the wait
     // for it reaps it. std returns the status: killed by SIGKILL.
-    let r = timed_out(|| Command::new("sleep").arg("0.6").status());
+    let r = timed_out_with(|budget| Command::new("sleep").arg(secs(budget * 6)).status());
     let status = r.expect("the wait for the killed child completes");
     assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
     assert_no_child_left();
@@ -150,25 +167,38 @@ fn e05_command_output_ends_at_the_deadline_with_what_the_child_wrote_and_its_kil
 #[test]
 fn e05_command_output_on_stds_fork_path_ends_at_the_deadline_without_a_panic() {
     use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new("sleep");
-    cmd.arg("0.6");
-    // SAFETY: the closure does nothing (it only makes std fork instead of `posix_spawn`).
-    unsafe { cmd.pre_exec(|| Ok(())) };
-    let out = timed_out(|| cmd.output()).expect("the output of the killed child");
+    let out = timed_out_with(|budget| {
+        let mut cmd = Command::new("sleep");
+        cmd.arg(secs(budget * 6));
+        // SAFETY: the closure does nothing (it only makes std fork instead of `posix_spawn`).
+        unsafe { cmd.pre_exec(|| Ok(())) };
+        cmd.output()
+    })
+    .expect("the output of the killed child");
     assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
     assert!(out.stdout.is_empty());
     assert_no_child_left();
 }
 
+/// A sleep's argument of `d`, in seconds.
+fn secs(d: Duration) -> String {
+    d.as_secs_f64().to_string()
+}
+
 #[test]
 fn e05_spawn_in_a_canceled_run_fails_with_the_deadline_and_starts_nothing() {
-    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
-        std::thread::sleep(Duration::from_secs(5)); // ends at the deadline
-        let spawned = Command::new("true").spawn().map(|_| ());
-        let mut forked = Command::new("true");
-        // SAFETY: as above: the fork path of std.
-        unsafe { std::os::unix::process::CommandExt::pre_exec(&mut forked, || Ok(())) };
-        (spawned, forked.spawn().map(|_| ()))
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it).
+    let r = common::once_started(Duration::from_millis(50), |budget, started| {
+        thread_cancel::with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            std::thread::sleep(budget * 100); // ends at the deadline
+            let spawned = Command::new("true").spawn().map(|_| ());
+            let mut forked = Command::new("true");
+            // SAFETY: as above: the fork path of std.
+            unsafe { std::os::unix::process::CommandExt::pre_exec(&mut forked, || Ok(())) };
+            (spawned, forked.spawn().map(|_| ()))
+        })
     });
     let (spawned, forked) = r.unwrap_err().into_canceled().into_value().unwrap();
     assert_deadline_error(&spawned.unwrap_err());
@@ -178,9 +208,25 @@ fn e05_spawn_in_a_canceled_run_fails_with_the_deadline_and_starts_nothing() {
 
 #[test]
 fn e05_a_child_started_outside_the_run_is_not_killed_by_its_deadline() {
-    // It outlives the deadline by far (a loaded machine may start the run late).
-    let mut child = Command::new("sleep").arg("2").spawn().unwrap();
-    let r = thread_cancel::with_timeout(Duration::from_millis(50), || child.wait());
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it); the child, started before each run, outlives the
+    // deadline by far (40 budgets: a loaded machine may start the run late). The child of a
+    // run that did not start is ended here.
+    let (r, mut child) = common::once_started(Duration::from_millis(50), |budget, started| {
+        let mut child = Command::new("sleep")
+            .arg(secs(budget * 40))
+            .spawn()
+            .unwrap();
+        let r = thread_cancel::with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            child.wait()
+        });
+        if !started.load(Ordering::SeqCst) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        (r, child)
+    });
     let e = r.unwrap_err().into_canceled();
     assert!(e.deadline_passed() && e.acted());
     assert_deadline_error(&e.into_value().unwrap().unwrap_err());
@@ -220,16 +266,21 @@ fn e02_std_tcp_listener_accept_ends_at_the_deadline_and_loses_no_connection() {
 fn e03_in_a_canceled_run_every_later_call_fails_at_once_with_no_effect() {
     let (mut a, mut b) = UnixStream::pair().unwrap();
     a.write_all(b"x").unwrap();
-    let t = Instant::now();
-    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
-        std::thread::sleep(Duration::from_secs(5)); // ends at the deadline
-        let mut buf = [0u8; 1];
-        // Level-triggered: this read fails at once although a byte is there to read.
-        let first = b.read(&mut buf).map_err(|e| e.raw_os_error());
-        let second = b.read(&mut buf).map_err(|e| e.raw_os_error());
-        (first, second)
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it).
+    let (r, took) = common::once_started(Duration::from_millis(50), |budget, started| {
+        let t = Instant::now();
+        let r = thread_cancel::with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            std::thread::sleep(budget * 100); // ends at the deadline
+            let mut buf = [0u8; 1];
+            // Level-triggered: this read fails at once although a byte is there to read.
+            let first = b.read(&mut buf).map_err(|e| e.raw_os_error());
+            let second = b.read(&mut buf).map_err(|e| e.raw_os_error());
+            (first, second)
+        });
+        (r, t.elapsed())
     });
-    let took = t.elapsed();
     assert!(took < BOUND, "not ended by the deadline: took {took:?}");
     let e = r.unwrap_err().into_canceled();
     assert!(e.deadline_passed() && e.acted());
@@ -299,25 +350,37 @@ fn e04_a_thread_cancel_fails_std_read_and_acts_at_the_next_own_point() {
 
 #[test]
 fn e02_with_cancellation_disabled_nothing_acts() {
-    let t = Instant::now();
-    let r = thread_cancel::with_timeout(Duration::from_millis(20), || {
-        let _g = thread_cancel::disable();
-        std::thread::sleep(Duration::from_millis(150)); // sleeps in full
-        t.elapsed()
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it); the sleep lasts seven and a half budgets.
+    let (r, sleep) = common::once_started(Duration::from_millis(20), |budget, started| {
+        let t = Instant::now();
+        let sleep = budget * 15 / 2;
+        let r = thread_cancel::with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            let _g = thread_cancel::disable();
+            std::thread::sleep(sleep); // sleeps in full
+            t.elapsed()
+        });
+        (r, sleep)
     });
     let e = r.unwrap_err().into_canceled();
     assert!(e.deadline_passed());
-    assert!(e.into_value().unwrap() >= Duration::from_millis(150));
+    assert!(e.into_value().unwrap() >= sleep);
 }
 
 #[test]
 fn e02_standard_output_and_error_are_not_points() {
-    let r = thread_cancel::with_timeout(Duration::from_millis(20), || {
-        std::thread::sleep(Duration::from_secs(5));
-        // A canceled run's logging does not panic (println! panics on a failed write).
-        println!("e02: printed in a canceled run");
-        eprintln!("e02: printed to stderr in a canceled run");
-        7
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it).
+    let r = common::once_started(Duration::from_millis(20), |budget, started| {
+        thread_cancel::with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            std::thread::sleep(budget * 250); // ends at the deadline
+                                              // A canceled run's logging does not panic (println! panics on a failed write).
+            println!("e02: printed in a canceled run");
+            eprintln!("e02: printed to stderr in a canceled run");
+            7
+        })
     });
     let e = r.unwrap_err().into_canceled();
     assert_eq!(e.into_value(), Some(7));
@@ -405,14 +468,20 @@ fn own_children() -> Vec<libc::pid_t> {
 fn e05_read_exact_and_read_to_end_return_the_error_and_keep_what_they_read() {
     let (mut a, mut b) = UnixStream::pair().unwrap();
     a.write_all(b"abc").unwrap();
-    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
-        let mut got = Vec::new();
-        // Reads "abc", then blocks: the deadline fails the next read, and the error is returned
-        // (only `Interrupted` is retried), with the bytes already read kept in `got`.
-        let e = b.read_to_end(&mut got).unwrap_err();
-        let mut five = [0u8; 5];
-        let e2 = b.read_exact(&mut five).unwrap_err();
-        (got, e.raw_os_error(), e2.raw_os_error())
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it, and reads nothing).
+    let r = common::once_started(Duration::from_millis(50), |budget, started| {
+        thread_cancel::with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            let mut got = Vec::new();
+            // Reads "abc", then blocks: the deadline fails the next read, and the error is
+            // returned (only `Interrupted` is retried), with the bytes already read kept in
+            // `got`.
+            let e = b.read_to_end(&mut got).unwrap_err();
+            let mut five = [0u8; 5];
+            let e2 = b.read_exact(&mut five).unwrap_err();
+            (got, e.raw_os_error(), e2.raw_os_error())
+        })
     });
     let (got, e, e2) = r.unwrap_err().into_value().unwrap();
     assert_eq!(got, b"abc");
@@ -1500,7 +1569,6 @@ fn w03_vfork_and_clone_children_are_not_tracked_they_run_on_past_the_deadline() 
     // deadline does not kill them, and a wait for one fails with the deadline's error like a
     // wait for any child not the run's. They run to their end.
     use thread_cancel_fixtures::{interpose_test_c_clone_exec, interpose_test_c_vfork_exec};
-    let argv = Argv::new(&["/bin/sleep", "0.3"]);
     for (how, start) in [
         (
             "vfork",
@@ -1508,14 +1576,20 @@ fn w03_vfork_and_clone_children_are_not_tracked_they_run_on_past_the_deadline() 
         ),
         ("clone", interpose_test_c_clone_exec),
     ] {
-        let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
-            // SAFETY: a null-terminated argv of C strings, alive for the call.
-            let pid = unsafe { start(argv.1.as_ptr()) } as libc::pid_t;
-            assert!(pid > 0, "{how}: {pid}");
-            let mut st = 0;
-            // SAFETY: our child; a valid out-pointer.
-            let r = unsafe { libc::waitpid(pid, &mut st, 0) };
-            (pid, r, io::Error::last_os_error())
+        // The budget grows until the run started its closure (a deadline that passes before
+        // the run's entry rightly never starts it); the child sleeps six budgets, past it.
+        let r = common::once_started(Duration::from_millis(50), |budget, started| {
+            let argv = Argv::new(&["/bin/sleep", &secs(budget * 6)]);
+            thread_cancel::with_timeout(budget, || {
+                started.store(true, Ordering::SeqCst);
+                // SAFETY: a null-terminated argv of C strings, alive for the call.
+                let pid = unsafe { start(argv.1.as_ptr()) } as libc::pid_t;
+                assert!(pid > 0, "{how}: {pid}");
+                let mut st = 0;
+                // SAFETY: our child; a valid out-pointer.
+                let r = unsafe { libc::waitpid(pid, &mut st, 0) };
+                (pid, r, io::Error::last_os_error())
+            })
         });
         let e = r.unwrap_err();
         assert!(e.deadline_passed() && e.acted(), "{how}");
@@ -1544,28 +1618,31 @@ fn w03_system_and_popen_children_are_not_reached_they_run_to_their_end() {
     // with its internal `read`): none is the interposed symbol. A `system("sleep ..")` in a run
     // whose deadline passes runs to its end, and the run reports the deadline, not acted on.
     // Each budget grows until the run started its closure (a deadline that passes before the
-    // run's entry rightly never starts it).
-    let t = Instant::now();
-    let r = common::once_started(Duration::from_millis(50), |budget, started| {
-        thread_cancel::with_timeout(budget, || {
-            started.store(true, std::sync::atomic::Ordering::SeqCst);
+    // run's entry rightly never starts it); the child sleeps six budgets, past it.
+    let (r, took, slept) = common::once_started(Duration::from_millis(50), |budget, started| {
+        let t = Instant::now();
+        let command = std::ffi::CString::new(format!("exec sleep {}", secs(budget * 6))).unwrap();
+        let r = thread_cancel::with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
             // SAFETY: a nul-terminated command.
-            unsafe { libc::system(c"exec sleep 0.3".as_ptr()) }
-        })
+            unsafe { libc::system(command.as_ptr()) }
+        });
+        (r, t.elapsed(), budget * 6)
     });
-    let took = t.elapsed();
     let e = r.unwrap_err();
     assert!(e.deadline_passed(), "{:?}", e.cause());
     assert!(!e.acted(), "no interposed call met the deadline");
     assert_eq!(e.into_value(), Some(0), "`sleep` ran to its end");
-    assert!(took >= Duration::from_millis(300), "{took:?}");
+    assert!(took >= slept, "{took:?} < {slept:?}");
 
     let r = common::once_started(Duration::from_millis(50), |budget, started| {
+        let command =
+            std::ffi::CString::new(format!("sleep {}; echo done", secs(budget * 6))).unwrap();
         thread_cancel::with_timeout(budget, || {
-            started.store(true, std::sync::atomic::Ordering::SeqCst);
+            started.store(true, Ordering::SeqCst);
             // SAFETY: nul-terminated strings; the stream is read and closed here.
             unsafe {
-                let f = libc::popen(c"sleep 0.3; echo done".as_ptr(), c"r".as_ptr());
+                let f = libc::popen(command.as_ptr(), c"r".as_ptr());
                 assert!(!f.is_null());
                 let mut line = [0 as libc::c_char; 16];
                 let got = !libc::fgets(line.as_mut_ptr(), 16, f).is_null();

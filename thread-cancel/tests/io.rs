@@ -1954,8 +1954,13 @@ fn e08_process_output_collects_and_a_canceled_one_kills_and_reaps_its_child() {
     let _ = std::fs::remove_file(&dir);
     let script = format!("echo $$ > {}; exec sleep 30", dir.display());
     let t = std::time::Instant::now();
-    let r = thread_cancel::with_timeout(Duration::from_millis(300), || {
-        thread_cancel::process::output(std::process::Command::new("sh").args(["-c", &script]))
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it: no shell writes its id).
+    let r = common::once_started(Duration::from_millis(300), |budget, started| {
+        thread_cancel::with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            thread_cancel::process::output(std::process::Command::new("sh").args(["-c", &script]))
+        })
     });
     assert!(r.unwrap_err().acted());
     assert!(
@@ -1993,8 +1998,13 @@ fn e08_process_wait_or_kill_kills_and_reaps_on_cancel() {
         .spawn()
         .unwrap();
     let pid = child.id() as i32;
-    let r = thread_cancel::with_timeout(Duration::from_millis(50), || {
-        thread_cancel::process::wait_or_kill(&mut child)
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it: the child is neither killed nor reaped).
+    let r = common::once_started(Duration::from_millis(50), |budget, started| {
+        thread_cancel::with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            thread_cancel::process::wait_or_kill(&mut child)
+        })
     });
     assert!(r.unwrap_err().acted());
     // SAFETY: signal 0 only asks whether the process exists.

@@ -1,6 +1,8 @@
 //! Code the crate does not own, inside a deadline: std's sleep, net, fs and process calls, and
 //! the documented `on_cancel` workaround. Each row of the table runs inside
-//! `with_timeout(100 ms)`; the call itself would take about 600 ms.
+//! `with_timeout(100 ms)`; the call itself would take about 600 ms (six budgets: on a loaded
+//! or emulated machine the deadline can pass before the run's entry, which then rightly never
+//! starts the closure, and the budget is doubled until a run started it).
 //!
 //! Without interposition (this file's rows, rule C08): such a call is not a cancellation point,
 //! so it runs to its end; the run then reports the deadline (`TimedOut`, `deadline_passed()`)
@@ -9,34 +11,48 @@
 //! the same table, ending at the deadline.
 #![cfg(not(thread_cancel_interpose))]
 
+mod common;
+
+use common::HANG;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use thread_cancel::{with_timeout, TimedOut};
 
+/// The first budget of a row.
 const BUDGET: Duration = Duration::from_millis(100);
-const CALL: Duration = Duration::from_millis(600);
-/// Longer than anything that must happen takes on a loaded machine (`HANG` of
-/// `tests/common`): the bound of a run that must end early, checked with its measured time.
-const HANG: Duration = Duration::from_secs(20);
+/// How many budgets a row's call takes.
+const CALL: u32 = 6;
 
-/// How a row ended: its error (the run must report the deadline), and when.
+/// How a row ended: its error (the run must report the deadline), when, and its budget.
 struct Row<R> {
     name: &'static str,
     took: Duration,
+    budget: Duration,
     result: Result<R, TimedOut<R>>,
 }
 
-fn row<R>(name: &'static str, f: impl FnOnce() -> R) -> Row<R> {
+/// Runs `f` under `with_timeout`, its budget `BUDGET` doubled until the run started its
+/// closure (a deadline that passes before the run's entry rightly never starts it, and there
+/// is no value); `f` is given the time its call takes: `CALL` budgets.
+fn row<R>(name: &'static str, mut f: impl FnMut(Duration) -> R) -> Row<R> {
     // The timer thread is started by a first deadline, so that no row spends its own on it.
     let _ = with_timeout(Duration::from_millis(1), || ());
-    let t = Instant::now();
-    let result = with_timeout(BUDGET, f);
-    Row {
-        name,
-        took: t.elapsed(),
-        result,
-    }
+    common::once_started(BUDGET, |budget, started| {
+        let t = Instant::now();
+        let result = with_timeout(budget, || {
+            started.store(true, Ordering::SeqCst);
+            f(budget * CALL)
+        });
+        Row {
+            name,
+            took: t.elapsed(),
+            budget,
+            result,
+        }
+    })
 }
 
 /// The run reported the deadline, kept the completed call's value, and said nothing acted.
@@ -53,7 +69,13 @@ fn missed<R: std::fmt::Debug>(r: Row<R>) -> R {
     assert!(e.deadline_passed(), "{}", r.name);
     assert!(!e.acted(), "{}: nothing could act", r.name);
     // Never before the deadline; that the call ran to its end is shown by its value, kept.
-    assert!(r.took >= BUDGET, "{}: ended after {:?}", r.name, r.took);
+    assert!(
+        r.took >= r.budget,
+        "{}: ended after {:?}, before its deadline {:?}",
+        r.name,
+        r.took,
+        r.budget
+    );
     e.into_value()
         .expect("the call completed: its value is kept")
 }
@@ -73,23 +95,24 @@ impl<R, E> UnwrapErrOr<R, E> for Result<R, E> {
 
 #[test]
 fn c08_std_sleep_past_its_deadline_is_reported() {
-    missed(row("std::thread::sleep(600 ms)", || {
-        std::thread::sleep(CALL)
-    }));
+    missed(row("std::thread::sleep(6 budgets)", std::thread::sleep));
 }
 
 #[test]
 fn c08_std_tcp_read_past_its_deadline_is_reported_with_the_data() {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
+    // The server replies the call's time after the run's closure started (which tells it).
+    let (call_tx, call_rx) = mpsc::channel();
     let server = std::thread::spawn(move || {
         let (mut s, _) = l.accept().unwrap();
-        std::thread::sleep(CALL);
+        std::thread::sleep(call_rx.recv().unwrap());
         s.write_all(b"reply").unwrap();
     });
     let got = missed(row(
-        "std TcpStream::read_to_string (reply at 600 ms)",
-        || {
+        "std TcpStream::read_to_string (reply at 6 budgets)",
+        |call| {
+            call_tx.send(call).unwrap();
             let mut s = TcpStream::connect(addr).unwrap();
             let mut text = String::new();
             s.read_to_string(&mut text).map(|_| text)
@@ -101,8 +124,10 @@ fn c08_std_tcp_read_past_its_deadline_is_reported_with_the_data() {
 
 #[test]
 fn c08_std_command_output_past_its_deadline_is_reported_with_the_status() {
-    let out = missed(row("Command::output() of sleep 0.6", || {
-        std::process::Command::new("sleep").arg("0.6").output()
+    let out = missed(row("Command::output() of a sleep of 6 budgets", |call| {
+        std::process::Command::new("sleep")
+            .arg(call.as_secs_f64().to_string())
+            .output()
     }));
     assert!(out.unwrap().status.success());
 }
@@ -115,11 +140,14 @@ fn c08_std_fs_read_of_a_fifo_past_its_deadline_is_reported_with_the_data() {
     // SAFETY: a valid C string and a mode.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let p = dir.clone();
+    // The writer writes the call's time after the run's closure started (which tells it).
+    let (call_tx, call_rx) = mpsc::channel();
     let writer = std::thread::spawn(move || {
-        std::thread::sleep(CALL);
+        std::thread::sleep(call_rx.recv().unwrap());
         std::fs::write(p, b"fifo data").unwrap();
     });
-    let got = missed(row("std::fs::read of a FIFO (data at 600 ms)", || {
+    let got = missed(row("std::fs::read of a FIFO (data at 6 budgets)", |call| {
+        call_tx.send(call).unwrap();
         std::fs::read(&dir)
     }));
     assert_eq!(got.unwrap(), b"fifo data");
@@ -142,7 +170,7 @@ fn c08_std_read_ended_by_an_on_cancel_shutdown_is_reported_as_acted() {
         let _ = done_rx.recv_timeout(HANG);
         drop(s);
     });
-    let r = row("std read + on_cancel(shutdown)", || {
+    let r = row("std read + on_cancel(shutdown)", |_| {
         let s = TcpStream::connect(addr).unwrap();
         let s2 = s.try_clone().unwrap();
         let _g = thread_cancel::on_cancel(move || {
@@ -170,7 +198,8 @@ fn c08_std_read_ended_by_an_on_cancel_shutdown_is_reported_as_acted() {
 
 /// The crate's own wait is a point: `process::wait_or_kill` of `sleep 3` ends at the deadline,
 /// and the child is killed and reaped (plain `process::wait` leaves it running: no effect); the
-/// run's value is the status of the kill.
+/// run's value is the status of the kill. (`sleep 3` is not made longer with the budget: a run
+/// that starts by its fourth budget, 1.5 s in all, still finds it running.)
 #[test]
 #[cfg_attr(
     thread_cancel_portable,
@@ -182,7 +211,7 @@ fn c08_process_wait_or_kill_ends_at_the_deadline_and_leaves_no_child() {
         .spawn()
         .unwrap();
     let pid = child.id() as i32;
-    let r = row("process::wait_or_kill of sleep 3", || {
+    let r = row("process::wait_or_kill of sleep 3", |_| {
         thread_cancel::process::wait_or_kill(&mut child)
     });
     let e = r.result.unwrap_err_or_else(|v| panic!("Ok({v:?})"));

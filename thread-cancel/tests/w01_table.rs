@@ -5,6 +5,8 @@
 // Where the interposition is built (the one condition, named by build.rs).
 #![cfg(thread_cancel_interpose)]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -214,12 +216,17 @@ fn w01_fortify_source_forms_are_points() {
     for (name, call) in calls {
         let (mut a, b) = UnixStream::pair().unwrap();
         let fd = b.as_raw_fd();
-        let t = Instant::now();
-        let r = thread_cancel::with_timeout(DEADLINE, || {
-            let r = call(fd);
-            (r, std::io::Error::last_os_error().raw_os_error())
+        // The budget grows until the run started its closure (a deadline that passes before
+        // the run's entry rightly never starts it, and the call is not made).
+        let (r, took) = common::once_started(DEADLINE, |budget, started| {
+            let t = Instant::now();
+            let r = thread_cancel::with_timeout(budget, || {
+                started.store(true, std::sync::atomic::Ordering::SeqCst);
+                let r = call(fd);
+                (r, std::io::Error::last_os_error().raw_os_error())
+            });
+            (r, t.elapsed())
         });
-        let took = t.elapsed();
         let e = r.expect_err("the deadline passed").into_canceled();
         assert!(
             e.acted(),

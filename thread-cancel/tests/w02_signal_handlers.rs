@@ -42,21 +42,25 @@ fn self_pipe() -> (OwnedFd, OwnedFd) {
 
 /// A thread that enters `with_timeout(10 ms)`, spins past the deadline (no cancellation point:
 /// the run is canceled, the thread goes on), says so, and spins until told to stop. Returns its
-/// id and the stop flag.
+/// id and the stop flag. The budget grows until the run started its closure (a deadline that
+/// passes before the run's entry rightly never starts it: no thread would be past it).
 fn worker_past_its_deadline() -> (i32, Arc<AtomicBool>, std::thread::JoinHandle<bool>) {
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
     let (tx, rx) = mpsc::channel();
     let h = std::thread::spawn(move || {
-        let r = thread_cancel::with_timeout(Duration::from_millis(10), || {
-            let deadline = thread_cancel::current_deadline().unwrap();
-            while Instant::now() <= deadline {
-                std::hint::spin_loop();
-            }
-            tx.send(gettid()).unwrap();
-            while !s.load(Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
+        let r = common::once_started(Duration::from_millis(10), |budget, started| {
+            thread_cancel::with_timeout(budget, || {
+                started.store(true, Ordering::SeqCst);
+                let deadline = thread_cancel::current_deadline().unwrap();
+                while Instant::now() <= deadline {
+                    std::hint::spin_loop();
+                }
+                tx.send(gettid()).unwrap();
+                while !s.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
         });
         r.is_err_and(|e| e.deadline_passed())
     });

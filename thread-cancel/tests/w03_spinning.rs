@@ -27,20 +27,28 @@ fn w03_a_back_off_loop_spinning_on_failing_calls_is_reported_by_the_diagnostic()
             .name("backoff-worker".into())
             .spawn(move || {
                 let _ = thread_cancel::with_timeout(Duration::from_millis(1), || ());
-                let started = Instant::now();
-                let r = thread_cancel::with_timeout(Duration::from_millis(100), || {
-                    let mut tries = 0u64;
-                    // The loop's own limit, long past the diagnostic's delay (200 ms after the
-                    // deadline), even on a loaded machine where the reporter runs late.
-                    while started.elapsed() < Duration::from_secs(3) {
-                        tries += 1;
-                        if std::net::TcpStream::connect(addr).is_ok() {
-                            break;
-                        }
-                        std::thread::sleep(Duration::from_millis(200));
-                    }
-                    tries
-                });
+                // The budget grows until the run started its closure (a deadline that passes
+                // before the run's entry rightly never starts it: no loop, no report).
+                let (r, started) =
+                    common::once_started(Duration::from_millis(100), |budget, entered| {
+                        let started = Instant::now();
+                        let r = thread_cancel::with_timeout(budget, || {
+                            entered.store(true, std::sync::atomic::Ordering::SeqCst);
+                            let mut tries = 0u64;
+                            // The loop's own limit, long past the diagnostic's delay (200 ms
+                            // after the deadline), even on a loaded machine where the reporter
+                            // runs late.
+                            while started.elapsed() < budget + Duration::from_millis(2_900) {
+                                tries += 1;
+                                if std::net::TcpStream::connect(addr).is_ok() {
+                                    break;
+                                }
+                                std::thread::sleep(Duration::from_millis(200));
+                            }
+                            tries
+                        });
+                        (r, started)
+                    });
                 let tries = r.unwrap_or_else(|e| e.into_value().unwrap_or(0));
                 eprintln!("the loop made {tries} tries in {:?}", started.elapsed());
             })

@@ -33,8 +33,15 @@ fn w03_a_dlopened_plugin_blocked_in_read_is_reached_by_a_deadline() {
     let read_one: extern "C" fn(libc::c_int) -> libc::c_long =
         unsafe { std::mem::transmute(symbol(h, "w03_plugin_read_one")) };
     let (r, _w) = std::io::pipe().unwrap();
-    let e = thread_cancel::with_timeout(Duration::from_millis(50), || read_one(r.as_raw_fd()))
-        .unwrap_err();
+    // The budget grows until the run started its closure (a deadline that passes before the
+    // run's entry rightly never starts it, and the plugin is not called).
+    let e = common::once_started(Duration::from_millis(50), |budget, started| {
+        thread_cancel::with_timeout(budget, || {
+            started.store(true, std::sync::atomic::Ordering::SeqCst);
+            read_one(r.as_raw_fd())
+        })
+    })
+    .unwrap_err();
     assert!(e.deadline_passed() && e.acted(), "{e:?}");
     assert_eq!(
         e.into_value(),
