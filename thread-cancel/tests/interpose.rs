@@ -375,8 +375,9 @@ fn e02_standard_output_and_error_are_not_points() {
     let r = common::once_started(Duration::from_millis(20), |budget, started| {
         thread_cancel::with_timeout(budget, || {
             started.store(true, Ordering::SeqCst);
-            std::thread::sleep(budget * 250); // ends at the deadline
-                                              // A canceled run's logging does not panic (println! panics on a failed write).
+            // Ends at the deadline.
+            std::thread::sleep(budget * 250);
+            // A canceled run's logging does not panic (println! panics on a failed write).
             println!("e02: printed in a canceled run");
             eprintln!("e02: printed to stderr in a canceled run");
             7
