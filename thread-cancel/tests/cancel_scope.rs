@@ -2184,19 +2184,7 @@ fn c08_the_diagnostic_reports_a_thread_that_has_not_acted_on_a_cancel() {
                         // system call, not the C library's function). 3 s past the deadline:
                         // long past the report (100 ms after it), even when a loaded machine
                         // runs it late.
-                        let d = budget + Duration::from_secs(3);
-                        let ts = libc::timespec {
-                            tv_sec: d.as_secs() as libc::time_t,
-                            tv_nsec: d.subsec_nanos() as libc::c_long,
-                        };
-                        // SAFETY: a valid timespec; no remaining-time pointer.
-                        unsafe {
-                            libc::syscall(
-                                libc::SYS_nanosleep,
-                                &ts as *const libc::timespec,
-                                std::ptr::null_mut::<libc::timespec>(),
-                            )
-                        };
+                        common::raw_sleep(budget + Duration::from_secs(3));
                     })
                 })
             })

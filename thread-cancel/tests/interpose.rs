@@ -1406,23 +1406,6 @@ fn w03_a_hundred_commands_in_one_long_run_the_last_killed_at_its_deadline_nothin
     );
 }
 
-/// Sleeps `d` with the raw system call (neither interposed nor a point): async-signal-safe,
-/// for a `pre_exec` closure.
-fn raw_sleep(d: Duration) {
-    let ts = libc::timespec {
-        tv_sec: d.as_secs() as libc::time_t,
-        tv_nsec: d.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: a valid `timespec`; no remaining time asked for.
-    unsafe {
-        libc::syscall(
-            libc::SYS_nanosleep,
-            &ts,
-            std::ptr::null_mut::<libc::timespec>(),
-        )
-    };
-}
-
 #[test]
 fn w03_a_slow_pre_exec_under_a_100ms_deadline_ends_with_the_child_killed_no_panic() {
     // std forks, runs the `pre_exec` closure in the child, and waits for the child's `exec`
@@ -1434,7 +1417,7 @@ fn w03_a_slow_pre_exec_under_a_100ms_deadline_ends_with_the_child_killed_no_pani
     // SAFETY: the closure makes one raw system call (async-signal-safe).
     unsafe {
         cmd.pre_exec(|| {
-            raw_sleep(Duration::from_secs(5));
+            common::raw_sleep(Duration::from_secs(5));
             Ok(())
         })
     };

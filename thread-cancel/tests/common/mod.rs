@@ -5,7 +5,8 @@
 //! - Hangs: [`HANG`], the one bound after which something that must happen counts as hung
 //!   (hangs are detected with it, never asserted on elapsed time); [`wait_for`];
 //!   [`once_started`] (a deadline's budget grown until the run started its closure).
-//! - Races: [`Rng`] (a seeded, replayable generator), [`spin_for`].
+//! - Races: [`Rng`] (a seeded, replayable generator), [`spin_for`], [`raw_sleep`] (a sleep that
+//!   is no point, interposed or not).
 //! - Threads seen from the kernel: [`gettid`], [`wait_blocked`], [`wait_blocked_in_read`],
 //!   [`Tid`] (a thread's id published by the thread itself, to wait until it is blocked).
 //! - Watchdogs: [`within_hang`] (a call that would hang fails the test, naming what it waited
@@ -98,6 +99,23 @@ pub fn once_started<T>(first: Duration, mut attempt: impl FnMut(Duration, &Atomi
         );
         budget = (budget * 2).max(Duration::from_millis(1));
     }
+}
+
+/// Sleeps `d` with the raw system call (neither interposed nor a point): async-signal-safe,
+/// for a `pre_exec` closure.
+pub fn raw_sleep(d: Duration) {
+    let ts = libc::timespec {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_nsec: d.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: a valid `timespec`; no remaining time asked for.
+    unsafe {
+        libc::syscall(
+            libc::SYS_nanosleep,
+            &ts,
+            std::ptr::null_mut::<libc::timespec>(),
+        )
+    };
 }
 
 // ---------------------------------------------------------------------------------------------
