@@ -1861,8 +1861,8 @@ fn w03_a_daemon_that_left_its_parent_is_not_reached_by_the_kill() {
     // A child that double-forks and calls `setsid` leaves a daemon reparented away from the
     // run's tree (to the namespace's first process here, to init or a subreaper otherwise):
     // descendants are found through each process's children, so the deadline kills the child
-    // and not the daemon. (Had the daemon kept the child's output pipe, `output` could not
-    // end: see the docs.)
+    // and not the daemon. (Had the daemon kept the child's output pipe: see
+    // `w03_a_process_that_kept_the_runs_pipes_does_not_make_std_panic_after_the_kill`.)
     const NAME: &str = "w03_a_daemon_that_left_its_parent_is_not_reached_by_the_kill";
     if common::child_value().is_some() {
         return daemon_left();
@@ -1920,6 +1920,171 @@ fn daemon_left() {
     assert_eq!(unsafe { libc::waitpid(d, &mut st, 0) }, d);
     reap_orphans();
     eprintln!("w03 daemon: the child killed, the daemon (pid {d}, setsid, reparented) not reached");
+}
+
+#[test]
+fn w03_a_process_that_kept_the_runs_pipes_does_not_make_std_panic_after_the_kill() {
+    // Another process holds copies of a run's pipes past the kill of the run's child: a daemon
+    // the child started (it kept the child's output), or a process forked before the child's
+    // `exec` that never executes anything (it holds std's exec-check socket pair too: a sibling
+    // thread's child on its way to `exec` on a slow machine is the same case for a while).
+    // Those pipes never hang up; the canceled run's reads of them end all the same once the
+    // wait for the hang-up is over: what is in them, then end of file. std's `output` returns
+    // the child's output and kill (it unwraps its pipe reads, and panics when its exec-check
+    // read fails), and the run reports the cancel, acted on. In its own PID namespace: the
+    // processes left behind are found by name, killed and reaped there.
+    const NAME: &str =
+        "w03_a_process_that_kept_the_runs_pipes_does_not_make_std_panic_after_the_kill";
+    if common::child_value().is_some() {
+        return kept_pipes();
+    }
+    in_pid_namespace(NAME, "kept");
+}
+
+/// The process name a keeper of [`kept_pipes`] gives itself (`/proc/<pid>/comm`).
+const KEEPER: &str = "tc-pipe-keeper";
+
+fn kept_pipes() {
+    use std::os::unix::process::CommandExt;
+    // 1. A daemon (double fork, `setsid`) that kept the child's standard output and error; std's
+    //    spawn without `pre_exec` (`posix_spawn`).
+    let mut daemon = Command::new("sh");
+    daemon.args(["-c", "(setsid sleep 8.77 &); echo started; exec sleep 5.77"]);
+    let out = cancel_once_running(&mut daemon, || {
+        processes_running(b"sleep\x008.77\x00") == 1 && processes_running(b"sleep\x005.77\x00") == 1
+    });
+    assert_eq!(out.stdout, b"started\n");
+    kill_and_reap(|pid| process_cmdline(pid) == b"sleep\x008.77\x00");
+    // 2. std's fork path (a `pre_exec`): the closure forks a process that leaves its parent
+    //    (it is reparented) and holds every descriptor the child had before its `exec`,
+    //    std's exec-check socket pair among them, for 8 s without executing anything.
+    let mut forked = Command::new("sleep");
+    forked.arg("5.78");
+    // SAFETY: the closure makes raw system calls only (no allocation, no lock), as a child of
+    // a multi-threaded process may.
+    unsafe {
+        forked.pre_exec(|| {
+            keep_descriptors_in_an_orphan();
+            Ok(())
+        })
+    };
+    let out = cancel_once_running(&mut forked, || {
+        keepers().len() == 1 && processes_running(b"sleep\x005.78\x00") == 1
+    });
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    kill_and_reap(|pid| keepers().contains(&pid));
+    // 3. A daemon that kept the child's output and writes on, as fast as it can, once told to
+    //    (just before the cancel): the run's reads take a bounded amount and end.
+    let fifo = std::env::temp_dir().join(format!("tc-kept-{}", std::process::id()));
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let writer = format!("read x < {}; exec yes", fifo.display());
+    let mut writes_on = Command::new("sh");
+    writes_on.args([
+        "-c",
+        &format!("(setsid sh -c '{writer}' &); exec sleep 5.76"),
+    ]);
+    let writer_cmdline = format!("sh\0-c\0{writer}\0");
+    let out = cancel_once_running(&mut writes_on, || {
+        let ready = processes_running(writer_cmdline.as_bytes()) == 1
+            && processes_running(b"sleep\x005.76\x00") == 1;
+        if ready {
+            // Opened once the daemon opens it to read; the line starts its `yes`.
+            std::fs::write(&fifo, b"\n").unwrap();
+        }
+        ready
+    });
+    std::fs::remove_file(&fifo).unwrap();
+    assert!(out.stdout.chunks(2).all(|c| c == b"y\n"));
+    // The daemon's `yes` ends on its own: its pipe has no reader left (`SIGPIPE`).
+    reap_orphans();
+    eprintln!(
+        "w03 kept pipes: a daemon and an orphan of pre_exec held the run's pipes; output returned, no panic; \
+         a daemon writing on: {} bytes taken",
+        out.stdout.len()
+    );
+}
+
+/// Runs `cmd.output()` in a scope, canceled from this thread once `ready`; checks that the run
+/// reports the cancel, acted on, and that `output` returned the child's kill; its output.
+fn cancel_once_running(cmd: &mut Command, ready: impl Fn() -> bool) -> std::process::Output {
+    let scope = thread_cancel::CancelScope::new();
+    let r = std::thread::scope(|s| {
+        let runner = s.spawn(|| scope.run(|| cmd.output()));
+        assert!(common::wait_for(&ready), "the child never got ready");
+        scope.cancel();
+        runner.join().expect("no panic inside std")
+    });
+    let e = r.unwrap_err();
+    assert!(e.acted(), "{:?}", e.cause());
+    let out = e.into_value().unwrap().expect("output returns Ok");
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "the child killed");
+    out
+}
+
+/// In a child between `fork` and `exec`: forks a process (raw `clone`: nothing of the C
+/// library's runs in it) that forks the keeper and exits, so that the keeper is reparented
+/// away from the child's tree; the keeper names itself [`KEEPER`] and sleeps 8 s, holding
+/// copies of every descriptor the child had.
+fn keep_descriptors_in_an_orphan() {
+    // SAFETY: raw system calls with valid arguments; the forked processes run raw calls only
+    // and end with `exit_group`.
+    unsafe {
+        let mid = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0);
+        if mid == 0 {
+            if libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0) == 0 {
+                let name = b"tc-pipe-keeper\0";
+                libc::syscall(libc::SYS_prctl, libc::PR_SET_NAME, name.as_ptr(), 0, 0, 0);
+                common::raw_sleep(Duration::from_secs(8));
+            }
+            libc::syscall(libc::SYS_exit_group, 0);
+        }
+        if mid > 0 {
+            let mut st = 0;
+            libc::syscall(libc::SYS_wait4, mid, &mut st as *mut libc::c_int, 0, 0);
+        }
+    }
+}
+
+/// The processes named [`KEEPER`].
+fn keepers() -> Vec<libc::pid_t> {
+    pids()
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim_end() == KEEPER)
+        })
+        .collect()
+}
+
+fn pids() -> Vec<libc::pid_t> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+fn process_cmdline(pid: libc::pid_t) -> Vec<u8> {
+    std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()
+}
+
+/// Kills the one process that `which` picks (this namespace's, reparented to this process,
+/// found running: the kill did not reach it) and reaps it.
+fn kill_and_reap(which: impl Fn(libc::pid_t) -> bool) {
+    let found: Vec<libc::pid_t> = pids().into_iter().filter(|&p| which(p)).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let p = found[0];
+    assert_eq!(
+        process_state(p),
+        Some('S'),
+        "it runs on, not reached by the kill"
+    );
+    // SAFETY: a process of this namespace, reparented to this process.
+    assert_eq!(unsafe { libc::kill(p, libc::SIGKILL) }, 0);
+    let mut st = 0;
+    // SAFETY: a valid out-pointer.
+    assert_eq!(unsafe { libc::waitpid(p, &mut st, 0) }, p);
 }
 
 #[test]

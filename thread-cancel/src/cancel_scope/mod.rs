@@ -866,7 +866,8 @@ fn after(d: Duration) -> Instant {
 /// # Errors
 /// [`TimedOut`] if the deadline passed before the run ended. It says what happened:
 /// - `f` was stopped at a cancellation point (its `Drop`s ran), or never started (a zero
-///   `timeout`): [`into_value`](TimedOut::into_value) is `None`;
+///   `timeout`, or a very short one that passed before `f` could start, as on a loaded or
+///   emulated machine): [`into_value`](TimedOut::into_value) is `None`;
 /// - `f` returned after its deadline, because nothing in it was a cancellation point (a
 ///   missed deadline: [`acted`](Canceled::acted) is false) or because it caught the unwind:
 ///   its value is kept, `into_value` is `Some`.

@@ -13,7 +13,10 @@
 //! `wait4`, `waitid` for its id or for any child; made with `WNOHANG`). None of them can block
 //! for long: the read or poll waits for the hang-up until [`HANG_UP_BOUND`] after the kill at
 //! most (a process that another thread is starting holds copies of the run's descriptors until
-//! its `exec`), the wait not at all. Everything else still fails at once. So std's `Command::output` returns
+//! its `exec`), the wait not at all. A pipe or stream socket that another process still holds
+//! then (a daemon the child left, a process forked before its `exec` that never executes
+//! anything) reads as ended all the same: what is in it now, then end of file, and a poll
+//! reports it hung up ([`leftover`]). Everything else still fails at once. So std's `Command::output` returns
 //! the output the child wrote before the kill and its status (killed by `SIGKILL`), and
 //! `Command::status` / `Child::wait` return that status; on std's fork path (`pre_exec` and the
 //! like) its wait for the child's `exec`, a `recv` on a socket pair, reads end of file, as
@@ -43,8 +46,8 @@
 //! (`system`, `popen`), a `fork` made by a signal handler that interrupted this module, and
 //! every child on a kernel without pidfds and `waitid(P_PIDFD)` (before Linux 5.4).
 //! Descendants are found through the children of each process's main thread: a daemon that
-//! left its parent (double fork, `setsid`) is not reached, and if it kept the child's output
-//! pipe, that pipe never hangs up (std's `Command::output` then fails inside std).
+//! left its parent (double fork, `setsid`) is not reached (if it kept the child's output pipe,
+//! that pipe reads as ended once the wait for the hang-up is over).
 
 use crate::point::runs;
 use crate::sys::calls;
@@ -96,6 +99,9 @@ thread_local! {
     /// Until when a collecting read or poll waits for a hang-up: [`HANG_UP_BOUND`] after the
     /// last kill that killed something.
     static HANG_UP_END: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// How many bytes the collecting reads took since the last kill from pipes and sockets that
+    /// had not hung up by [`HANG_UP_END`] (at most [`LEFT_MAX`]).
+    static TAKEN: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Entry `i` (below `COUNT`, or below the room [`make_room`] made).
@@ -377,6 +383,7 @@ fn kill_from(depth: usize) {
     killed.wait_exited(EXIT_BOUND);
     if any {
         HANG_UP_END.with(|t| t.set(Some(Instant::now() + HANG_UP_BOUND)));
+        TAKEN.with(|t| t.set(0));
     }
 }
 
@@ -403,43 +410,77 @@ fn zombie(pidfd: c_int) -> bool {
     waitid_pidfd(pidfd, libc::WEXITED | libc::WNOWAIT | libc::WNOHANG).is_some_and(|p| p != 0)
 }
 
-/// Whether descriptor `fd` is one a child may hold the other end of: a pipe or FIFO, or a Unix
-/// socket (std's `Command::spawn` on its fork path waits for the child's `exec` with a `recv`
-/// on a socket pair; a program may give a child a socket pair as its standard I/O).
-fn is_pipe_or_unix_socket(fd: c_long) -> bool {
+/// What descriptor `fd` is, if a child may hold its other end: a pipe or FIFO, or a Unix
+/// socket (std's `Command::spawn` on its fork path waits for the child's `exec` with a `recv` on
+/// a socket pair; a program may give a child a socket pair as its standard I/O). `None`:
+/// something else.
+fn end_kind(fd: c_long) -> Option<End> {
     // SAFETY: an all-zero `stat` is a valid value (plain data).
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if sys(calls::FSTAT, [fd, &mut st as *mut _ as c_long, 0, 0, 0, 0]) != 0 {
-        return false;
+        return None;
     }
+    let option = |name: c_int| {
+        let mut v: c_int = 0;
+        let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
+        let r = sys(
+            calls::GETSOCKOPT,
+            [
+                fd,
+                libc::SOL_SOCKET as c_long,
+                name as c_long,
+                &mut v as *mut _ as c_long,
+                &mut len as *mut _ as c_long,
+                0,
+            ],
+        );
+        (r == 0).then_some(v)
+    };
     match st.st_mode & libc::S_IFMT {
-        libc::S_IFIFO => true,
-        libc::S_IFSOCK => {
-            let mut domain: c_int = 0;
-            let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
-            sys(
-                calls::GETSOCKOPT,
-                [
-                    fd,
-                    libc::SOL_SOCKET as c_long,
-                    libc::SO_DOMAIN as c_long,
-                    &mut domain as *mut _ as c_long,
-                    &mut len as *mut _ as c_long,
-                    0,
-                ],
-            ) == 0
-                && domain == libc::AF_UNIX
+        libc::S_IFIFO => Some(End::Pipe),
+        libc::S_IFSOCK if option(libc::SO_DOMAIN) == Some(libc::AF_UNIX) => {
+            match option(libc::SO_TYPE) {
+                Some(libc::SOCK_STREAM | libc::SOCK_SEQPACKET) => Some(End::Stream),
+                _ => Some(End::Datagram),
+            }
         }
-        _ => false,
+        _ => None,
+    }
+}
+
+/// A descriptor whose other end a child may hold ([`end_kind`]).
+#[derive(Clone, Copy, PartialEq)]
+enum End {
+    /// A pipe or FIFO: hung up once no writer is left.
+    Pipe,
+    /// A Unix stream or sequenced-packet socket: hung up once its peer is closed.
+    Stream,
+    /// A Unix datagram socket: never hung up (a read of nothing is an empty datagram, not end
+    /// of file).
+    Datagram,
+}
+
+impl End {
+    fn hangs_up(self) -> bool {
+        self != End::Datagram
     }
 }
 
 /// How long after a kill the calls that collect what the killed children left wait for their
 /// pipes and sockets to be closed by every other holder: a process that another thread of the
 /// program started (`fork`, `posix_spawn`) while one of the run's was being started holds
-/// copies of the run's descriptors until its own `exec` closes them. Later, such a call waits
-/// no more (a pipe that another process keeps open fails the call at once).
+/// copies of the run's descriptors until its own `exec` closes them; a daemon the child left,
+/// or a process forked before its `exec` that never executes anything, holds them for good.
+/// Later, such a call waits no more: a pipe or stream socket that has not hung up reads as
+/// ended ([`leftover`]).
 const HANG_UP_BOUND: Duration = EXIT_BOUND;
+
+/// How many bytes in all the collecting reads take, after [`HANG_UP_BOUND`], from pipes and
+/// sockets that another process still holds, before they read as ended with nothing taken:
+/// more than the children could have left in their pipes (a pipe holds 1 MiB at most unless
+/// the system's limit was raised), so that a holder that writes on for ever cannot keep a
+/// canceled run reading.
+const LEFT_MAX: usize = 4 << 20;
 
 /// What is left of [`HANG_UP_BOUND`] since the last kill.
 fn hang_up_wait() -> Duration {
@@ -472,7 +513,8 @@ fn ppoll_within(fds: c_long, n: c_long, mask: [c_long; 2], bound: Duration) -> c
 /// Whether every writer of pipe `fd` is gone, or the peer of Unix socket `fd` is (`POLLHUP`: a
 /// stream or sequenced-packet socket whose peer was closed is shut down both ways), waiting for
 /// it until [`HANG_UP_BOUND`] after the last kill at most: then a read of it cannot block (what
-/// is left in it, then end of file), whatever another thread does meanwhile.
+/// is left in it, then end of file), whatever another thread does meanwhile. `false`: another
+/// process still holds its other end (see [`leftover`]).
 fn hung_up(fd: c_long) -> bool {
     // No event asked for: only a hang-up (or an error) ends the wait.
     let mut p = libc::pollfd {
@@ -482,6 +524,81 @@ fn hung_up(fd: c_long) -> bool {
     };
     ppoll_within(&mut p as *mut _ as c_long, 1, [0, 0], hang_up_wait()) > 0
         && p.revents & libc::POLLHUP != 0
+}
+
+/// Read `nr` (`read`, `readv`, `recvfrom`, `recvmsg`; arguments `a`) of a pipe or stream
+/// socket that has not hung up by the end of [`HANG_UP_BOUND`]: another process still holds its
+/// other end (a daemon the killed child left, a process forked before its `exec`). It reads as
+/// ended: what is in it now is taken without waiting (while the reads since the kill took less
+/// than [`LEFT_MAX`]), then end of file (0), with nothing taken and the call's outputs as after
+/// an end of file. An error the call would make anyway (a bad buffer) is returned as it is.
+///
+/// # Safety
+/// The arguments are valid for system call `nr` (the interposed function's caller's contract).
+unsafe fn leftover(nr: c_long, a: [c_long; 6]) -> c_long {
+    if TAKEN.with(Cell::get) < LEFT_MAX {
+        // The same read, made so that it cannot wait.
+        let iov = libc::iovec {
+            iov_base: a[1] as *mut libc::c_void,
+            iov_len: a[2] as usize,
+        };
+        let nowait = libc::RWF_NOWAIT as c_long;
+        let r = match nr {
+            calls::READ => sys(
+                calls::PREADV2,
+                [a[0], &iov as *const _ as c_long, 1, -1, -1, nowait],
+            ),
+            calls::READV => sys(calls::PREADV2, [a[0], a[1], a[2], -1, -1, nowait]),
+            calls::RECVFROM => sys(
+                nr,
+                [
+                    a[0],
+                    a[1],
+                    a[2],
+                    a[3] | libc::MSG_DONTWAIT as c_long,
+                    a[4],
+                    a[5],
+                ],
+            ),
+            _ => sys(
+                nr,
+                [
+                    a[0],
+                    a[1],
+                    a[2] | libc::MSG_DONTWAIT as c_long,
+                    a[3],
+                    a[4],
+                    a[5],
+                ],
+            ),
+        };
+        if r > 0 {
+            TAKEN.with(|t| t.set(t.get() + r as usize));
+        }
+        // Nothing there now (`EAGAIN`), or a kernel whose pipes cannot be read without waiting
+        // (`EOPNOTSUPP`: an older kernel): end of file below.
+        if r >= 0 || ![libc::EAGAIN, libc::EOPNOTSUPP].contains(&(-r as c_int)) {
+            return r;
+        }
+    }
+    // End of file, with the outputs an end of file leaves: no address, no ancillary data.
+    match nr {
+        calls::RECVFROM if a[5] != 0 => {
+            // SAFETY: the caller's address length, valid when non-null (its contract).
+            unsafe { *(a[5] as *mut libc::socklen_t) = 0 };
+        }
+        calls::RECVMSG => {
+            // SAFETY: the caller's `msghdr` (its contract).
+            let m = unsafe { &mut *(a[1] as *mut libc::msghdr) };
+            if !m.msg_name.is_null() {
+                m.msg_namelen = 0;
+            }
+            m.msg_controllen = 0;
+            m.msg_flags = 0;
+        }
+        _ => {}
+    }
+    0
 }
 
 /// In a canceled run whose children were killed: system call `nr` with arguments `a` if it
@@ -507,8 +624,18 @@ unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
     match nr {
         // `recv` is `recvfrom` with no address; std's `recv_pidfd` is a `recvmsg`.
         calls::READ | calls::READV | calls::RECVFROM | calls::RECVMSG => {
-            (killed_child(None, false) && is_pipe_or_unix_socket(a[0]) && hung_up(a[0]))
-                .then(|| sys(nr, a))
+            if !killed_child(None, false) {
+                return None;
+            }
+            let end = end_kind(a[0])?;
+            if hung_up(a[0]) {
+                Some(sys(nr, a))
+            } else if end.hangs_up() {
+                // SAFETY: forwarded from the caller.
+                Some(unsafe { leftover(nr, a) })
+            } else {
+                None
+            }
         }
         calls::PPOLL => {
             let (fds, n) = (a[0] as *const libc::pollfd, a[1] as usize);
@@ -517,18 +644,17 @@ unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
             }
             // SAFETY: the caller's `poll` array of `n` entries (its contract).
             let set = unsafe { std::slice::from_raw_parts(fds, n) };
-            if !set
-                .iter()
-                .all(|p| p.fd < 0 || is_pipe_or_unix_socket(p.fd as c_long))
-            {
-                return None;
+            let mut all_hang_up = true;
+            for p in set.iter().filter(|p| p.fd >= 0) {
+                all_hang_up &= end_kind(p.fd as c_long)?.hangs_up();
             }
             // Made with a bound (what is left of [`HANG_UP_BOUND`] since the kill, or the
             // caller's timeout if shorter): once the killed children's copies are closed, their
             // pipes are hung up.
             let asked = a[2] as *const libc::timespec;
-            let bound = if asked.is_null() {
-                hang_up_wait()
+            let wait = hang_up_wait();
+            let (bound, ends_the_wait) = if asked.is_null() {
+                (wait, true)
             } else {
                 // SAFETY: the caller's timeout (its contract).
                 let t = unsafe { *asked };
@@ -536,10 +662,25 @@ unsafe fn collect_now(nr: c_long, a: [c_long; 6]) -> Option<c_long> {
                     t.tv_sec.max(0) as u64,
                     t.tv_nsec.clamp(0, 999_999_999) as u32,
                 );
-                t.min(hang_up_wait())
+                (t.min(wait), t >= wait)
             };
             let r = ppoll_within(a[0], a[1], [a[3], a[4]], bound);
-            (r > 0).then_some(r)
+            if r > 0 {
+                return Some(r);
+            }
+            if r != 0 || !ends_the_wait || !all_hang_up {
+                return None;
+            }
+            // The wait for the hang-up is over and another process still holds them: they are
+            // reported hung up, as their reads then end ([`leftover`]).
+            // SAFETY: the caller's array, as above; nothing else refers to it during the call.
+            let set = unsafe { std::slice::from_raw_parts_mut(fds as *mut libc::pollfd, n) };
+            let mut hung = 0;
+            for p in set {
+                p.revents = if p.fd >= 0 { libc::POLLHUP } else { 0 };
+                hung += c_long::from(p.fd >= 0);
+            }
+            (hung > 0).then_some(hung)
         }
         calls::WAIT4 => {
             let waits = match a[0] as pid_t {
