@@ -35,7 +35,7 @@ fn main() {
         }
     }
     let (so, sg) = (Stats::new(first_ours, &o), Stats::new(first_glibc, &g));
-    println!("R06 cancel -> first cleanup, compute loop without cancellation points ({n} samples each, µs)");
+    println!("Async cancel -> first cleanup, compute loop without cancellation points ({n} samples each, µs)");
     println!(
         "{:<40} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10} {:>10}",
         "scenario", "first", "min", "median", "p90", "p99", "med/glibc", "p99/glibc"

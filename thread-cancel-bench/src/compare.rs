@@ -566,8 +566,8 @@ fn r06_plans(p: &mut Plans, each: Plan) {
         unpinned(|| Ok(async_cancel::glibc())),
     );
     p.rows.push(Row {
-        scenario: "R06 cancel -> cleanup, async compute loop",
-        short: "R06 async loop",
+        scenario: "Async cancel -> cleanup, compute loop",
+        short: "async compute loop",
         target: Target::R06,
         unit: Unit::Us,
         ours,

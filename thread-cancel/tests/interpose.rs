@@ -1898,26 +1898,8 @@ fn daemon_left() {
     assert!(e.deadline_passed() && e.acted());
     let status = e.into_value().unwrap().unwrap();
     assert_eq!(status.signal(), Some(libc::SIGKILL), "the child killed");
-    let daemons: Vec<libc::pid_t> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let pid = e.file_name().to_str()?.parse().ok()?;
-            (std::fs::read(e.path().join("cmdline")).ok()? == b"sleep\x008.76\x00").then_some(pid)
-        })
-        .collect();
-    assert_eq!(daemons.len(), 1, "{daemons:?}");
-    let d = daemons[0];
-    assert_eq!(
-        process_state(d),
-        Some('S'),
-        "the daemon runs on, never stopped"
-    );
-    // SAFETY: a process of this namespace, reparented to this process.
-    assert_eq!(unsafe { libc::kill(d, libc::SIGKILL) }, 0);
-    let mut st = 0;
-    // SAFETY: a valid out-pointer.
-    assert_eq!(unsafe { libc::waitpid(d, &mut st, 0) }, d);
+    // The daemon runs on, never stopped.
+    let d = kill_and_reap(|pid| process_cmdline(pid) == b"sleep\x008.76\x00");
     reap_orphans();
     eprintln!("w03 daemon: the child killed, the daemon (pid {d}, setsid, reparented) not reached");
 }
@@ -2072,8 +2054,8 @@ fn process_cmdline(pid: libc::pid_t) -> Vec<u8> {
 }
 
 /// Kills the one process that `which` picks (this namespace's, reparented to this process,
-/// found running: the kill did not reach it) and reaps it.
-fn kill_and_reap(which: impl Fn(libc::pid_t) -> bool) {
+/// found running: the kill did not reach it) and reaps it; its id.
+fn kill_and_reap(which: impl Fn(libc::pid_t) -> bool) -> libc::pid_t {
     let found: Vec<libc::pid_t> = pids().into_iter().filter(|&p| which(p)).collect();
     assert_eq!(found.len(), 1, "{found:?}");
     let p = found[0];
@@ -2087,6 +2069,7 @@ fn kill_and_reap(which: impl Fn(libc::pid_t) -> bool) {
     let mut st = 0;
     // SAFETY: a valid out-pointer.
     assert_eq!(unsafe { libc::waitpid(p, &mut st, 0) }, p);
+    p
 }
 
 #[test]
