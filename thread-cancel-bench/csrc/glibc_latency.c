@@ -2,7 +2,9 @@
  * the first cleanup handler (pushed with pthread_cleanup_push) starting in the target thread,
  * with the target blocked in a wait (nanosleep, pthread_cond_wait, pthread_join), in a system-call
  * cancellation point (read, accept, poll on a descriptor the Rust side owns), or running
- * (a pthread_testcancel loop); and the signal-to-handler floor of P4 (no cancellation).
+ * (a pthread_testcancel loop); and the signal-to-handler floors of P4 (no cancellation), one
+ * per system call: leaving a call for a signal costs the kernel more in some calls than in
+ * others (accept frees the socket it had made ready for the connection).
  *
  * A measurement is split in three so the Rust side can wait until the target is blocked with
  * the same code it uses for thread-cancel's threads (src/glibc.rs):
@@ -38,12 +40,35 @@ enum glibc_lat_kind {
     GLIBC_LAT_READ = 3,       /* read(fd, buf, 1) on an empty pipe whose writer stays open */
     GLIBC_LAT_ACCEPT = 4,     /* accept(fd, NULL, NULL) on a listener nobody connects to */
     GLIBC_LAT_POLL = 5,       /* poll({fd, POLLIN}, 1, -1) on an empty pipe */
-    /* The floor of P4: blocked in read as GLIBC_LAT_READ, woken by a signal (pthread_kill, not
-     * pthread_cancel) whose handler is what is timed; the thread then returns. */
+    /* The floors of P4: blocked in read as GLIBC_LAT_READ (accept, poll: as GLIBC_LAT_ACCEPT,
+     * GLIBC_LAT_POLL), woken by a signal (pthread_kill, not pthread_cancel) whose handler is
+     * what is timed; the thread then returns. */
     GLIBC_LAT_SIGNAL_READ = 6,
     /* pthread_join of a helper thread that waits until the sample is over */
-    GLIBC_LAT_JOIN = 7
+    GLIBC_LAT_JOIN = 7,
+    GLIBC_LAT_SIGNAL_ACCEPT = 8,
+    GLIBC_LAT_SIGNAL_POLL = 9
 };
+
+/* Whether `kind` is a floor (signalled, not canceled). */
+static int is_floor(int kind) {
+    return kind == GLIBC_LAT_SIGNAL_READ || kind == GLIBC_LAT_SIGNAL_ACCEPT ||
+           kind == GLIBC_LAT_SIGNAL_POLL;
+}
+
+/* The call a target of `kind` blocks in: a floor's is that of the canceled kind it mirrors. */
+static int call_of(int kind) {
+    switch (kind) {
+    case GLIBC_LAT_SIGNAL_READ:
+        return GLIBC_LAT_READ;
+    case GLIBC_LAT_SIGNAL_ACCEPT:
+        return GLIBC_LAT_ACCEPT;
+    case GLIBC_LAT_SIGNAL_POLL:
+        return GLIBC_LAT_POLL;
+    default:
+        return kind;
+    }
+}
 
 struct glibc_lat_target {
     pthread_t thread;
@@ -111,9 +136,10 @@ static void block(struct glibc_lat_target *t) {
     struct pollfd p = {.fd = t->fd, .events = POLLIN, .revents = 0};
     struct timespec hour = {3600, 0};
     atomic_store_explicit(&t->tid, gettid(), memory_order_release);
-    /* Each call blocks until canceled; a spurious return (none is expected) blocks again. */
+    /* Each call blocks until canceled (a floor's: until signalled, then the thread returns); a
+     * spurious return (none is expected) blocks again. */
     for (;;) {
-        switch (t->kind) {
+        switch (call_of(t->kind)) {
         case GLIBC_LAT_NANOSLEEP:
             nanosleep(&hour, NULL);
             break;
@@ -145,12 +171,11 @@ static void block(struct glibc_lat_target *t) {
                 nanosleep(&hour, NULL);
             }
             break;
-        default: /* GLIBC_LAT_SIGNAL_READ */
-            (void)read(t->fd, buf, sizeof buf);
-            if (atomic_load_explicit(&t->handler_ns, memory_order_acquire) != 0) {
-                return;
-            }
-            break;
+        default: /* not reached: glibc_lat_start checks the kind */
+            return;
+        }
+        if (is_floor(t->kind) && atomic_load_explicit(&t->handler_ns, memory_order_acquire) != 0) {
+            return;
         }
     }
 }
@@ -202,7 +227,7 @@ static void *target_start(void *arg) {
             return NULL;
         }
     }
-    if (t->kind == GLIBC_LAT_SIGNAL_READ) {
+    if (is_floor(t->kind)) {
         signal_target = t;
         block(t);
         return NULL;
@@ -244,10 +269,10 @@ static void destroy(struct glibc_lat_target *t) {
 /* Creates the target thread, pinned to `cpu` if it is not negative, and waits (yielding) until
  * it is about to block. Returns 0 and stores the target in *out, or an error number. */
 int glibc_lat_start(int kind, int fd, int cpu, struct glibc_lat_target **out) {
-    if (cpu >= CPU_SETSIZE || kind < GLIBC_LAT_NANOSLEEP || kind > GLIBC_LAT_JOIN) {
+    if (cpu >= CPU_SETSIZE || kind < GLIBC_LAT_NANOSLEEP || kind > GLIBC_LAT_SIGNAL_POLL) {
         return EINVAL;
     }
-    if (kind == GLIBC_LAT_SIGNAL_READ) {
+    if (is_floor(kind)) {
         pthread_once(&floor_signal_once, install_floor_signal);
         if (floor_signal_error != 0) {
             return floor_signal_error;
@@ -293,7 +318,7 @@ int glibc_lat_tid(const struct glibc_lat_target *t) {
  * error number: -EINVAL if the thread did not end as expected (canceled; for the floor,
  * returned) or its handler did not run. */
 int64_t glibc_lat_fire(struct glibc_lat_target *t) {
-    int floor = t->kind == GLIBC_LAT_SIGNAL_READ;
+    int floor = is_floor(t->kind);
     uint64_t t0 = glibc_bench_monotonic_ns();
     int rc = floor ? pthread_kill(t->thread, glibc_lat_floor_signal()) : pthread_cancel(t->thread);
     void *ret = NULL;

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo build --release -p thread-cancel-bench --example latency_probe
-//! target/release/examples/latency_probe <scope_sleep|scope_recv|scope_read|scope_sleep_drop|scope_recv_drop|scope_read_drop|thread_sleep|thread_condvar|thread_recv|thread_join|thread_read|futex|glibc_sleep|glibc_condvar|glibc_join> [N]
+//! target/release/examples/latency_probe <scope_sleep|scope_recv|scope_read|scope_sleep_drop|scope_recv_drop|scope_read_drop|thread_sleep|thread_condvar|thread_recv|thread_join|thread_read|thread_accept|thread_poll|futex|glibc_sleep|glibc_condvar|glibc_join|glibc_read|glibc_accept|glibc_poll|signal_read|signal_accept|signal_poll> [N]
 //! ACROSS=1 target/release/examples/latency_probe scope_recv   # wake-ups across CPUs, as in `compare`
 //! strace -f -e trace=futex,sched_yield,membarrier,tgkill target/release/examples/latency_probe scope_recv 1
 //! ```
@@ -31,6 +31,14 @@ fn main() {
         "thread_recv" => Box::new(|| wait_latency::sample(P3::OursRecv)),
         "thread_join" => Box::new(|| wait_latency::sample(P3::OursJoin)),
         "thread_read" => Box::new(|| syscall_latency::sample(P4::Ours(Call::Read))),
+        "thread_accept" => Box::new(|| syscall_latency::sample(P4::Ours(Call::Accept))),
+        "thread_poll" => Box::new(|| syscall_latency::sample(P4::Ours(Call::Poll))),
+        "glibc_read" => Box::new(|| syscall_latency::sample(P4::Glibc(Call::Read))),
+        "glibc_accept" => Box::new(|| syscall_latency::sample(P4::Glibc(Call::Accept))),
+        "glibc_poll" => Box::new(|| syscall_latency::sample(P4::Glibc(Call::Poll))),
+        "signal_read" => Box::new(|| syscall_latency::sample(P4::SignalFloor(Call::Read))),
+        "signal_accept" => Box::new(|| syscall_latency::sample(P4::SignalFloor(Call::Accept))),
+        "signal_poll" => Box::new(|| syscall_latency::sample(P4::SignalFloor(Call::Poll))),
         "futex" => Box::new(|| wait_latency::sample(P3::FutexFloor)),
         "glibc_sleep" => Box::new(|| wait_latency::sample(P3::GlibcNanosleep)),
         "glibc_condvar" => Box::new(|| wait_latency::sample(P3::GlibcCondWait)),

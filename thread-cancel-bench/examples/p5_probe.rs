@@ -135,7 +135,7 @@ fn round_robin(n: u32, reps: u32) {
                     'z' => std::thread::sleep(std::time::Duration::from_millis(2)),
                     'i' => drop(p4::sample(p4::Scenario::Ours(p4::Call::Read)).expect("P4")),
                     'g' => drop(p4::sample(p4::Scenario::Glibc(p4::Call::Read)).expect("P4")),
-                    'f' => drop(p4::sample(p4::Scenario::SignalFloor).expect("P4")),
+                    'f' => drop(p4::sample(p4::Scenario::SignalFloor(p4::Call::Read)).expect("P4")),
                     't' => {
                         for _ in 0..1000 {
                             std::hint::black_box(

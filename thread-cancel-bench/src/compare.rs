@@ -22,8 +22,8 @@
 //! | P1 | `testcancel()`, nothing pending, [`P1_BATCH`] calls | `pthread_testcancel()`, C loop | — |
 //! | P2 | `io::read`/`io::write` of 1 byte (`/dev/zero`, `/dev/null`), [`P2_BATCH`] calls | glibc `read`/`write` | `syscall(SYS_read/SYS_write)` |
 //! | P3 | cancel → first cleanup in `sleep`, `Condvar::wait`, `recv`, `join` | `pthread_cancel` in `nanosleep`, `pthread_cond_wait`, `pthread_join` | futex wake-to-run + one bare unwind |
-//! | P4 | cancel → first cleanup in `io::read`, `io::accept`, `io::poll` | `pthread_cancel` in `read`, `accept`, `poll` | signal → handler + one bare unwind |
-//! | P4c | cancel → first C cleanup handler, C thread through `pthread_compat.h` in `read` ([`crate::c_thread_latency`]) | the same C code on glibc, in a driver process without the library | signal → handler |
+//! | P4 | cancel → first cleanup in `io::read`, `io::accept`, `io::poll` | `pthread_cancel` in `read`, `accept`, `poll` | signal → handler, a C thread in the same call + one bare unwind |
+//! | P4c | cancel → first C cleanup handler, C thread through `pthread_compat.h` in `read` ([`crate::c_thread_latency`]) | the same C code on glibc, in a driver process without the library | signal → handler, a C thread in `read` |
 //! | P4c (informative) | the same, the glibc driver given `libthread_cancel.so` with `LD_PRELOAD` | the same C code on glibc, without the library | signal → handler |
 //! | P5 | `spawn` + `join` (and with `Builder::lightweight()`), [`P5_BATCH`], every thread on the sampler's CPU | `pthread_create` + `pthread_join` | `std::thread::spawn` + `join` |
 //! | P6 | cancel + join of [`crate::mass_cancel::THREADS`] blocked lightweight threads (and, informative, `std`-spawned ones) | the same with `pthread_cancel` | `pthread_create` threads: futex wake + one bare unwind + join (and, in the notes, `std` threads: futex wake + join) |
@@ -321,7 +321,7 @@ struct P3Series {
 
 /// The P4 series the later families compare with.
 struct P4Series {
-    /// Signal to handler (P4's and P4c's floor).
+    /// Signal to handler, the C thread in `read` (P4c's floor, and P4's in `read`).
     signal: usize,
     /// Per call: ours, glibc's (P8's read row).
     calls: Vec<(Call, usize, usize)>,
@@ -474,19 +474,25 @@ fn p3_plans(p: &mut Plans, each: Plan) -> P3Series {
 }
 
 /// P4: ours canceled in a system call, beside glibc's in the same call and the
-/// signal-to-handler floor plus the bare unwind (`unwind`, from [`p3_plans`]).
+/// signal-to-handler floor in the same call plus the bare unwind (`unwind`, from
+/// [`p3_plans`]): the kernel's way out of a call for a signal costs more in `accept` (which
+/// frees the socket and file it made before waiting) than in `read`, for every canceler alike.
 fn p4_plans(p: &mut Plans, each: Plan, unwind: usize) -> P4Series {
     let mut calls = Vec::new();
-    let signal = p.add(
-        "signal -> handler (C thread in read)",
-        each,
-        latency(|| syscall_latency::sample(P4::SignalFloor)),
-    );
+    let mut signal = None;
     for (call, scenario, short) in [
         (Call::Read, "P4 cancel -> cleanup, in read", "P4 read"),
         (Call::Accept, "P4 cancel -> cleanup, in accept", "P4 accept"),
         (Call::Poll, "P4 cancel -> cleanup, in poll", "P4 poll"),
     ] {
+        let floor = p.add(
+            &format!("signal -> handler (C thread in {})", call.name()),
+            each,
+            latency(move || syscall_latency::sample(P4::SignalFloor(call))),
+        );
+        if call == Call::Read {
+            signal = Some(floor);
+        }
         let ours = p.add(
             P4::Ours(call).name(),
             each,
@@ -505,15 +511,16 @@ fn p4_plans(p: &mut Plans, each: Plan, unwind: usize) -> P4Series {
             unit: Unit::Us,
             ours,
             glibc: Some(glibc),
-            floor: Some(signal),
+            floor: Some(floor),
             floor_plus: Some(unwind),
         });
     }
+    let signal = signal.expect("the floor in read");
     P4Series { signal, calls }
 }
 
 /// P4c: a C thread through the C ABI, beside the same C code on glibc (one driver process),
-/// with P4's signal floor.
+/// with P4's signal floor in `read`.
 fn p4c_plans(p: &mut Plans, each: Plan, signal: usize) {
     let ours = p.add(
         crate::c_thread_latency::Side::Ours.name(),

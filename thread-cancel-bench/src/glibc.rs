@@ -1,4 +1,4 @@
-//! The glibc side of the latency scenarios (P3, P4) and the signal floor of P4: a C thread
+//! The glibc side of the latency scenarios (P3, P4) and the signal floors of P4: a C thread
 //! created by glibc's `pthread_create` blocks in one of glibc's waits or system calls
 //! ([`Kind`]) with a cleanup handler pushed that records `CLOCK_MONOTONIC`; it is canceled with
 //! `pthread_cancel` (the floor: signalled with `pthread_kill`) and joined, all in C
@@ -38,6 +38,12 @@ pub enum Kind {
     SignalRead,
     /// Blocked in `pthread_join` of a thread that does not end before the sample is over.
     Join,
+    /// The signal floor in `accept`, as [`Kind::SignalRead`] in `read`: the kernel's way out of
+    /// `accept` for a signal costs more than `read`'s (it frees the socket and the file it made for
+    /// the connection before it waited), for any cancel that takes a signal.
+    SignalAccept,
+    /// The signal floor in `poll`, as [`Kind::SignalRead`] in `read`.
+    SignalPoll,
 }
 
 impl Kind {
@@ -52,6 +58,8 @@ impl Kind {
             Kind::Poll => 5,
             Kind::SignalRead => 6,
             Kind::Join => 7,
+            Kind::SignalAccept => 8,
+            Kind::SignalPoll => 9,
         }
     }
 
@@ -59,7 +67,12 @@ impl Kind {
     pub fn needs_fd(self) -> bool {
         matches!(
             self,
-            Kind::Read | Kind::Accept | Kind::Poll | Kind::SignalRead
+            Kind::Read
+                | Kind::Accept
+                | Kind::Poll
+                | Kind::SignalRead
+                | Kind::SignalAccept
+                | Kind::SignalPoll
         )
     }
 
@@ -75,11 +88,11 @@ impl Kind {
             Kind::CondWait | Kind::Join => &[libc::SYS_futex],
             Kind::TestcancelSpin => &[],
             Kind::Read | Kind::SignalRead => &[libc::SYS_read],
-            Kind::Accept => &[libc::SYS_accept, libc::SYS_accept4],
+            Kind::Accept | Kind::SignalAccept => &[libc::SYS_accept, libc::SYS_accept4],
             #[cfg(target_arch = "x86_64")]
-            Kind::Poll => &[libc::SYS_poll, libc::SYS_ppoll],
+            Kind::Poll | Kind::SignalPoll => &[libc::SYS_poll, libc::SYS_ppoll],
             #[cfg(not(target_arch = "x86_64"))]
-            Kind::Poll => &[libc::SYS_ppoll],
+            Kind::Poll | Kind::SignalPoll => &[libc::SYS_ppoll],
         }
     }
 }
@@ -106,7 +119,8 @@ mod ffi {
     }
 }
 
-/// The signal number [`Kind::SignalRead`] is sent.
+/// The signal number the floors ([`Kind::SignalRead`], [`Kind::SignalAccept`],
+/// [`Kind::SignalPoll`]) are sent.
 pub fn floor_signal() -> i32 {
     // SAFETY: a pure C function without arguments (it only reads glibc's SIGRTMIN).
     unsafe { ffi::glibc_lat_floor_signal() }
