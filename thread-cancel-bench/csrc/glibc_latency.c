@@ -4,7 +4,7 @@
  * cancellation point (read, accept, poll on a descriptor the Rust side owns), or running
  * (a pthread_testcancel loop); and the signal-to-handler floors of P4 (no cancellation), one
  * per system call: leaving a call for a signal costs the kernel more in some calls than in
- * others (accept frees the socket it had made ready for the connection).
+ * others (accept frees the socket and the file it made before it waited).
  *
  * A measurement is split in three so the Rust side can wait until the target is blocked with
  * the same code it uses for thread-cancel's threads (src/glibc.rs):
